@@ -1,0 +1,62 @@
+//===- Interpreter.h - The reference interpreter of Tile IR ------*- C++ -*-===//
+//
+// Runs a Kernel on the CPU over a grid of programs, one program after another, with
+// the exact semantics documented in ir/Ops.def. It is the oracle of every differential
+// test, the `dslc run --device interp` backend and the agent loop's correctness check.
+//
+// Memory is a set of Buffers; pointer arguments name a buffer. The interpreter works
+// on private copies and writes them back only when the whole grid ran without error,
+// so a failed run leaves the caller's data untouched.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+#include "support/Diagnostics.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace kiln::interp {
+
+/// A flat, typed array of elements in global memory.
+struct Buffer {
+  std::string name;          ///< for messages ("x.npy")
+  DType dtype = DType::F32;
+  std::vector<std::byte> data; ///< numElements * dtypeBytes(dtype) bytes
+  bool written = false;      ///< set when a run stored into it
+
+  int64_t numElements() const { return static_cast<int64_t>(data.size() / dtypeBytes(dtype)); }
+};
+
+/// One runtime argument of a kernel: a buffer (for a pointer parameter) or a scalar.
+struct KernelArg {
+  enum class Kind { Buffer, Int, Float } kind = Kind::Int;
+  size_t buffer = 0; ///< index into the buffers vector
+  int64_t i = 0;     ///< integers and bool (as 0/1)
+  double f = 0;
+
+  static KernelArg ofBuffer(size_t b) { return {Kind::Buffer, b, 0, 0}; }
+  static KernelArg ofInt(int64_t v) { return {Kind::Int, 0, v, 0}; }
+  static KernelArg ofFloat(double v) { return {Kind::Float, 0, 0, v}; }
+};
+
+struct RunOptions {
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  /// Upper bound on executed ops (summed over programs) before E0605; 0: no limit.
+  uint64_t maxSteps = 4'000'000'000ull;
+  std::ostream *printStream = nullptr; ///< where print() goes (stdout when null)
+};
+
+/// Runs `kernel` over the grid. Errors (out-of-bounds or misaligned access, failed
+/// assert, step limit, argument mismatch) are reported through `diags` with the
+/// kernel's source location; on error `buffers` is left unchanged and false returned.
+bool runKernel(const ir::Kernel &kernel, const std::vector<KernelArg> &args,
+               std::vector<Buffer> &buffers, const RunOptions &options,
+               DiagnosticEngine &diags);
+
+} // namespace kiln::interp

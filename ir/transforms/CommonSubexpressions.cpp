@@ -1,0 +1,95 @@
+//===- CommonSubexpressions.cpp - Merge identical pure ops ----------------===//
+//
+// Scoped value numbering over the structured regions: an op is keyed by kind,
+// operands, attributes and result types; a pure op whose key was seen in the same
+// block or an enclosing one is replaced by that earlier op's results. Ops with regions
+// (custom reduce/scan combiners, loops) are never merged.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/transforms/Passes.h"
+
+#include "ir/Printer.h"
+
+#include <map>
+#include <vector>
+
+namespace kiln::ir {
+
+namespace {
+
+/// A structural key of an op. Attributes are compared through their printed form,
+/// which is exact (floats print with round-trip precision).
+struct OpKey {
+  OpKind kind;
+  std::vector<const Value *> operands;
+  std::vector<std::string> resultTypes;
+  std::vector<std::pair<std::string, std::string>> attrs;
+
+  bool operator<(const OpKey &o) const {
+    return std::tie(kind, operands, resultTypes, attrs) <
+           std::tie(o.kind, o.operands, o.resultTypes, o.attrs);
+  }
+};
+
+OpKey keyOf(const Op &op, const ValueMap &replaced) {
+  OpKey key;
+  key.kind = op.kind();
+  for (Value *v : op.operands()) {
+    auto it = replaced.find(v);
+    key.operands.push_back(it == replaced.end() ? v : it->second);
+  }
+  for (const auto &r : op.results())
+    key.resultTypes.push_back(r->type.str());
+  for (const auto &[name, value] : op.attrs())
+    key.attrs.emplace_back(name, printAttr(value));
+  return key;
+}
+
+using Scope = std::map<OpKey, Op *>;
+
+void numberBlock(Block &block, std::vector<Scope> &scopes, ValueMap &replaced) {
+  scopes.emplace_back();
+  for (auto &opPtr : block.ops()) {
+    Op &op = *opPtr;
+    // Operands may refer to values replaced earlier in this walk.
+    for (Value *&v : op.operands()) {
+      auto it = replaced.find(v);
+      if (it != replaced.end())
+        v = it->second;
+    }
+    for (const auto &region : op.regions())
+      numberBlock(*region, scopes, replaced);
+    if (!isPure(op.kind()) || op.numRegions() != 0 || op.numResults() == 0)
+      continue;
+    OpKey key = keyOf(op, replaced);
+    Op *existing = nullptr;
+    for (auto s = scopes.rbegin(); s != scopes.rend() && !existing; ++s) {
+      auto it = s->find(key);
+      if (it != s->end())
+        existing = it->second;
+    }
+    if (existing) {
+      for (unsigned i = 0; i < op.numResults(); ++i)
+        replaced[op.result(i)] = existing->result(i);
+    } else {
+      scopes.back().emplace(std::move(key), &op);
+    }
+  }
+  scopes.pop_back();
+}
+
+} // namespace
+
+bool eliminateCommonSubexpressions(Module &module) {
+  bool changed = false;
+  for (auto &kernel : module.kernels) {
+    std::vector<Scope> scopes;
+    ValueMap replaced;
+    numberBlock(*kernel->body, scopes, replaced);
+    // The merged ops are now unused; DCE deletes them.
+    changed |= !replaced.empty();
+  }
+  return changed;
+}
+
+} // namespace kiln::ir

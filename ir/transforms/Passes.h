@@ -1,0 +1,28 @@
+//===- Passes.h - Tile IR transforms, one entry point each -------*- C++ -*-===//
+//
+// Each pass lives in its own file and exports exactly one function. A pass returns
+// true when it changed the IR and false when it left it untouched; the pipeline uses
+// that to print "(unchanged)" after a pass that did nothing.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+
+namespace kiln::ir {
+
+/// Folds ops whose operands are constants (with the exact semantics of Ops.def) and
+/// applies local algebraic simplifications that are exact for the dtype (x + 0, x * 1,
+/// select with a constant condition, cast to the same type, broadcast of a splat, ...).
+/// Iterates to a fixed point. Canonicalize.cpp.
+bool canonicalize(Module &module);
+
+/// Deletes pure ops whose results are unused, and loop-carried values of `for` loops
+/// that nothing reads. DeadCodeElimination.cpp.
+bool eliminateDeadCode(Module &module);
+
+/// Replaces a pure op by an identical earlier one that dominates it (same kind,
+/// operands, attributes and result types). CommonSubexpressions.cpp.
+bool eliminateCommonSubexpressions(Module &module);
+
+} // namespace kiln::ir

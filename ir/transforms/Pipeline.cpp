@@ -1,0 +1,79 @@
+//===- Pipeline.cpp - The Tile IR pipeline, in order, in one place --------===//
+//
+// This file is the only place that knows the order of the passes. Later transforms
+// (reduction-chain fusion, sparsity-aware tiling, persistent-task lowering, layout
+// assignment) are added to the list below, each with a comment saying why it sits
+// where it does.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/transforms/Pipeline.h"
+
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "ir/transforms/Passes.h"
+
+#include <iostream>
+#include <sstream>
+
+namespace kiln::ir {
+
+const std::vector<PassInfo> &passRegistry() {
+  static const std::vector<PassInfo> passes = {
+      // Fold constants first: sema emits constants for every literal and shape
+      // computation, and later passes match on constant operands.
+      {"canonicalize", "fold constants and simplify exact algebraic identities", canonicalize},
+      // Merge identical pure ops (repeated index math, repeated broadcasts).
+      {"cse", "merge identical pure operations", eliminateCommonSubexpressions},
+      // Last: remove what folding and merging left unused.
+      {"dce", "delete unused pure operations and dead loop-carried values", eliminateDeadCode},
+  };
+  return passes;
+}
+
+const PassInfo *findPass(const std::string &name) {
+  for (const PassInfo &p : passRegistry())
+    if (name == p.name)
+      return &p;
+  return nullptr;
+}
+
+/// Verifies after a pass; invalid IR produced by a pass is a compiler bug.
+static void verifyAfter(Module &module, const char *passName, DiagnosticEngine &diags) {
+  std::ostringstream messages;
+  DiagnosticEngine local(*module.sources, messages, DiagFormat::Text);
+  if (!verifyModule(module, local))
+    KILN_ICE(std::string("pass '") + passName + "' produced invalid Tile IR:\n" + messages.str());
+}
+
+bool runPipeline(Module &module, const PipelineOptions &options, DiagnosticEngine &diags) {
+  std::vector<const PassInfo *> order;
+  if (options.passes.empty()) {
+    for (const PassInfo &p : passRegistry())
+      order.push_back(&p);
+  } else {
+    for (const std::string &name : options.passes) {
+      const PassInfo *p = findPass(name);
+      kiln_assert(p != nullptr, "unknown pass '" + name + "' (the driver validates names)");
+      order.push_back(p);
+    }
+  }
+  std::ostream &dump = options.dump ? *options.dump : std::cerr;
+  for (const PassInfo *pass : order) {
+    bool changed;
+    {
+      TimingReport::Scope timer(options.timing, std::string("pass: ") + pass->name);
+      changed = pass->run(module);
+    }
+    if (options.verifyEach && changed)
+      verifyAfter(module, pass->name, diags);
+    if (options.printAfterAll) {
+      dump << "// -----// IR Dump After " << pass->name << (changed ? "" : " (unchanged)")
+           << " //----- //\n";
+      if (changed)
+        printModule(module, dump);
+    }
+  }
+  return true;
+}
+
+} // namespace kiln::ir

@@ -1,0 +1,61 @@
+//===- FuzzTarget.cpp - One fuzz input through the frontend ---------------===//
+#include "tests/fuzz/FuzzTarget.h"
+
+#include "frontend/Sema.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "ir/transforms/Pipeline.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+namespace kiln::fuzz {
+
+namespace {
+[[noreturn]] void fail(const char *what, const std::string &detail, const uint8_t *data, size_t size) {
+  std::fprintf(stderr, "\n*** fuzz failure: %s\n%s\n--- input (%zu bytes) ---\n", what, detail.c_str(), size);
+  std::fwrite(data, 1, size, stderr);
+  std::fprintf(stderr, "\n--- end of input ---\n");
+  std::abort();
+}
+} // namespace
+
+void compileOneInput(const uint8_t *data, size_t size) {
+  auto sources = std::make_shared<SourceManager>();
+  std::ostringstream sink;
+  DiagnosticEngine diags(*sources, sink);
+  std::string text(reinterpret_cast<const char *>(data), size);
+  // The fuzzer's file lives in the current directory; imports it names are looked up
+  // relative to it and fail cleanly.
+  uint32_t file = sources->addBuffer("fuzz-input.kiln", text);
+  ir::Module module;
+  module.sources = sources;
+  try {
+    SemaOptions options;
+    if (!compileToTileIR(file, module, diags, options))
+      return;
+    std::string printed = ir::printModule(module);
+    // Round trip: the printed IR must parse, verify and print identically.
+    uint32_t tir = sources->addBuffer("fuzz-roundtrip.tir", printed);
+    std::ostringstream tirErrors;
+    DiagnosticEngine tirDiags(*sources, tirErrors);
+    auto reparsed = ir::parseTir(sources, tir, tirDiags);
+    if (!reparsed || !ir::verifyModule(*reparsed, tirDiags))
+      fail("printed Tile IR does not parse back", tirErrors.str() + "\n" + printed, data, size);
+    if (ir::printModule(*reparsed) != printed)
+      fail("Tile IR round trip is not stable", printed, data, size);
+    ir::PipelineOptions pipeline;
+    ir::runPipeline(module, pipeline, diags);
+    ir::printModule(module);
+  } catch (const InternalCompilerError &e) {
+    fail("internal compiler error", std::string(e.what()) + " at " + e.file + ":" + std::to_string(e.line), data,
+         size);
+  } catch (const std::exception &e) {
+    fail("uncaught exception", e.what(), data, size);
+  }
+}
+
+} // namespace kiln::fuzz
