@@ -12,6 +12,7 @@
 #include "support/LargeStack.h"
 #include "tools/driver/Driver.h"
 
+#include "llvm/IR/PrintPasses.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -30,7 +31,6 @@ cl::list<std::string> Passes("pass", cl::desc("Run this pass (repeatable; see --
 cl::opt<bool> ListPasses("list-passes", cl::desc("List the registered passes and exit"), cl::cat(OptCategory));
 cl::opt<std::string> OutputFile("o", cl::desc("Write the output here instead of stdout"), cl::value_desc("file"),
                                 cl::cat(OptCategory));
-cl::opt<bool> PrintAfterAll("print-after-all", cl::desc("Print the IR after every pass"), cl::cat(OptCategory));
 cl::opt<bool> PrintLocations("print-locations", cl::desc("Print each op's source location"), cl::cat(OptCategory));
 cl::opt<std::string> KernelName("kernel", cl::desc("Keep only this kernel"), cl::value_desc("name"),
                                 cl::cat(OptCategory));
@@ -46,6 +46,9 @@ std::string passListText() {
 } // namespace
 
 int main(int argc, char **argv) {
+  // --print-after-all is libLLVM's own option; show it among ours.
+  if (auto it = cl::getRegisteredOptions().find("print-after-all"); it != cl::getRegisteredOptions().end())
+    it->second->addCategory(OptCategory);
   cl::HideUnrelatedOptions(OptCategory);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "dslc-opt (Kiln) " << KILN_VERSION << "\n"; });
   static const std::string overview =
@@ -78,7 +81,7 @@ int main(int argc, char **argv) {
       if (!module)
         return int(driver::ExitUserError);
       ir::PipelineOptions pipeline;
-      pipeline.printAfterAll = PrintAfterAll;
+      pipeline.printAfterAll = llvm::shouldPrintAfterAll();
       pipeline.passes.assign(Passes.begin(), Passes.end());
       if (!pipeline.passes.empty())
         ir::runPipeline(*module, pipeline, diags);

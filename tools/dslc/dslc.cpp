@@ -18,6 +18,8 @@
 #include "tools/driver/KernelArguments.h"
 #include "tools/driver/VerifyDiagnostics.h"
 
+#include "llvm/IR/PrintPasses.h"
+#include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -53,10 +55,10 @@ cl::opt<DiagStyle> Diagnostics("diagnostics", cl::desc("How to print errors"), c
                                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<bool> NoOptimize("O0", cl::desc("Skip the Tile IR pass pipeline"), cl::sub(cl::SubCommand::getTopLevel()),
                          cl::sub(RunCommand), cl::cat(KilnCategory));
-cl::opt<bool> PrintAfterAll("print-after-all", cl::desc("Print the Tile IR after every pass"),
-                            cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
-cl::opt<bool> TimePasses("time-passes", cl::desc("Report the time of every compilation stage"),
-                         cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
+// --print-after-all and --time-passes are LLVM's own options (libLLVM registers them);
+// dslc adopts them into its category (adoptLLVMOption) and reads their values.
+bool PrintAfterAll = false;
+bool TimePasses = false;
 
 // Options of `dslc FILE`.
 enum class EmitStage { AST, TIR };
@@ -204,9 +206,21 @@ int verify(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Timi
   return ok ? driver::ExitSuccess : driver::ExitUserError;
 }
 
+/// Shows one of libLLVM's options in dslc's --help, with dslc's wording.
+void adoptLLVMOption(const char *name, const char *description) {
+  auto &options = cl::getRegisteredOptions();
+  auto it = options.find(name);
+  if (it == options.end())
+    return;
+  it->second->addCategory(KilnCategory);
+  it->second->setDescription(description);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  adoptLLVMOption("print-after-all", "Print the Tile IR after every pass");
+  adoptLLVMOption("time-passes", "Report the time of every compilation stage");
   cl::HideUnrelatedOptions(KilnCategory);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "dslc (Kiln) " << KILN_VERSION << "\n";
@@ -218,6 +232,8 @@ int main(int argc, char **argv) {
       "  dslc run FILE --kernel K --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device interp]\n\n"
       "FILE is Kiln source (.kiln) or Tile IR text (.tir).\n");
 
+  PrintAfterAll = llvm::shouldPrintAfterAll();
+  TimePasses = llvm::TimePassesIsEnabled;
   auto sources = std::make_shared<SourceManager>();
   DiagnosticEngine diags(*sources, std::cerr,
                          Diagnostics == DiagStyle::Json ? DiagFormat::Json : DiagFormat::Text);
