@@ -8,7 +8,7 @@ import lit.formats
 
 config.name = "Kiln"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".kiln", ".tir"]
+config.suffixes = [".kiln", ".tir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_tools_dir, "..", "tests", "lit")
 config.excludes = ["inputs", "lib"]
