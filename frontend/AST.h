@@ -263,7 +263,9 @@ struct ExprStmt : Stmt {
   static constexpr StmtKind Kind = StmtKind::Expr;
 };
 
-enum class RangeKind { Range, StaticRange };
+/// `Blocks` is `for kb in blocks(mask, row)` over the non-empty blocks of a block_mask
+/// (LANGUAGE.md, Sparsity); its bounds are the two arguments (mask, row).
+enum class RangeKind { Range, StaticRange, Blocks };
 
 struct ForStmt : Stmt {
   std::string var;
