@@ -203,8 +203,25 @@ std::string DiagnosticEngine::render(const Diagnostic &d) {
       os << "[" << diagCodeString(x.code) << "]";
     os << ": " << reset << bold << sanitizeUtf8(x.message) << reset << "\n";
     if (x.loc.valid()) {
-      if (auto line = sm_.lineText(x.loc.file, x.loc.line)) {
-        std::string shown = sanitizeUtf8(*line);
+      if (auto fullLine = sm_.lineText(x.loc.file, x.loc.line)) {
+        // Very long lines (minified or generated input) are cut to a window around
+        // the caret so that one diagnostic stays one screen.
+        std::string_view window = *fullLine;
+        size_t col = x.loc.col ? x.loc.col - 1 : 0;
+        std::string prefix, suffix;
+        constexpr size_t kWidth = 160, kBefore = 70;
+        if (window.size() > kWidth) {
+          size_t begin = col > kBefore ? col - kBefore : 0;
+          if (begin > 0) {
+            prefix = "...";
+            col = col - begin + prefix.size();
+          }
+          if (begin + kWidth < window.size())
+            suffix = "...";
+          window = window.substr(begin, kWidth);
+        }
+        std::string shown = prefix + sanitizeUtf8(window) + suffix;
+        std::string_view line = shown;
         // Expand tabs so that the caret computed by display width lines up.
         std::string expanded;
         for (char c : shown) {
@@ -214,8 +231,7 @@ std::string DiagnosticEngine::render(const Diagnostic &d) {
             expanded += c;
         }
         os << "  " << expanded << "\n";
-        size_t col = x.loc.col ? x.loc.col - 1 : 0;
-        os << "  " << std::string(displayWidth(*line, col), ' ') << (color_ ? "\033[1;32m" : "")
+        os << "  " << std::string(displayWidth(line, col), ' ') << (color_ ? "\033[1;32m" : "")
            << "^" << reset << "\n";
       }
     }

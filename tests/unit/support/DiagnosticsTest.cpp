@@ -50,6 +50,23 @@ TEST(Diagnostics, InvalidUtf8NeverReachesTheOutput) {
   EXPECT_EQ(out.str().find('\xff'), std::string::npos);
 }
 
+TEST(Diagnostics, LongLinesAreCutAroundTheCaret) {
+  SourceManager sm;
+  std::ostringstream out;
+  std::string line = "let x = " + std::string(5000, 'a') + " + @ + " + std::string(5000, 'b') + ";";
+  uint32_t file = sm.addBuffer("long.kiln", line + "\n");
+  DiagnosticEngine diags(sm, out);
+  uint32_t col = static_cast<uint32_t>(line.find('@') + 1);
+  diags.error(Location{file, 1, col}, DiagCode::LexError) << "unexpected character '@'";
+  std::string text = out.str();
+  EXPECT_LT(text.size(), 600u);
+  // The caret still sits under the '@'.
+  size_t quoted = text.find('\n') + 1;
+  size_t caretLine = text.find('\n', quoted) + 1;
+  size_t at = text.find('@', quoted) - quoted;
+  EXPECT_EQ(text.find('^', caretLine) - caretLine, at);
+}
+
 TEST(Diagnostics, NotesAndErrorLimit) {
   Fixture f;
   DiagnosticEngine diags(f.sm, f.out);

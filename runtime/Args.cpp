@@ -1,0 +1,213 @@
+//===- Args.cpp - Checking and packing launch arguments -------------------===//
+//
+// A scalar argument is accepted when its value survives the conversion to the
+// parameter's dtype exactly. That is stricter than C's implicit conversions on purpose:
+// a silently truncated size or a rounded scale factor gives wrong results far from the
+// call that caused them, while a refused launch names the parameter at once.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Args.h"
+#include "runtime/DTypes.h"
+#include "support/FloatFormats.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace kiln::rt {
+
+std::vector<void *> PackedArgs::pointers() {
+  std::vector<void *> p;
+  p.reserve(slots.size());
+  for (uint64_t &s : slots)
+    p.push_back(&s);
+  return p;
+}
+
+std::string signatureString(const std::string &kernelName, const std::vector<BundleParam> &params) {
+  std::string s = kernelName + "(";
+  for (size_t i = 0; i < params.size(); ++i)
+    s += (i ? ", " : "") + params[i].name + ": " + paramTypeSpelling(params[i].dtype, params[i].pointer);
+  return s + ")";
+}
+
+static std::string formatDouble(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// How an argument reads in a message: "an integer (5)", "a device buffer", ...
+static std::string describeArg(const kiln_arg &a) {
+  switch (a.kind) {
+  case KILN_ARG_BUFFER: return "a device buffer";
+  case KILN_ARG_INT: return "an integer (" + std::to_string(a.value.i) + ")";
+  case KILN_ARG_UINT: return "an integer (" + std::to_string(a.value.u) + ")";
+  case KILN_ARG_FLOAT: return "a float (" + formatDouble(a.value.f) + ")";
+  case KILN_ARG_BOOL: return std::string("a bool (") + (a.value.b ? "true" : "false") + ")";
+  case KILN_ARG_KIND_MAX_ENUM: break;
+  }
+  return "an argument of unknown kind " + std::to_string(static_cast<int>(a.kind));
+}
+
+// The range of an integer dtype as [lo, hi], with hi in unsigned to fit u64.
+struct IntRange {
+  int64_t lo;
+  uint64_t hi;
+};
+static IntRange intRange(DType t) {
+  unsigned bits = dtypeSizeBytes(t) * 8;
+  if (dtypeIsSigned(t))
+    return {bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (bits - 1)),
+            (uint64_t(1) << (bits - 1)) - 1};
+  return {0, bits == 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t(1) << bits) - 1};
+}
+
+// Stores the low `bytes` bytes of `v` at the start of the slot (the host is
+// little-endian, as every GPU host the runtime targets is).
+static void storeBits(uint64_t &slot, uint64_t v, unsigned bytes) {
+  slot = 0;
+  std::memcpy(&slot, &v, bytes);
+}
+
+// An integer argument as an exact double, or nullopt when a double cannot hold it.
+static std::optional<double> exactDouble(const kiln_arg &a) {
+  if (a.kind == KILN_ARG_INT) {
+    double d = static_cast<double>(a.value.i);
+    // 2^63 itself is out of int64 range, so compare before converting back.
+    if (d >= 9223372036854775808.0 || static_cast<int64_t>(d) != a.value.i)
+      return std::nullopt;
+    return d;
+  }
+  double d = static_cast<double>(a.value.u);
+  if (d >= 18446744073709551616.0 || static_cast<uint64_t>(d) != a.value.u)
+    return std::nullopt;
+  return d;
+}
+
+// Packs a float-dtype parameter. Returns "" or the reason it is refused.
+static std::string packFloat(DType t, double v, uint64_t &slot) {
+  // Checked first: narrowing an out-of-range double to float is undefined behaviour.
+  if (t == DType::F32 && std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max())
+    return formatDouble(v) + " is outside the range of f32";
+  if (!std::isnan(v) && roundToFloatDType(t, v) != v)
+    return formatDouble(v) + " cannot be represented exactly as " + std::string(dtypeSpelling(t)) +
+           " (nearest: " + formatDouble(roundToFloatDType(t, v)) + ")";
+  switch (t) {
+  case DType::F64: {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    storeBits(slot, bits, 8);
+    break;
+  }
+  case DType::F32: {
+    float f = static_cast<float>(v);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    storeBits(slot, bits, 4);
+    break;
+  }
+  case DType::F16: storeBits(slot, doubleToF16Bits(v), 2); break;
+  case DType::BF16: storeBits(slot, doubleToBF16Bits(v), 2); break;
+  case DType::F8E4M3: storeBits(slot, doubleToF8E4M3Bits(v), 1); break;
+  case DType::F8E5M2: storeBits(slot, doubleToF8E5M2Bits(v), 1); break;
+  case DType::Bool:
+  case DType::I8:
+  case DType::I16:
+  case DType::I32:
+  case DType::I64:
+  case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64: return "internal error: not a float dtype";
+  }
+  return "";
+}
+
+// Packs an integer-dtype parameter from an INT or UINT argument.
+static std::string packInt(DType t, const kiln_arg &a, uint64_t &slot) {
+  IntRange r = intRange(t);
+  bool fits =
+      a.kind == KILN_ARG_INT ? a.value.i >= r.lo && (a.value.i < 0 || uint64_t(a.value.i) <= r.hi) : a.value.u <= r.hi;
+  if (!fits)
+    return (a.kind == KILN_ARG_INT ? std::to_string(a.value.i) : std::to_string(a.value.u)) + " does not fit in " +
+           std::string(dtypeSpelling(t)) + " (range " + std::to_string(r.lo) + ".." + std::to_string(r.hi) + ")";
+  uint64_t bits = a.kind == KILN_ARG_INT ? static_cast<uint64_t>(a.value.i) : a.value.u;
+  storeBits(slot, bits, dtypeSizeBytes(t));
+  return "";
+}
+
+static std::string packBuffer(const BundleParam &p, const kiln_arg &a, const BufferResolver &resolve, uint64_t &slot) {
+  std::string why;
+  std::optional<BufferRef> buf = resolve(a.value.buffer.buffer, why);
+  if (!buf)
+    return why;
+  uint64_t offset = a.value.buffer.offset;
+  if (offset > buf->size)
+    return "offset " + std::to_string(offset) + " is past the end of the " + std::to_string(buf->size) + "-byte buffer";
+  if (buf->dtype && *buf->dtype != p.dtype)
+    return "the buffer holds " + std::string(dtypeSpelling(*buf->dtype)) + " elements but the parameter is " +
+           paramTypeSpelling(p.dtype, true);
+  if (offset % dtypeSizeBytes(p.dtype) != 0)
+    return "offset " + std::to_string(offset) + " is not a multiple of the " + std::string(dtypeSpelling(p.dtype)) +
+           " element size (" + std::to_string(dtypeSizeBytes(p.dtype)) + " bytes)";
+  storeBits(slot, buf->address + offset, 8);
+  return "";
+}
+
+// Checks and packs one argument; returns "" or the reason it is refused.
+static std::string packOne(const BundleParam &p, const kiln_arg &a, const BufferResolver &resolve, uint64_t &slot) {
+  std::string type = paramTypeSpelling(p.dtype, p.pointer);
+  bool known = a.kind == KILN_ARG_BUFFER || a.kind == KILN_ARG_INT || a.kind == KILN_ARG_UINT ||
+               a.kind == KILN_ARG_FLOAT || a.kind == KILN_ARG_BOOL;
+  if (!known)
+    return describeArg(a) + " was passed";
+  if (p.pointer) {
+    if (a.kind != KILN_ARG_BUFFER)
+      return "the parameter is " + type + " and takes a device buffer, got " + describeArg(a);
+    return packBuffer(p, a, resolve, slot);
+  }
+  if (a.kind == KILN_ARG_BUFFER)
+    return "the parameter is the scalar " + type + ", got a device buffer";
+  if (p.dtype == DType::Bool) {
+    if (a.kind != KILN_ARG_BOOL)
+      return "the parameter is bool and takes a bool, got " + describeArg(a);
+    storeBits(slot, a.value.b ? 1 : 0, 1);
+    return "";
+  }
+  if (a.kind == KILN_ARG_BOOL)
+    return "the parameter is " + type + ", got " + describeArg(a);
+  if (dtypeIsFloat(p.dtype)) {
+    if (a.kind == KILN_ARG_FLOAT)
+      return packFloat(p.dtype, a.value.f, slot);
+    std::optional<double> d = exactDouble(a);
+    if (!d)
+      return describeArg(a) + " cannot be represented exactly as " + type;
+    return packFloat(p.dtype, *d, slot);
+  }
+  if (a.kind == KILN_ARG_FLOAT)
+    return "the parameter is the integer " + type + ", got " + describeArg(a);
+  return packInt(p.dtype, a, slot);
+}
+
+std::string packLaunchArgs(const std::string &kernelName, const std::vector<BundleParam> &params,
+                           std::span<const kiln_arg> args, const BufferResolver &resolve, PackedArgs &out) {
+  out.slots.assign(params.size(), 0);
+  out.sizes.assign(params.size(), 0);
+  if (args.size() != params.size())
+    return "kernel '" + kernelName + "' takes " + std::to_string(params.size()) + " argument" +
+           (params.size() == 1 ? "" : "s") + ", got " + std::to_string(args.size()) + "; its signature is " +
+           signatureString(kernelName, params);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const BundleParam &p = params[i];
+    std::string why = packOne(p, args[i], resolve, out.slots[i]);
+    if (!why.empty())
+      return "kernel '" + kernelName + "', argument " + std::to_string(i + 1) + " ('" + p.name + ": " +
+             paramTypeSpelling(p.dtype, p.pointer) + "'): " + why;
+    out.sizes[i] = p.pointer ? 8 : dtypeSizeBytes(p.dtype);
+  }
+  return "";
+}
+
+} // namespace kiln::rt

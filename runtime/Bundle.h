@@ -1,0 +1,118 @@
+//===- Bundle.h - The .kbin file: one compiled kernel and its metadata -*- C++ -*-===//
+//
+// A bundle is what `dslc` hands to the runtime: the kernel's signature, the const values
+// it was specialized for, launch shape (num_warps, shared memory) and one or more code
+// sections (PTX text for an sm_* target, SPIR-V for spirv64). The runtime trusts nothing
+// in a file: parseBundle() checks the magic, version, sizes and checksums of every part
+// and then the meaning of every field, and says which check failed.
+//
+// File layout (all integers little-endian; docs/runtime.md has the full table):
+//   header (48 bytes): "KILNBNDL", version, sizes, the CRC-32 of the metadata and of
+//                      the section table, the file size, and a CRC-32 of the header
+//   metadata:          UTF-8 text, one `key value` line per field
+//   section table:     32 bytes per section: kind, target, offset, size, CRC-32
+//   section payloads:  back to back, in table order
+// Every byte of a valid file is covered by exactly one checksum or checked field, so any
+// single damaged byte is detected.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Type.h"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace kiln::rt {
+
+/// The code targets a bundle section can be compiled for.
+enum class Target : uint32_t { SM80 = 1, SM90 = 2, SM90a = 3, SPIRV64 = 4 };
+
+/// "sm_80", "sm_90", "sm_90a", "spirv64".
+std::string_view targetName(Target t);
+std::optional<Target> parseTarget(std::string_view name);
+/// Whether the target's code is PTX (all sm_* targets) rather than SPIR-V.
+bool isPtxTarget(Target t);
+
+enum class SectionKind : uint32_t { PTX = 1, SPIRV = 2 };
+std::string_view sectionKindName(SectionKind k);
+
+/// One kernel parameter, in signature order (the order of launch arguments).
+struct BundleParam {
+  std::string name;
+  DType dtype = DType::I32; ///< the scalar dtype, or the pointee when `pointer`
+  bool pointer = false;
+
+  bool operator==(const BundleParam &) const = default;
+};
+
+/// A `const` parameter's value baked into this specialization.
+struct ConstValue {
+  std::string name;
+  std::variant<int64_t, double, bool> value;
+
+  bool operator==(const ConstValue &o) const;
+};
+
+struct CodeSection {
+  SectionKind kind = SectionKind::PTX;
+  Target target = Target::SM90;
+  std::vector<uint8_t> bytes; ///< PTX text (no trailing NUL) or a SPIR-V module
+
+  bool operator==(const CodeSection &) const = default;
+};
+
+struct Bundle {
+  std::string kernelName; ///< the Kiln kernel's name
+  std::string entry;      ///< the symbol of the entry point in the code sections
+  std::vector<BundleParam> params;
+  std::vector<ConstValue> consts;
+  uint32_t numWarps = 4;
+  uint32_t sharedBytes = 0;     ///< dynamic shared (local) memory per program
+  Target target = Target::SM90; ///< the target the kernel was compiled for
+  std::string compilerVersion;
+  std::string sourceHash; ///< lowercase hex digest of the Kiln source
+  /// Where the kernel is defined, when known (for messages); line 0 = unknown.
+  std::string sourceFile;
+  uint32_t sourceLine = 0;
+  uint32_t sourceColumn = 0;
+  std::vector<CodeSection> sections;
+
+  bool operator==(const Bundle &) const = default;
+
+  /// "softmax.kiln:12:1", or "" when the location is unknown.
+  std::string sourceLocation() const;
+};
+
+/// Format version written by this runtime and the only one it reads.
+inline constexpr uint32_t kBundleFormatVersion = 1;
+
+/// Checks the meaning of every field (names, ranges, section kinds vs targets, that a
+/// section for `target` exists). Returns "" when valid, else the first problem.
+std::string validateBundle(const Bundle &bundle);
+
+/// The file bytes of a valid bundle. On an invalid bundle returns an empty vector and
+/// sets `error`.
+std::vector<uint8_t> serializeBundle(const Bundle &bundle, std::string &error);
+
+/// Parses and validates bundle file bytes. On failure returns nullopt and sets `error`
+/// to a reason such as "truncated: ..." or "metadata checksum mismatch".
+std::optional<Bundle> parseBundle(std::span<const uint8_t> bytes, std::string &error);
+
+/// Reads and parses `path` (errors are prefixed with the path). When `ioError` is given
+/// it is set to whether the failure was in reading the file rather than in its content.
+std::optional<Bundle> readBundle(const std::string &path, std::string &error, bool *ioError = nullptr);
+
+/// Writes `bundle` to `path` atomically: a temporary file beside it, flushed to disk,
+/// then renamed over `path`. Returns false and sets `error` on failure.
+bool writeBundleAtomic(const std::string &path, const Bundle &bundle, std::string &error);
+
+/// The CRC-32 (IEEE 802.3, the zlib one) of `bytes`.
+uint32_t crc32(std::span<const uint8_t> bytes);
+
+} // namespace kiln::rt

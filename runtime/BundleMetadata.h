@@ -1,0 +1,38 @@
+//===- BundleMetadata.h - The text metadata block of a bundle ----*- C++ -*-===//
+//
+// Internal to the bundle reader and writer. The metadata is plain text so that
+// `strings k.kbin` or a hex dump shows what a bundle holds:
+//
+//   kernel softmax
+//   entry softmax
+//   param x *f32
+//   param n i32
+//   const BLOCK int 1024
+//   num_warps 4
+//   shared_bytes 0
+//   target sm_90
+//   compiler 0.1.0
+//   source_hash 9c1f...
+//   source 12 1 examples/softmax.kiln
+//
+// Every line is `key value`, ends in '\n', and holds no other control character.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/Bundle.h"
+
+#include <string>
+#include <string_view>
+
+namespace kiln::rt {
+
+/// The metadata text of a bundle (fields only; sections are not part of it). The bundle
+/// must already be valid.
+std::string encodeBundleMetadata(const Bundle &bundle);
+
+/// Fills the fields of `out` (not its sections) from metadata text. Checks syntax and
+/// that every required key appears once; the meaning is left to validateBundle().
+bool decodeBundleMetadata(std::string_view text, Bundle &out, std::string &error);
+
+} // namespace kiln::rt

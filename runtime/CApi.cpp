@@ -1,0 +1,456 @@
+//===- CApi.cpp - The C ABI of the runtime (kiln_runtime.h) ---------------===//
+//
+// Everything that needs no device happens here, before a backend is called: handle
+// checks, bundle reading, launch-argument checking, bounds of copies. Each runtime
+// serializes its driver calls with one mutex, so handles may be used from several
+// threads. No C++ exception crosses the ABI: each entry point turns one into a status.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Backend.h"
+#include "runtime/DTypes.h"
+#include "runtime/kiln_runtime.h"
+
+#include <mutex>
+#include <new>
+#include <set>
+
+namespace kiln::rt {
+namespace {
+
+struct RuntimeState {
+  std::unique_ptr<Backend> backend;
+  std::mutex mutex;
+  std::set<const kiln_buffer *> buffers; ///< live buffers, to refuse freed or foreign ones
+  std::string lastLaunch;                ///< the last kernel launched, for asynchronous faults
+};
+
+thread_local std::string lastError;
+
+kiln_status fail(kiln_status code, std::string message) {
+  lastError = std::move(message);
+  return code;
+}
+kiln_status fail(const Status &s) { return fail(s.code(), s.message()); }
+
+// Runs `body` and turns anything it throws into a status, so no exception leaves the ABI.
+template <typename Body> kiln_status guarded(Body &&body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception &e) {
+    return fail(KILN_ERROR_DRIVER, std::string("internal error in the Kiln runtime: ") + e.what());
+  } catch (...) {
+    return fail(KILN_ERROR_DRIVER, "internal error in the Kiln runtime");
+  }
+}
+
+// A kernel fault is reported by whichever call synchronizes next; say which kernel ran.
+kiln_status failAfterLaunch(RuntimeState &rt, const Status &s) {
+  if (s.code() == KILN_ERROR_LAUNCH && !rt.lastLaunch.empty())
+    return fail(s.code(), s.message() + "; the last kernel launched was " + rt.lastLaunch);
+  return fail(s);
+}
+
+Status createBackend(kiln_backend which, int device, std::unique_ptr<Backend> &out) {
+  switch (which) {
+  case KILN_BACKEND_CUDA: return createCudaBackend(device, out);
+  case KILN_BACKEND_LEVEL_ZERO: return createZeBackend(device, out);
+  case KILN_BACKEND_AUTO: {
+    Status cuda = createCudaBackend(device, out);
+    if (cuda.ok())
+      return cuda;
+    Status ze = createZeBackend(device, out);
+    if (ze.ok())
+      return ze;
+    auto isAbsence = [](const Status &s) {
+      return s.code() == KILN_ERROR_NO_DRIVER || s.code() == KILN_ERROR_NO_DEVICE;
+    };
+    // A real failure of a present driver matters more than the absence of the other.
+    kiln_status code = !isAbsence(cuda) ? cuda.code()
+                       : !isAbsence(ze) ? ze.code()
+                       : cuda.code() == KILN_ERROR_NO_DEVICE || ze.code() == KILN_ERROR_NO_DEVICE
+                           ? KILN_ERROR_NO_DEVICE
+                           : KILN_ERROR_NO_DRIVER;
+    return Status(code, "no GPU backend is available:\n  CUDA: " + cuda.message() + "\n  Level Zero: " + ze.message());
+  }
+  case KILN_BACKEND_MAX_ENUM: break;
+  }
+  return Status(KILN_ERROR_INVALID_VALUE, "unknown backend " + std::to_string(static_cast<int>(which)));
+}
+
+std::string rangeText(size_t offset, size_t bytes) {
+  return std::to_string(bytes) + " bytes at offset " + std::to_string(offset);
+}
+
+} // namespace
+} // namespace kiln::rt
+
+using namespace kiln::rt;
+
+struct kiln_runtime {
+  std::shared_ptr<RuntimeState> state;
+};
+struct kiln_buffer {
+  std::shared_ptr<RuntimeState> state;
+  uint64_t address = 0;
+  size_t size = 0;
+  kiln_dtype dtype = KILN_DTYPE_NONE;
+};
+struct kiln_kernel {
+  std::shared_ptr<RuntimeState> state; // first: destroyed last, after the device kernel
+  kiln::rt::Bundle bundle;
+  std::unique_ptr<DeviceKernel> device;
+};
+struct kiln_event {
+  std::shared_ptr<RuntimeState> state;
+  std::unique_ptr<DeviceEvent> device;
+  bool recorded = false;
+};
+
+extern "C" {
+
+const char *kiln_status_name(kiln_status status) {
+  switch (status) {
+  case KILN_SUCCESS: return "KILN_SUCCESS";
+  case KILN_ERROR_INVALID_VALUE: return "KILN_ERROR_INVALID_VALUE";
+  case KILN_ERROR_NO_DRIVER: return "KILN_ERROR_NO_DRIVER";
+  case KILN_ERROR_NO_DEVICE: return "KILN_ERROR_NO_DEVICE";
+  case KILN_ERROR_IO: return "KILN_ERROR_IO";
+  case KILN_ERROR_INVALID_BUNDLE: return "KILN_ERROR_INVALID_BUNDLE";
+  case KILN_ERROR_NO_COMPATIBLE_CODE: return "KILN_ERROR_NO_COMPATIBLE_CODE";
+  case KILN_ERROR_MODULE_LOAD: return "KILN_ERROR_MODULE_LOAD";
+  case KILN_ERROR_ARGUMENT_MISMATCH: return "KILN_ERROR_ARGUMENT_MISMATCH";
+  case KILN_ERROR_OUT_OF_MEMORY: return "KILN_ERROR_OUT_OF_MEMORY";
+  case KILN_ERROR_LAUNCH: return "KILN_ERROR_LAUNCH";
+  case KILN_ERROR_DRIVER: return "KILN_ERROR_DRIVER";
+  case KILN_ERROR_UNSUPPORTED: return "KILN_ERROR_UNSUPPORTED";
+  case KILN_STATUS_MAX_ENUM: break;
+  }
+  return "KILN_STATUS_UNKNOWN";
+}
+
+const char *kiln_last_error(void) { return lastError.c_str(); }
+
+// ---- runtime ---------------------------------------------------------------------------
+
+kiln_status kiln_runtime_create(const kiln_runtime_options *options, kiln_runtime **out) {
+  return guarded([&] {
+    if (!out)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_runtime_create: `out` is null");
+    *out = nullptr;
+    kiln_runtime_options o = options ? *options : kiln_runtime_options{KILN_BACKEND_AUTO, 0};
+    auto state = std::make_shared<RuntimeState>();
+    if (Status s = createBackend(o.backend, o.device_index, state->backend); !s.ok())
+      return fail(s);
+    *out = new kiln_runtime{std::move(state)};
+    return KILN_SUCCESS;
+  });
+}
+
+void kiln_runtime_destroy(kiln_runtime *runtime) { delete runtime; }
+
+kiln_backend kiln_runtime_backend(const kiln_runtime *runtime) {
+  return runtime ? runtime->state->backend->kind() : KILN_BACKEND_AUTO;
+}
+
+const char *kiln_runtime_device_name(const kiln_runtime *runtime) {
+  return runtime ? runtime->state->backend->deviceName().c_str() : "";
+}
+
+const char *kiln_runtime_target(const kiln_runtime *runtime) {
+  return runtime ? runtime->state->backend->targetName().c_str() : "";
+}
+
+kiln_status kiln_runtime_synchronize(kiln_runtime *runtime) {
+  return guarded([&] {
+    if (!runtime)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_runtime_synchronize: null runtime");
+    RuntimeState &rt = *runtime->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    Status s = rt.backend->synchronize();
+    return s.ok() ? KILN_SUCCESS : failAfterLaunch(rt, s);
+  });
+}
+
+// ---- buffers ---------------------------------------------------------------------------
+
+kiln_status kiln_buffer_alloc(kiln_runtime *runtime, size_t bytes, kiln_dtype element, kiln_buffer **out) {
+  return guarded([&] {
+    if (!runtime || !out)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_alloc: null runtime or `out`");
+    *out = nullptr;
+    std::optional<kiln::DType> dt = fromCDType(element);
+    if (element != KILN_DTYPE_NONE && !dt)
+      return fail(KILN_ERROR_INVALID_VALUE,
+                  "kiln_buffer_alloc: unknown element dtype " + std::to_string(static_cast<int>(element)));
+    if (dt && bytes % dtypeSizeBytes(*dt) != 0)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_alloc: " + std::to_string(bytes) +
+                                                " bytes is not a whole number of " + std::string(dtypeSpelling(*dt)) +
+                                                " elements");
+    RuntimeState &rt = *runtime->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    auto buf = std::make_unique<kiln_buffer>();
+    buf->state = runtime->state;
+    buf->size = bytes;
+    buf->dtype = element;
+    // An empty buffer needs no device memory; kernels see a null pointer, as they
+    // would for an empty tensor elsewhere.
+    if (bytes > 0)
+      if (Status s = rt.backend->alloc(bytes, buf->address); !s.ok())
+        return failAfterLaunch(rt, s);
+    rt.buffers.insert(buf.get());
+    *out = buf.release();
+    return KILN_SUCCESS;
+  });
+}
+
+void kiln_buffer_free(kiln_buffer *buffer) {
+  if (!buffer)
+    return;
+  {
+    RuntimeState &rt = *buffer->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    rt.buffers.erase(buffer);
+    if (buffer->size > 0)
+      rt.backend->release(buffer->address);
+  }
+  delete buffer;
+}
+
+size_t kiln_buffer_size(const kiln_buffer *buffer) { return buffer ? buffer->size : 0; }
+kiln_dtype kiln_buffer_dtype(const kiln_buffer *buffer) { return buffer ? buffer->dtype : KILN_DTYPE_NONE; }
+uint64_t kiln_buffer_device_address(const kiln_buffer *buffer) { return buffer ? buffer->address : 0; }
+
+// Checks a host<->device copy's arguments; "" when fine.
+static std::string checkCopy(const char *fn, const kiln_buffer *buffer, size_t offset, const void *host, size_t bytes) {
+  if (!buffer)
+    return std::string(fn) + ": null buffer";
+  if (!host && bytes > 0)
+    return std::string(fn) + ": null host pointer";
+  if (offset > buffer->size || bytes > buffer->size - offset)
+    return std::string(fn) + ": " + rangeText(offset, bytes) + " exceeds the " + std::to_string(buffer->size) +
+           "-byte buffer";
+  return "";
+}
+
+kiln_status kiln_buffer_write(kiln_buffer *buffer, size_t offset, const void *src, size_t bytes) {
+  return guarded([&] {
+    if (std::string why = checkCopy("kiln_buffer_write", buffer, offset, src, bytes); !why.empty())
+      return fail(KILN_ERROR_INVALID_VALUE, why);
+    if (bytes == 0)
+      return KILN_SUCCESS;
+    RuntimeState &rt = *buffer->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    Status s = rt.backend->write(buffer->address + offset, src, bytes);
+    return s.ok() ? KILN_SUCCESS : failAfterLaunch(rt, s);
+  });
+}
+
+kiln_status kiln_buffer_read(const kiln_buffer *buffer, size_t offset, void *dst, size_t bytes) {
+  return guarded([&] {
+    if (std::string why = checkCopy("kiln_buffer_read", buffer, offset, dst, bytes); !why.empty())
+      return fail(KILN_ERROR_INVALID_VALUE, why);
+    if (bytes == 0)
+      return KILN_SUCCESS;
+    RuntimeState &rt = *buffer->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    Status s = rt.backend->read(dst, buffer->address + offset, bytes);
+    return s.ok() ? KILN_SUCCESS : failAfterLaunch(rt, s);
+  });
+}
+
+kiln_status kiln_buffer_fill(kiln_buffer *buffer, uint8_t byte) {
+  return guarded([&] {
+    if (!buffer)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_fill: null buffer");
+    if (buffer->size == 0)
+      return KILN_SUCCESS;
+    RuntimeState &rt = *buffer->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    Status s = rt.backend->fill(buffer->address, byte, buffer->size);
+    return s.ok() ? KILN_SUCCESS : failAfterLaunch(rt, s);
+  });
+}
+
+// ---- kernels ---------------------------------------------------------------------------
+
+static kiln_status loadKernel(kiln_runtime *runtime, kiln::rt::Bundle bundle, kiln_kernel **out) {
+  RuntimeState &rt = *runtime->state;
+  auto kernel = std::make_unique<kiln_kernel>();
+  kernel->state = runtime->state;
+  kernel->bundle = std::move(bundle);
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  if (Status s = rt.backend->loadKernel(kernel->bundle, kernel->device); !s.ok())
+    return failAfterLaunch(rt, s);
+  *out = kernel.release();
+  return KILN_SUCCESS;
+}
+
+kiln_status kiln_kernel_load_file(kiln_runtime *runtime, const char *path, kiln_kernel **out) {
+  return guarded([&] {
+    if (!runtime || !path || !out)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_kernel_load_file: null runtime, path or `out`");
+    *out = nullptr;
+    std::string error;
+    bool ioError = false;
+    std::optional<kiln::rt::Bundle> bundle = readBundle(path, error, &ioError);
+    if (!bundle)
+      return fail(ioError ? KILN_ERROR_IO : KILN_ERROR_INVALID_BUNDLE, error);
+    return loadKernel(runtime, std::move(*bundle), out);
+  });
+}
+
+kiln_status kiln_kernel_load_memory(kiln_runtime *runtime, const void *data, size_t size, kiln_kernel **out) {
+  return guarded([&] {
+    if (!runtime || (!data && size) || !out)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_kernel_load_memory: null runtime, data or `out`");
+    *out = nullptr;
+    std::string error;
+    std::optional<kiln::rt::Bundle> bundle =
+        parseBundle(std::span<const uint8_t>(static_cast<const uint8_t *>(data), size), error);
+    if (!bundle)
+      return fail(KILN_ERROR_INVALID_BUNDLE, "bundle in memory: " + error);
+    return loadKernel(runtime, std::move(*bundle), out);
+  });
+}
+
+void kiln_kernel_destroy(kiln_kernel *kernel) {
+  if (!kernel)
+    return;
+  std::shared_ptr<RuntimeState> state = kernel->state;
+  std::lock_guard<std::mutex> lock(state->mutex);
+  delete kernel;
+}
+
+const char *kiln_kernel_name(const kiln_kernel *kernel) { return kernel ? kernel->bundle.kernelName.c_str() : ""; }
+size_t kiln_kernel_num_params(const kiln_kernel *kernel) { return kernel ? kernel->bundle.params.size() : 0; }
+
+kiln_status kiln_kernel_param(const kiln_kernel *kernel, size_t index, const char **name, kiln_dtype *dtype,
+                              int *is_pointer) {
+  return guarded([&] {
+    if (!kernel || index >= kernel->bundle.params.size())
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_kernel_param: null kernel or index out of range");
+    const BundleParam &p = kernel->bundle.params[index];
+    if (name)
+      *name = p.name.c_str();
+    if (dtype)
+      *dtype = toCDType(p.dtype);
+    if (is_pointer)
+      *is_pointer = p.pointer ? 1 : 0;
+    return KILN_SUCCESS;
+  });
+}
+
+uint32_t kiln_kernel_block_size(const kiln_kernel *kernel) { return kernel ? kernel->bundle.numWarps * 32 : 0; }
+uint32_t kiln_kernel_shared_bytes(const kiln_kernel *kernel) { return kernel ? kernel->bundle.sharedBytes : 0; }
+const char *kiln_kernel_jit_log(const kiln_kernel *kernel) {
+  return kernel && kernel->device ? kernel->device->jitLog().c_str() : "";
+}
+
+kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args) {
+  return guarded([&] {
+    if (!kernel || (!args && num_args))
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_launch: null kernel or argument array");
+    RuntimeState &rt = *kernel->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    const kiln::rt::Bundle &b = kernel->bundle;
+    BufferResolver resolve = [&](const kiln_buffer *buf, std::string &why) -> std::optional<BufferRef> {
+      // Only handles known to be live in this runtime are dereferenced.
+      if (!buf) {
+        why = "the buffer is null";
+        return std::nullopt;
+      }
+      if (!rt.buffers.count(buf)) {
+        why = "the buffer was freed or belongs to another runtime";
+        return std::nullopt;
+      }
+      return BufferRef{buf->address, buf->size, fromCDType(buf->dtype)};
+    };
+    PackedArgs packed;
+    std::string why =
+        packLaunchArgs(b.kernelName, b.params, std::span<const kiln_arg>(args, num_args), resolve, packed);
+    if (!why.empty())
+      return fail(KILN_ERROR_ARGUMENT_MISMATCH, why);
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0)
+      return KILN_SUCCESS; // an empty grid runs no program, like an empty loop
+    kiln_grid max = rt.backend->maxGrid();
+    if (grid.x > max.x || grid.y > max.y || grid.z > max.z)
+      return fail(KILN_ERROR_INVALID_VALUE, "kernel '" + b.kernelName + "': grid (" + std::to_string(grid.x) + ", " +
+                                                std::to_string(grid.y) + ", " + std::to_string(grid.z) +
+                                                ") exceeds the device's limit (" + std::to_string(max.x) + ", " +
+                                                std::to_string(max.y) + ", " + std::to_string(max.z) + ")");
+    Status s = kernel->device->launch(grid, packed);
+    if (!s.ok())
+      return failAfterLaunch(rt, s);
+    rt.lastLaunch = kernelContext(b);
+    return KILN_SUCCESS;
+  });
+}
+
+// ---- events ----------------------------------------------------------------------------
+
+kiln_status kiln_event_create(kiln_runtime *runtime, kiln_event **out) {
+  return guarded([&] {
+    if (!runtime || !out)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_event_create: null runtime or `out`");
+    *out = nullptr;
+    RuntimeState &rt = *runtime->state;
+    auto event = std::make_unique<kiln_event>();
+    event->state = runtime->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (Status s = rt.backend->createEvent(event->device); !s.ok())
+      return fail(s);
+    *out = event.release();
+    return KILN_SUCCESS;
+  });
+}
+
+void kiln_event_destroy(kiln_event *event) {
+  if (!event)
+    return;
+  std::shared_ptr<RuntimeState> state = event->state;
+  std::lock_guard<std::mutex> lock(state->mutex);
+  delete event;
+}
+
+kiln_status kiln_event_record(kiln_event *event) {
+  return guarded([&] {
+    if (!event)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_event_record: null event");
+    RuntimeState &rt = *event->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (Status s = event->device->record(); !s.ok())
+      return failAfterLaunch(rt, s);
+    event->recorded = true;
+    return KILN_SUCCESS;
+  });
+}
+
+kiln_status kiln_event_synchronize(kiln_event *event) {
+  return guarded([&] {
+    if (!event || !event->recorded)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_event_synchronize: null or never recorded event");
+    RuntimeState &rt = *event->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    Status s = event->device->synchronize();
+    return s.ok() ? KILN_SUCCESS : failAfterLaunch(rt, s);
+  });
+}
+
+kiln_status kiln_event_elapsed_ms(const kiln_event *start, const kiln_event *end, float *ms) {
+  return guarded([&] {
+    if (!start || !end || !ms)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_event_elapsed_ms: null event or `ms`");
+    if (start->state != end->state)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_event_elapsed_ms: the events belong to different runtimes");
+    if (!start->recorded || !end->recorded)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_event_elapsed_ms: both events must be recorded first");
+    RuntimeState &rt = *start->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    Status s = start->device->elapsedMsUntil(*end->device, *ms);
+    return s.ok() ? KILN_SUCCESS : failAfterLaunch(rt, s);
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,347 @@
+//===- Runtime.h - C++ API of the Kiln runtime --------------------*- C++ -*-===//
+//
+// A thin, header-only layer over the C ABI in kiln_runtime.h: RAII handles, typed
+// buffers, and a variadic launch whose arguments are turned into kiln_args by type:
+//
+//   kiln::Runtime rt;                                // CUDA, else Level Zero, else throws why
+//   auto k = rt.load_bundle("softmax.kbin");
+//   auto x = rt.upload(host_x);                      // a buffer of f32 from a std::vector<float>
+//   auto y = rt.alloc<float>(rows * cols);
+//   k.launch({rows, 1, 1}, x, y, cols);              // checked against softmax(x: *f32, y: *f32, n: i32)
+//   std::vector<float> out = y.download<float>();
+//
+// Errors throw kiln::RuntimeError carrying the kiln_status and the runtime's message.
+// Names are snake_case to match the C ABI and the API shape in the design documents.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/kiln_runtime.h"
+
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+/// A failed runtime call: the status and the runtime's message for it.
+class RuntimeError : public std::runtime_error {
+public:
+  RuntimeError(kiln_status status, const std::string &message) : std::runtime_error(message), status_(status) {}
+  kiln_status status() const noexcept { return status_; }
+
+private:
+  kiln_status status_;
+};
+
+namespace detail {
+inline void check(kiln_status s) {
+  if (s != KILN_SUCCESS)
+    throw RuntimeError(s, kiln_last_error());
+}
+
+template <typename> inline constexpr bool kAlwaysFalse = false;
+
+/// The kiln_dtype of a C++ element type (KILN_DTYPE_NONE when there is none).
+template <typename T> constexpr kiln_dtype dtypeOf() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, bool>)
+    return KILN_DTYPE_BOOL;
+  else if constexpr (std::is_same_v<U, float>)
+    return KILN_DTYPE_F32;
+  else if constexpr (std::is_same_v<U, double>)
+    return KILN_DTYPE_F64;
+  else if constexpr (std::is_integral_v<U> && std::is_signed_v<U>)
+    return sizeof(U) == 1   ? KILN_DTYPE_I8
+           : sizeof(U) == 2 ? KILN_DTYPE_I16
+           : sizeof(U) == 4 ? KILN_DTYPE_I32
+                            : KILN_DTYPE_I64;
+  else if constexpr (std::is_integral_v<U>)
+    return sizeof(U) == 1   ? KILN_DTYPE_U8
+           : sizeof(U) == 2 ? KILN_DTYPE_U16
+           : sizeof(U) == 4 ? KILN_DTYPE_U32
+                            : KILN_DTYPE_U64;
+  else
+    return KILN_DTYPE_NONE;
+}
+} // namespace detail
+
+enum class Backend { Auto = KILN_BACKEND_AUTO, Cuda = KILN_BACKEND_CUDA, LevelZero = KILN_BACKEND_LEVEL_ZERO };
+
+/// Programs per grid axis. Takes any integer type, so `{rows, 1, 1}` works for an int
+/// or a size_t `rows`; a value outside 0..2^32-1 throws.
+struct Grid {
+  template <std::integral X, std::integral Y = int, std::integral Z = int>
+  Grid(X x_, Y y_ = 1, Z z_ = 1) : x(axis(x_)), y(axis(y_)), z(axis(z_)) {}
+
+  uint32_t x, y, z;
+
+private:
+  template <std::integral T> static uint32_t axis(T v) {
+    if (std::cmp_less(v, 0) || std::cmp_greater(v, UINT32_MAX))
+      throw RuntimeError(KILN_ERROR_INVALID_VALUE, "grid size " + std::to_string(v) + " is outside 0..4294967295");
+    return static_cast<uint32_t>(v);
+  }
+};
+
+class Buffer;
+
+/// A buffer plus a byte offset, passed where a kernel takes a pointer.
+struct BufferView {
+  const Buffer *buffer;
+  uint64_t offset;
+};
+
+/// Device memory, freed when the object dies.
+class Buffer {
+public:
+  Buffer() = default;
+  explicit Buffer(kiln_buffer *handle) : h_(handle) {}
+  ~Buffer() { kiln_buffer_free(h_); }
+  Buffer(Buffer &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  Buffer &operator=(Buffer &&o) noexcept {
+    if (this != &o) {
+      kiln_buffer_free(h_);
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+
+  kiln_buffer *handle() const { return h_; }
+  size_t size_bytes() const { return kiln_buffer_size(h_); }
+  kiln_dtype dtype() const { return kiln_buffer_dtype(h_); }
+  uint64_t device_address() const { return kiln_buffer_device_address(h_); }
+  /// This buffer starting `byte_offset` bytes in, as a kernel argument.
+  BufferView at(uint64_t byte_offset) const { return BufferView{this, byte_offset}; }
+
+  void write(const void *src, size_t bytes, size_t offset = 0) {
+    detail::check(kiln_buffer_write(h_, offset, src, bytes));
+  }
+  void read(void *dst, size_t bytes, size_t offset = 0) const {
+    detail::check(kiln_buffer_read(h_, offset, dst, bytes));
+  }
+  void fill(uint8_t byte) { detail::check(kiln_buffer_fill(h_, byte)); }
+
+  /// Copies `data` to the start of the buffer.
+  template <typename T> void upload(std::span<const T> data) {
+    static_assert(std::is_trivially_copyable_v<T>, "upload needs trivially copyable elements");
+    write(data.data(), data.size_bytes());
+  }
+  template <typename T> void upload(const std::vector<T> &data) { upload(std::span<const T>(data)); }
+
+  /// The whole buffer as elements of T.
+  template <typename T> std::vector<T> download() const {
+    static_assert(std::is_trivially_copyable_v<T>, "download needs trivially copyable elements");
+    static_assert(!std::is_same_v<T, bool>, "std::vector<bool> has no contiguous storage; download<uint8_t>");
+    std::vector<T> out(size_bytes() / sizeof(T));
+    read(out.data(), out.size() * sizeof(T));
+    return out;
+  }
+
+private:
+  kiln_buffer *h_ = nullptr;
+};
+
+namespace detail {
+/// One launch argument from a C++ value, by its type.
+template <typename T> kiln_arg toArg(const T &v) {
+  using U = std::remove_cvref_t<T>;
+  kiln_arg a{};
+  if constexpr (std::is_same_v<U, Buffer>) {
+    a.kind = KILN_ARG_BUFFER;
+    a.value.buffer.buffer = v.handle();
+    a.value.buffer.offset = 0;
+  } else if constexpr (std::is_same_v<U, BufferView>) {
+    a.kind = KILN_ARG_BUFFER;
+    a.value.buffer.buffer = v.buffer ? v.buffer->handle() : nullptr;
+    a.value.buffer.offset = v.offset;
+  } else if constexpr (std::is_same_v<U, bool>) {
+    a.kind = KILN_ARG_BOOL;
+    a.value.b = v ? 1 : 0;
+  } else if constexpr (std::is_integral_v<U> && std::is_signed_v<U>) {
+    a.kind = KILN_ARG_INT;
+    a.value.i = static_cast<int64_t>(v);
+  } else if constexpr (std::is_integral_v<U>) {
+    a.kind = KILN_ARG_UINT;
+    a.value.u = static_cast<uint64_t>(v);
+  } else if constexpr (std::is_same_v<U, float> || std::is_same_v<U, double>) {
+    a.kind = KILN_ARG_FLOAT;
+    a.value.f = static_cast<double>(v);
+  } else {
+    static_assert(kAlwaysFalse<U>, "a kernel argument must be a kiln::Buffer, a kiln::BufferView, bool, an "
+                                   "integer, float or double (host pointers cannot be passed to a kernel)");
+  }
+  return a;
+}
+} // namespace detail
+
+/// A loaded kernel: its signature and launch.
+class Kernel {
+public:
+  struct Param {
+    std::string name;
+    kiln_dtype dtype;
+    bool pointer;
+  };
+
+  Kernel() = default;
+  explicit Kernel(kiln_kernel *handle) : h_(handle) {}
+  ~Kernel() { kiln_kernel_destroy(h_); }
+  Kernel(Kernel &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  Kernel &operator=(Kernel &&o) noexcept {
+    if (this != &o) {
+      kiln_kernel_destroy(h_);
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  Kernel(const Kernel &) = delete;
+  Kernel &operator=(const Kernel &) = delete;
+
+  /// Launches `grid` programs; `args` follow the kernel's parameters in order. Pointer
+  /// parameters take Buffers (or BufferViews), scalar ones C++ scalars whose value the
+  /// parameter's dtype holds exactly. A mismatch throws, naming the parameter.
+  template <typename... Args> void launch(Grid grid, const Args &...args) {
+    std::array<kiln_arg, sizeof...(Args)> a{detail::toArg(args)...};
+    launch_args(grid, a);
+  }
+  /// The same with arguments built at run time.
+  void launch_args(Grid grid, std::span<const kiln_arg> args) {
+    detail::check(kiln_launch(h_, kiln_grid{grid.x, grid.y, grid.z}, args.data(), args.size()));
+  }
+
+  kiln_kernel *handle() const { return h_; }
+  std::string name() const { return kiln_kernel_name(h_); }
+  std::vector<Param> params() const {
+    std::vector<Param> out;
+    for (size_t i = 0; i < kiln_kernel_num_params(h_); ++i) {
+      const char *n = nullptr;
+      kiln_dtype d = KILN_DTYPE_NONE;
+      int ptr = 0;
+      detail::check(kiln_kernel_param(h_, i, &n, &d, &ptr));
+      out.push_back(Param{n, d, ptr != 0});
+    }
+    return out;
+  }
+  uint32_t block_size() const { return kiln_kernel_block_size(h_); }
+  uint32_t shared_bytes() const { return kiln_kernel_shared_bytes(h_); }
+  std::string jit_log() const { return kiln_kernel_jit_log(h_); }
+
+private:
+  kiln_kernel *h_ = nullptr;
+};
+
+/// A device timestamp for measuring kernels.
+class Event {
+public:
+  Event() = default;
+  explicit Event(kiln_event *handle) : h_(handle) {}
+  ~Event() { kiln_event_destroy(h_); }
+  Event(Event &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  Event &operator=(Event &&o) noexcept {
+    if (this != &o) {
+      kiln_event_destroy(h_);
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+
+  void record() { detail::check(kiln_event_record(h_)); }
+  void synchronize() { detail::check(kiln_event_synchronize(h_)); }
+  /// Device milliseconds from `start` to `end`, both recorded.
+  static float elapsed_ms(const Event &start, const Event &end) {
+    float ms = 0;
+    detail::check(kiln_event_elapsed_ms(start.h_, end.h_, &ms));
+    return ms;
+  }
+  kiln_event *handle() const { return h_; }
+
+private:
+  kiln_event *h_ = nullptr;
+};
+
+class Runtime {
+public:
+  struct Options {
+    Backend backend = Backend::Auto;
+    int device = 0;
+  };
+
+  Runtime() : Runtime(Options{}) {}
+  explicit Runtime(Options options) {
+    kiln_runtime_options o{static_cast<kiln_backend>(options.backend), options.device};
+    detail::check(kiln_runtime_create(&o, &h_));
+  }
+  ~Runtime() { kiln_runtime_destroy(h_); }
+  Runtime(Runtime &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  Runtime &operator=(Runtime &&o) noexcept {
+    if (this != &o) {
+      kiln_runtime_destroy(h_);
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+
+  Backend backend() const { return static_cast<Backend>(kiln_runtime_backend(h_)); }
+  std::string device_name() const { return kiln_runtime_device_name(h_); }
+  /// "sm_90", "spirv64", ...
+  std::string target() const { return kiln_runtime_target(h_); }
+  kiln_runtime *handle() const { return h_; }
+
+  Kernel load_bundle(const std::string &path) {
+    kiln_kernel *k = nullptr;
+    detail::check(kiln_kernel_load_file(h_, path.c_str(), &k));
+    return Kernel(k);
+  }
+  Kernel load_bundle_bytes(std::span<const uint8_t> bytes) {
+    kiln_kernel *k = nullptr;
+    detail::check(kiln_kernel_load_memory(h_, bytes.data(), bytes.size(), &k));
+    return Kernel(k);
+  }
+
+  /// `bytes` of untyped device memory, or memory holding `element`s.
+  Buffer alloc(size_t bytes, kiln_dtype element = KILN_DTYPE_NONE) {
+    kiln_buffer *b = nullptr;
+    detail::check(kiln_buffer_alloc(h_, bytes, element, &b));
+    return Buffer(b);
+  }
+  /// `count` elements of T; the buffer is typed when T is a Kiln dtype.
+  template <typename T> Buffer alloc(size_t count) {
+    if (count > SIZE_MAX / sizeof(T))
+      throw RuntimeError(KILN_ERROR_INVALID_VALUE, "alloc: element count too large");
+    return alloc(count * sizeof(T), detail::dtypeOf<T>());
+  }
+  /// A typed buffer holding a copy of `data`.
+  template <typename T> Buffer upload(std::span<const T> data) {
+    Buffer b = alloc<T>(data.size());
+    b.upload(data);
+    return b;
+  }
+  template <typename T> Buffer upload(const std::vector<T> &data) { return upload(std::span<const T>(data)); }
+
+  /// Waits for all launches and copies issued so far.
+  void synchronize() { detail::check(kiln_runtime_synchronize(h_)); }
+
+  Event create_event() {
+    kiln_event *e = nullptr;
+    detail::check(kiln_event_create(h_, &e));
+    return Event(e);
+  }
+
+private:
+  kiln_runtime *h_ = nullptr;
+};
+
+} // namespace kiln

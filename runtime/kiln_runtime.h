@@ -1,0 +1,182 @@
+/*===- kiln_runtime.h - C ABI of the Kiln runtime -----------------*- C -*-===//
+ *
+ * Loads compiled Kiln kernels (`.kbin` bundles) and launches them on a GPU through the
+ * CUDA Driver API or Level Zero. Both drivers are resolved with dlopen at run time, so
+ * a program linked against the runtime starts on any machine and reports "no CUDA
+ * driver" / "no Level Zero driver" as ordinary errors.
+ *
+ * Conventions:
+ *  - Every fallible call returns a kiln_status. On failure, kiln_last_error() returns a
+ *    message for the calling thread that says what failed and why (driver error name,
+ *    operation, kernel name and, where known, the Kiln source line).
+ *  - Handles are opaque. Buffers, kernels and events keep their runtime alive, so they
+ *    may be released in any order.
+ *  - Launch arguments are checked against the kernel's signature from the bundle before
+ *    anything reaches the driver: count, pointer vs scalar, buffer element dtype, and
+ *    that a scalar value fits the parameter's dtype without loss.
+ *
+ * The C++ API in Runtime.h wraps this header; docs/runtime.md describes both.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any incompatible change to the declarations below. */
+#define KILN_RUNTIME_ABI_VERSION 1
+
+/* Each enum ends in a *_MAX_ENUM entry that is not a valid value: it fixes the enum's
+ * width at 32 bits, so a value from a newer or careless caller is an error the runtime
+ * reports rather than undefined behaviour in the C++ code reading it. */
+
+typedef enum kiln_status {
+  KILN_SUCCESS = 0,
+  KILN_ERROR_INVALID_VALUE = 1,      /* misuse of the API: null handle, size or offset out of range */
+  KILN_ERROR_NO_DRIVER = 2,          /* the driver library is missing, is not a driver, or has no driver */
+  KILN_ERROR_NO_DEVICE = 3,          /* a driver is present but offers no (such) device */
+  KILN_ERROR_IO = 4,                 /* a file could not be read or written */
+  KILN_ERROR_INVALID_BUNDLE = 5,     /* not a Kiln bundle, or a truncated/corrupt/unsupported one */
+  KILN_ERROR_NO_COMPATIBLE_CODE = 6, /* the bundle has no code section this device can run */
+  KILN_ERROR_MODULE_LOAD = 7,        /* the driver rejected the code (JIT/build log in the message) */
+  KILN_ERROR_ARGUMENT_MISMATCH = 8,  /* launch arguments do not match the kernel's signature */
+  KILN_ERROR_OUT_OF_MEMORY = 9,
+  KILN_ERROR_LAUNCH = 10,            /* a launch was rejected or the kernel faulted */
+  KILN_ERROR_DRIVER = 11,            /* any other driver failure */
+  KILN_ERROR_UNSUPPORTED = 12,       /* valid request this backend cannot serve */
+  KILN_STATUS_MAX_ENUM = 0x7fffffff  /* not a status: makes every enum here 32 bits wide */
+} kiln_status;
+
+typedef enum kiln_backend {
+  KILN_BACKEND_AUTO = 0, /* CUDA if it works, else Level Zero, else an error saying why */
+  KILN_BACKEND_CUDA = 1,
+  KILN_BACKEND_LEVEL_ZERO = 2,
+  KILN_BACKEND_MAX_ENUM = 0x7fffffff
+} kiln_backend;
+
+/* Element dtypes, in the order of ir/Type.h's KILN_DTYPES list (plus NONE = untyped). */
+typedef enum kiln_dtype {
+  KILN_DTYPE_NONE = 0,
+  KILN_DTYPE_BOOL,
+  KILN_DTYPE_I8,
+  KILN_DTYPE_I16,
+  KILN_DTYPE_I32,
+  KILN_DTYPE_I64,
+  KILN_DTYPE_U8,
+  KILN_DTYPE_U16,
+  KILN_DTYPE_U32,
+  KILN_DTYPE_U64,
+  KILN_DTYPE_F8E4M3,
+  KILN_DTYPE_F8E5M2,
+  KILN_DTYPE_F16,
+  KILN_DTYPE_BF16,
+  KILN_DTYPE_F32,
+  KILN_DTYPE_F64,
+  KILN_DTYPE_MAX_ENUM = 0x7fffffff
+} kiln_dtype;
+
+typedef struct kiln_runtime kiln_runtime;
+typedef struct kiln_kernel kiln_kernel;
+typedef struct kiln_buffer kiln_buffer;
+typedef struct kiln_event kiln_event;
+
+typedef struct kiln_runtime_options {
+  kiln_backend backend; /* KILN_BACKEND_AUTO by default */
+  int device_index;     /* 0 by default */
+} kiln_runtime_options;
+
+typedef struct kiln_grid {
+  uint32_t x, y, z; /* programs per axis; a launch with any axis 0 runs nothing */
+} kiln_grid;
+
+typedef enum kiln_arg_kind {
+  KILN_ARG_BUFFER = 1, /* value.buffer: a device buffer (+ byte offset), for *T parameters */
+  KILN_ARG_INT = 2,    /* value.i */
+  KILN_ARG_UINT = 3,   /* value.u */
+  KILN_ARG_FLOAT = 4,  /* value.f */
+  KILN_ARG_BOOL = 5,   /* value.b (0 or 1) */
+  KILN_ARG_KIND_MAX_ENUM = 0x7fffffff
+} kiln_arg_kind;
+
+typedef struct kiln_arg {
+  kiln_arg_kind kind;
+  union {
+    struct {
+      const kiln_buffer *buffer;
+      uint64_t offset; /* bytes from the start of the buffer */
+    } buffer;
+    int64_t i;
+    uint64_t u;
+    double f;
+    int b;
+  } value;
+} kiln_arg;
+
+/* ---- errors ---------------------------------------------------------------------- */
+/* "KILN_ERROR_NO_DRIVER" etc.; "KILN_STATUS_UNKNOWN" for a value outside the enum. */
+const char *kiln_status_name(kiln_status status);
+/* The message of the last failing call on this thread ("" if none failed yet). Valid
+ * until the next failing call on this thread. */
+const char *kiln_last_error(void);
+
+/* ---- runtime --------------------------------------------------------------------- */
+/* `options` may be NULL (auto backend, device 0). Environment overrides used mainly by
+ * tests: KILN_CUDA_LIBRARY and KILN_ZE_LIBRARY name the driver library to dlopen. */
+kiln_status kiln_runtime_create(const kiln_runtime_options *options, kiln_runtime **out);
+void kiln_runtime_destroy(kiln_runtime *runtime);
+kiln_backend kiln_runtime_backend(const kiln_runtime *runtime);
+const char *kiln_runtime_device_name(const kiln_runtime *runtime);
+/* The code target this device runs: "sm_80", "sm_90", "sm_90a", ... or "spirv64". */
+const char *kiln_runtime_target(const kiln_runtime *runtime);
+/* Waits until every launch and copy issued so far has finished. */
+kiln_status kiln_runtime_synchronize(kiln_runtime *runtime);
+
+/* ---- device memory --------------------------------------------------------------- */
+/* `element` may be KILN_DTYPE_NONE; a typed buffer is checked against *T parameters. */
+kiln_status kiln_buffer_alloc(kiln_runtime *runtime, size_t bytes, kiln_dtype element, kiln_buffer **out);
+void kiln_buffer_free(kiln_buffer *buffer);
+size_t kiln_buffer_size(const kiln_buffer *buffer);
+kiln_dtype kiln_buffer_dtype(const kiln_buffer *buffer);
+/* The raw device address (CUdeviceptr, or the Level Zero pointer), for interop. */
+uint64_t kiln_buffer_device_address(const kiln_buffer *buffer);
+/* Blocking copies; they are ordered after every launch issued before them. */
+kiln_status kiln_buffer_write(kiln_buffer *buffer, size_t offset, const void *src, size_t bytes);
+kiln_status kiln_buffer_read(const kiln_buffer *buffer, size_t offset, void *dst, size_t bytes);
+kiln_status kiln_buffer_fill(kiln_buffer *buffer, uint8_t byte);
+
+/* ---- kernels --------------------------------------------------------------------- */
+kiln_status kiln_kernel_load_file(kiln_runtime *runtime, const char *path, kiln_kernel **out);
+kiln_status kiln_kernel_load_memory(kiln_runtime *runtime, const void *data, size_t size, kiln_kernel **out);
+void kiln_kernel_destroy(kiln_kernel *kernel);
+const char *kiln_kernel_name(const kiln_kernel *kernel);
+size_t kiln_kernel_num_params(const kiln_kernel *kernel);
+/* Any of the out pointers may be NULL. */
+kiln_status kiln_kernel_param(const kiln_kernel *kernel, size_t index, const char **name, kiln_dtype *dtype,
+                              int *is_pointer);
+/* Threads (CUDA) or work-items (Level Zero) per program: num_warps * 32. */
+uint32_t kiln_kernel_block_size(const kiln_kernel *kernel);
+uint32_t kiln_kernel_shared_bytes(const kiln_kernel *kernel);
+/* The driver's JIT/build info log from loading (may be ""). */
+const char *kiln_kernel_jit_log(const kiln_kernel *kernel);
+
+/* Launches `grid` programs. `args` follow the kernel's parameters in order. */
+kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args);
+
+/* ---- events (device-side timing) ------------------------------------------------- */
+kiln_status kiln_event_create(kiln_runtime *runtime, kiln_event **out);
+void kiln_event_destroy(kiln_event *event);
+kiln_status kiln_event_record(kiln_event *event);
+kiln_status kiln_event_synchronize(kiln_event *event);
+/* Milliseconds of device time between two recorded events of one runtime. */
+kiln_status kiln_event_elapsed_ms(const kiln_event *start, const kiln_event *end, float *ms);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_H */

@@ -1,0 +1,150 @@
+//===- CppApiTest.cpp - The C++ API (Runtime.h) over the fake CUDA driver --===//
+//
+// What a C++ user writes: typed buffers, variadic launches converted by argument type,
+// and errors as kiln::RuntimeError naming the parameter.
+//
+//===----------------------------------------------------------------------===//
+#include "RuntimeTestUtil.h"
+#include "runtime/Runtime.h"
+
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+
+using namespace kiln::rt;
+using namespace kiln::rt::test;
+
+namespace {
+
+bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
+
+class CppApi : public ::testing::Test {
+protected:
+  void SetUp() override {
+    fake.reset();
+    path = (std::filesystem::temp_directory_path() / ("kiln-cpp-api-" + std::to_string(::getpid()) + ".kbin")).string();
+    std::string error;
+    ASSERT_TRUE(writeBundleAtomic(path, vaddBundle(), error)) << error;
+  }
+  void TearDown() override { std::filesystem::remove(path); }
+
+  ScopedEnv env{"KILN_CUDA_LIBRARY", KILN_FAKE_CUDA_PATH};
+  FakeCuda fake;
+  std::string path;
+};
+
+// Runs `body` and returns the RuntimeError it throws (status KILN_SUCCESS if none).
+template <typename Body> kiln::RuntimeError thrown(Body body) {
+  try {
+    body();
+  } catch (const kiln::RuntimeError &e) {
+    return e;
+  }
+  return kiln::RuntimeError(KILN_SUCCESS, "nothing thrown");
+}
+
+} // namespace
+
+TEST_F(CppApi, TheArchitectureExampleWorks) {
+  kiln::Runtime rt;
+  EXPECT_EQ(rt.backend(), kiln::Backend::Cuda);
+  EXPECT_EQ(rt.target(), "sm_90");
+  auto k = rt.load_bundle(path);
+  EXPECT_EQ(k.name(), "vadd");
+  std::vector<kiln::Kernel::Param> params = k.params();
+  ASSERT_EQ(params.size(), 4u);
+  EXPECT_EQ(params[0].name, "x");
+  EXPECT_EQ(params[0].dtype, KILN_DTYPE_F32);
+  EXPECT_TRUE(params[0].pointer);
+  EXPECT_FALSE(params[3].pointer);
+
+  std::vector<float> host = {1, 2, 3, 4, 5, 6, 7, 8};
+  kiln::Buffer x = rt.upload(host);
+  EXPECT_EQ(x.dtype(), KILN_DTYPE_F32);
+  EXPECT_EQ(x.size_bytes(), 32u);
+  EXPECT_EQ(x.download<float>(), host);
+  kiln::Buffer y = rt.alloc<float>(8);
+  kiln::Buffer out = rt.alloc(32); // untyped: accepted for any pointer parameter
+  size_t rows = 3;
+  k.launch({rows, 1, 1}, x, y.at(16), out, 8);
+  EXPECT_EQ(fake.launchCount(), 1);
+  EXPECT_EQ(fake.param(0), x.device_address());
+  EXPECT_EQ(fake.param(1), y.device_address() + 16);
+  EXPECT_EQ(fake.param(3), 8u);
+  unsigned grid[3], block[3], shared;
+  char fn[32];
+  fake.lastLaunch(grid, block, &shared, fn, sizeof fn);
+  EXPECT_EQ(grid[0], 3u);
+  k.launch({2}, x, y, out, int64_t(7));
+  EXPECT_EQ(fake.param(3), 7u);
+}
+
+TEST_F(CppApi, MismatchesThrowNamingTheParameter) {
+  kiln::Runtime rt;
+  auto k = rt.load_bundle(path);
+  kiln::Buffer x = rt.alloc<float>(8);
+  kiln::Buffer ints = rt.alloc<int32_t>(8);
+
+  kiln::RuntimeError e = thrown([&] { k.launch({1}, x, x, x); });
+  EXPECT_EQ(e.status(), KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_TRUE(contains(e.what(), "kernel 'vadd' takes 4 arguments, got 3")) << e.what();
+
+  e = thrown([&] { k.launch({1}, x, x, x, 3.5); });
+  EXPECT_EQ(e.status(), KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_TRUE(contains(e.what(), "argument 4 ('n: i32'): the parameter is the integer i32, got a float (3.5)"));
+
+  e = thrown([&] { k.launch({1}, x, x, x, 5'000'000'000LL); });
+  EXPECT_TRUE(contains(e.what(), "5000000000 does not fit in i32")) << e.what();
+
+  e = thrown([&] { k.launch({1}, x, ints, x, 1); });
+  EXPECT_TRUE(contains(e.what(), "argument 2 ('y: *f32'): the buffer holds i32 elements")) << e.what();
+
+  e = thrown([&] { k.launch({1}, x, 4, x, 1); });
+  EXPECT_TRUE(contains(e.what(), "argument 2 ('y: *f32'): the parameter is *f32 and takes a device buffer, got an "
+                                 "integer (4)"))
+      << e.what();
+
+  e = thrown([&] { k.launch({-1}, x, x, x, 1); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(e.what(), "grid size -1 is outside 0..4294967295"));
+  EXPECT_EQ(fake.launchCount(), 0);
+}
+
+TEST_F(CppApi, ErrorsFromCreationAndLoading) {
+  {
+    ScopedEnv cuda("KILN_CUDA_LIBRARY", "/nonexistent/libcuda.so.1");
+    kiln::RuntimeError e = thrown([] { kiln::Runtime rt(kiln::Runtime::Options{kiln::Backend::Cuda, 0}); });
+    EXPECT_EQ(e.status(), KILN_ERROR_NO_DRIVER);
+    EXPECT_TRUE(contains(e.what(), "no CUDA driver")) << e.what();
+  }
+  kiln::Runtime rt;
+  kiln::RuntimeError e = thrown([&] { rt.load_bundle("/nonexistent/k.kbin"); });
+  EXPECT_EQ(e.status(), KILN_ERROR_IO);
+  std::vector<uint8_t> junk = {'K', 'I', 'L'};
+  e = thrown([&] { rt.load_bundle_bytes(junk); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(contains(e.what(), "bundle in memory: truncated")) << e.what();
+}
+
+TEST_F(CppApi, EventsAndMoves) {
+  kiln::Runtime rt;
+  auto k = rt.load_bundle(path);
+  kiln::Buffer x = rt.alloc<float>(4);
+  kiln::Event a = rt.create_event(), b = rt.create_event();
+  a.record();
+  k.launch({1}, x, x, x, 4);
+  k.launch({1}, x, x, x, 4);
+  b.record();
+  b.synchronize();
+  EXPECT_FLOAT_EQ(kiln::Event::elapsed_ms(a, b), 0.5f);
+
+  kiln::Buffer moved = std::move(x);
+  EXPECT_EQ(x.handle(), nullptr);
+  EXPECT_NE(moved.handle(), nullptr);
+  kiln::Runtime rt2 = std::move(rt);
+  rt2.synchronize();
+  kiln::Kernel k2;
+  k2 = std::move(k);
+  k2.launch({1}, moved, moved, moved, 1);
+  EXPECT_EQ(fake.launchCount(), 3);
+}

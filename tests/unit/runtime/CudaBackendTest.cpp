@@ -1,0 +1,359 @@
+//===- CudaBackendTest.cpp - The CUDA backend against the fake driver -----===//
+//
+// The CUDA backend, driven through the C API, with KILN_CUDA_LIBRARY pointing at
+// FakeCuda.cpp: what reaches the driver on a launch (grid, block size, shared memory,
+// the packed parameters), how driver failures come back (error name, operation, kernel
+// and source position), and that every driver object is released.
+//
+//===----------------------------------------------------------------------===//
+#include "RuntimeTestUtil.h"
+#include "runtime/kiln_runtime.h"
+
+#include <cuda.h>
+
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+
+using namespace kiln;
+using namespace kiln::rt;
+using namespace kiln::rt::test;
+
+namespace {
+
+bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
+
+kiln_arg bufArg(const kiln_buffer *b, uint64_t offset = 0) {
+  kiln_arg a{};
+  a.kind = KILN_ARG_BUFFER;
+  a.value.buffer.buffer = b;
+  a.value.buffer.offset = offset;
+  return a;
+}
+kiln_arg intArg(int64_t v) {
+  kiln_arg a{};
+  a.kind = KILN_ARG_INT;
+  a.value.i = v;
+  return a;
+}
+
+class CudaBackend : public ::testing::Test {
+protected:
+  void SetUp() override {
+    fake.reset();
+    ASSERT_EQ(make(), KILN_SUCCESS) << kiln_last_error();
+  }
+  void TearDown() override {
+    for (kiln_buffer *b : buffers)
+      kiln_buffer_free(b);
+    kiln_kernel_destroy(kernel);
+    kiln_runtime_destroy(rt);
+    // Everything the runtime created in the driver is gone again.
+    EXPECT_EQ(fake.live("memory"), 0);
+    EXPECT_EQ(fake.live("modules"), 0);
+    EXPECT_EQ(fake.live("streams"), 0);
+    EXPECT_EQ(fake.live("events"), 0);
+    EXPECT_EQ(fake.live("contexts"), 0);
+  }
+
+  kiln_status make() {
+    kiln_runtime_options o{KILN_BACKEND_CUDA, 0};
+    return kiln_runtime_create(&o, &rt);
+  }
+  kiln_status load(const Bundle &b) {
+    std::string error;
+    std::vector<uint8_t> bytes = serializeBundle(b, error);
+    EXPECT_EQ(error, "");
+    kiln_kernel_destroy(kernel);
+    kernel = nullptr;
+    return kiln_kernel_load_memory(rt, bytes.data(), bytes.size(), &kernel);
+  }
+  kiln_buffer *alloc(size_t bytes, kiln_dtype t = KILN_DTYPE_F32) {
+    kiln_buffer *b = nullptr;
+    EXPECT_EQ(kiln_buffer_alloc(rt, bytes, t, &b), KILN_SUCCESS) << kiln_last_error();
+    buffers.push_back(b);
+    return b;
+  }
+
+  ScopedEnv env{"KILN_CUDA_LIBRARY", KILN_FAKE_CUDA_PATH};
+  FakeCuda fake;
+  kiln_runtime *rt = nullptr;
+  kiln_kernel *kernel = nullptr;
+  std::vector<kiln_buffer *> buffers;
+};
+
+} // namespace
+
+TEST_F(CudaBackend, DescribesTheDevice) {
+  EXPECT_EQ(kiln_runtime_backend(rt), KILN_BACKEND_CUDA);
+  EXPECT_STREQ(kiln_runtime_device_name(rt), "Fake H200");
+  EXPECT_STREQ(kiln_runtime_target(rt), "sm_90");
+}
+
+TEST_F(CudaBackend, LaunchPassesGridBlockSharedAndPackedArguments) {
+  Bundle b = vaddBundle();
+  ASSERT_EQ(load(b), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_STREQ(kiln_kernel_name(kernel), "vadd");
+  EXPECT_EQ(kiln_kernel_block_size(kernel), 128u);
+  EXPECT_STREQ(kiln_kernel_jit_log(kernel), "ptxas info    : Used 8 registers (fake)");
+  kiln_buffer *x = alloc(4096), *y = alloc(4096), *out = alloc(4096);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(y, 512), bufArg(out), intArg(1000)};
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{8, 2, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+
+  unsigned grid[3], block[3], shared;
+  char fn[64];
+  ASSERT_EQ(fake.lastLaunch(grid, block, &shared, fn, sizeof fn), 1);
+  EXPECT_STREQ(fn, "kiln_vadd");
+  EXPECT_EQ(grid[0], 8u);
+  EXPECT_EQ(grid[1], 2u);
+  EXPECT_EQ(grid[2], 1u);
+  EXPECT_EQ(block[0], 128u); // num_warps * 32
+  EXPECT_EQ(block[1], 1u);
+  EXPECT_EQ(shared, 0u);
+  size_t size = 0;
+  EXPECT_EQ(fake.param(0, &size), kiln_buffer_device_address(x));
+  EXPECT_EQ(size, 8u);
+  EXPECT_EQ(fake.param(1), kiln_buffer_device_address(y) + 512);
+  EXPECT_EQ(fake.param(2), kiln_buffer_device_address(out));
+  EXPECT_EQ(fake.param(3, &size), 1000u);
+  EXPECT_EQ(size, 4u);
+}
+
+TEST_F(CudaBackend, LargeDynamicSharedMemoryIsOptedInto) {
+  Bundle b = vaddBundle();
+  b.sharedBytes = 100 * 1024; // the fake refuses launches above 48 KiB without the attribute
+  ASSERT_EQ(load(b), KILN_SUCCESS) << kiln_last_error();
+  kiln_buffer *x = alloc(64);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(x), bufArg(x), intArg(16)};
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  unsigned grid[3], block[3], shared;
+  char fn[64];
+  ASSERT_EQ(fake.lastLaunch(grid, block, &shared, fn, sizeof fn), 1);
+  EXPECT_EQ(shared, 100u * 1024);
+
+  b.sharedBytes = 300 * 1024;
+  EXPECT_EQ(load(b), KILN_ERROR_MODULE_LOAD);
+  EXPECT_EQ(std::string(kiln_last_error()),
+            "kernel 'vadd' (vadd.kiln:3:1) needs 307200 bytes of shared memory per program; Fake H200 allows 232448");
+}
+
+TEST_F(CudaBackend, BadArgumentsNeverReachTheDriver) {
+  ASSERT_EQ(load(vaddBundle()), KILN_SUCCESS);
+  kiln_buffer *x = alloc(64);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(x), intArg(3), intArg(16)};
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_TRUE(contains(kiln_last_error(), "argument 3 ('out: *f32'): the parameter is *f32 and takes a device buffer"))
+      << kiln_last_error();
+  kiln_buffer *ints = alloc(64, KILN_DTYPE_I32);
+  args = {bufArg(x), bufArg(ints), bufArg(x), intArg(16)};
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_TRUE(contains(kiln_last_error(), "the buffer holds i32 elements but the parameter is *f32"));
+  EXPECT_EQ(fake.launchCount(), 0);
+}
+
+TEST_F(CudaBackend, BuffersOfOtherRuntimesOrFreedOnesAreRefused) {
+  ASSERT_EQ(load(vaddBundle()), KILN_SUCCESS);
+  kiln_runtime *other = nullptr;
+  kiln_runtime_options o{KILN_BACKEND_CUDA, 0};
+  ASSERT_EQ(kiln_runtime_create(&o, &other), KILN_SUCCESS);
+  kiln_buffer *foreign = nullptr;
+  ASSERT_EQ(kiln_buffer_alloc(other, 64, KILN_DTYPE_F32, &foreign), KILN_SUCCESS);
+  kiln_buffer *x = alloc(64);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(foreign), bufArg(x), intArg(16)};
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_TRUE(
+      contains(kiln_last_error(), "argument 2 ('y: *f32'): the buffer was freed or belongs to another runtime"));
+  kiln_buffer_free(foreign);
+  kiln_runtime_destroy(other);
+  EXPECT_EQ(fake.launchCount(), 0);
+}
+
+TEST_F(CudaBackend, EmptyGridRunsNothingAndHugeGridIsRefused) {
+  ASSERT_EQ(load(vaddBundle()), KILN_SUCCESS);
+  kiln_buffer *x = alloc(64);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(x), bufArg(x), intArg(0)};
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{0, 1, 1}, args.data(), args.size()), KILN_SUCCESS);
+  EXPECT_EQ(fake.launchCount(), 0);
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 70000, 1}, args.data(), args.size()), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(kiln_last_error(), "grid (1, 70000, 1) exceeds the device's limit (2147483647, 65535, 65535)"));
+  EXPECT_EQ(fake.launchCount(), 0);
+}
+
+TEST_F(CudaBackend, CopiesRoundTripAndStayInBounds) {
+  kiln_buffer *b = alloc(16);
+  const float in[4] = {1, 2, 3, 4};
+  ASSERT_EQ(kiln_buffer_write(b, 0, in, sizeof in), KILN_SUCCESS);
+  float out[2] = {0, 0};
+  ASSERT_EQ(kiln_buffer_read(b, 8, out, sizeof out), KILN_SUCCESS);
+  EXPECT_EQ(out[0], 3.0f);
+  EXPECT_EQ(out[1], 4.0f);
+  EXPECT_EQ(kiln_buffer_read(b, 12, out, 8), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(std::string(kiln_last_error()), "kiln_buffer_read: 8 bytes at offset 12 exceeds the 16-byte buffer");
+  EXPECT_EQ(kiln_buffer_write(b, SIZE_MAX, in, 1), KILN_ERROR_INVALID_VALUE);
+  ASSERT_EQ(kiln_buffer_fill(b, 0), KILN_SUCCESS);
+  ASSERT_EQ(kiln_buffer_read(b, 0, out, sizeof out), KILN_SUCCESS);
+  EXPECT_EQ(out[0], 0.0f);
+}
+
+TEST_F(CudaBackend, EmptyAndTypedBuffers) {
+  kiln_buffer *empty = alloc(0);
+  EXPECT_EQ(kiln_buffer_device_address(empty), 0u);
+  EXPECT_EQ(kiln_buffer_read(empty, 0, nullptr, 0), KILN_SUCCESS);
+  EXPECT_EQ(fake.live("memory"), 0);
+  kiln_buffer *b = nullptr;
+  EXPECT_EQ(kiln_buffer_alloc(rt, 6, KILN_DTYPE_F32, &b), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(kiln_last_error(), "6 bytes is not a whole number of f32 elements"));
+  EXPECT_EQ(kiln_buffer_alloc(rt, 8, static_cast<kiln_dtype>(42), &b), KILN_ERROR_INVALID_VALUE);
+}
+
+TEST_F(CudaBackend, JitErrorsComeBackWithTheSourceLine) {
+  std::string ptx = kVaddPtx;
+  ptx.insert(ptx.find("ret;"), "FAKE_JIT_ERROR\n");
+  EXPECT_EQ(load(vaddBundle(ptx)), KILN_ERROR_MODULE_LOAD);
+  std::string msg = kiln_last_error();
+  EXPECT_TRUE(contains(msg, "cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX (fake driver error) for kernel 'vadd' "
+                            "(vadd.kiln:3:1) (sm_90 PTX on sm_90)"))
+      << msg;
+  EXPECT_TRUE(contains(msg, "\nJIT log:\nptxas application ptx input, line 13; error   : Unknown symbol "
+                            "'FAKE_JIT_ERROR'  (at vadd.kiln:4:5)\n"))
+      << msg;
+}
+
+TEST_F(CudaBackend, MissingEntryPointIsNamed) {
+  Bundle b = vaddBundle();
+  b.entry = "kiln_other";
+  EXPECT_EQ(load(b), KILN_ERROR_MODULE_LOAD);
+  EXPECT_EQ(std::string(kiln_last_error()),
+            "cuModuleGetFunction: CUDA_ERROR_NOT_FOUND (fake driver error) for kernel 'vadd' (vadd.kiln:3:1): the PTX "
+            "has no entry point 'kiln_other'");
+}
+
+TEST_F(CudaBackend, NoCodeForThisDevice) {
+  fake.configure(1, 8, 0, 1024);
+  kiln_runtime_destroy(rt);
+  ASSERT_EQ(make(), KILN_SUCCESS);
+  EXPECT_STREQ(kiln_runtime_target(rt), "sm_80");
+  EXPECT_EQ(load(vaddBundle()), KILN_ERROR_NO_COMPATIBLE_CODE);
+  EXPECT_EQ(std::string(kiln_last_error()),
+            "kernel 'vadd' (vadd.kiln:3:1) has code for sm_90 only; the device is sm_80 (Fake H200)");
+}
+
+TEST_F(CudaBackend, TooManyThreadsForTheRegisterBudget) {
+  fake.configure(1, 9, 0, 64);
+  Bundle b = vaddBundle();
+  EXPECT_EQ(load(b), KILN_ERROR_MODULE_LOAD);
+  EXPECT_TRUE(contains(kiln_last_error(), "asks for 4 warps (128 threads) but sm_90 can run at most 64 threads"));
+  b.numWarps = 2;
+  EXPECT_EQ(load(b), KILN_SUCCESS) << kiln_last_error();
+}
+
+TEST_F(CudaBackend, KernelFaultsNameTheLastKernel) {
+  ASSERT_EQ(load(vaddBundle()), KILN_SUCCESS);
+  kiln_buffer *x = alloc(64);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(x), bufArg(x), intArg(16)};
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_SUCCESS);
+  fake.failNext("cuCtxSynchronize", CUDA_ERROR_ILLEGAL_ADDRESS);
+  EXPECT_EQ(kiln_runtime_synchronize(rt), KILN_ERROR_LAUNCH);
+  EXPECT_EQ(std::string(kiln_last_error()),
+            "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered); the last kernel "
+            "launched was kernel 'vadd' (vadd.kiln:3:1)");
+  fake.failNext("cuLaunchKernel", CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{3, 1, 1}, args.data(), args.size()), KILN_ERROR_LAUNCH);
+  EXPECT_TRUE(contains(kiln_last_error(), "cuLaunchKernel: CUDA_ERROR_INVALID_VALUE (fake driver error) for kernel "
+                                          "'vadd' (vadd.kiln:3:1) with grid (3, 1, 1), 128 threads per program"));
+}
+
+TEST_F(CudaBackend, OutOfMemoryIsItsOwnStatus) {
+  fake.failNext("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY);
+  kiln_buffer *b = nullptr;
+  EXPECT_EQ(kiln_buffer_alloc(rt, 1 << 20, KILN_DTYPE_NONE, &b), KILN_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(std::string(kiln_last_error()),
+            "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (fake driver error) for 1048576 bytes");
+  EXPECT_EQ(b, nullptr);
+}
+
+TEST_F(CudaBackend, EventsMeasureDeviceTime) {
+  ASSERT_EQ(load(vaddBundle()), KILN_SUCCESS);
+  kiln_buffer *x = alloc(64);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(x), bufArg(x), intArg(16)};
+  kiln_event *start = nullptr, *stop = nullptr;
+  ASSERT_EQ(kiln_event_create(rt, &start), KILN_SUCCESS);
+  ASSERT_EQ(kiln_event_create(rt, &stop), KILN_SUCCESS);
+  float ms = -1;
+  EXPECT_EQ(kiln_event_elapsed_ms(start, stop, &ms), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(kiln_last_error(), "both events must be recorded first"));
+  ASSERT_EQ(kiln_event_record(start), KILN_SUCCESS);
+  for (int i = 0; i < 4; ++i)
+    ASSERT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_SUCCESS);
+  ASSERT_EQ(kiln_event_record(stop), KILN_SUCCESS);
+  ASSERT_EQ(kiln_event_synchronize(stop), KILN_SUCCESS);
+  ASSERT_EQ(kiln_event_elapsed_ms(start, stop, &ms), KILN_SUCCESS);
+  EXPECT_FLOAT_EQ(ms, 1.0f); // the fake advances 0.25 ms per launch
+  kiln_event_destroy(start);
+  kiln_event_destroy(stop);
+}
+
+TEST_F(CudaBackend, LoadingFromFilesReportsIoAndFormatErrors) {
+  kiln_kernel *k = nullptr;
+  EXPECT_EQ(kiln_kernel_load_file(rt, "/nonexistent/k.kbin", &k), KILN_ERROR_IO);
+  EXPECT_TRUE(contains(kiln_last_error(), "cannot open '/nonexistent/k.kbin'"));
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("kiln-cuda-test-" + std::to_string(::getpid()))).string();
+  std::string error;
+  ASSERT_TRUE(writeBundleAtomic(path, vaddBundle(), error)) << error;
+  EXPECT_EQ(kiln_kernel_load_file(rt, path.c_str(), &k), KILN_SUCCESS) << kiln_last_error();
+  kiln_kernel_destroy(k);
+  std::filesystem::resize_file(path, 100);
+  EXPECT_EQ(kiln_kernel_load_file(rt, path.c_str(), &k), KILN_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(contains(kiln_last_error(), "truncated")) << kiln_last_error();
+  std::filesystem::remove(path);
+}
+
+TEST_F(CudaBackend, HandlesOutliveTheRuntimeHandle) {
+  ASSERT_EQ(load(vaddBundle()), KILN_SUCCESS);
+  kiln_buffer *x = alloc(64);
+  kiln_runtime_destroy(rt); // buffers and kernels keep the device state alive
+  rt = nullptr;
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(x), bufArg(x), intArg(16)};
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(fake.live("contexts"), 1);
+}
+
+TEST(CudaBackendCreation, DriverAndDeviceFailures) {
+  ScopedEnv env("KILN_CUDA_LIBRARY", KILN_FAKE_CUDA_PATH);
+  FakeCuda fake;
+  fake.reset();
+  kiln_runtime_options o{KILN_BACKEND_CUDA, 0};
+  kiln_runtime *rt = nullptr;
+
+  fake.failNext("cuInit", CUDA_ERROR_SYSTEM_DRIVER_MISMATCH);
+  EXPECT_EQ(kiln_runtime_create(&o, &rt), KILN_ERROR_NO_DRIVER);
+  EXPECT_EQ(std::string(kiln_last_error()),
+            "no usable CUDA driver: cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (fake driver error)");
+
+  fake.failNext("cuInit", CUDA_ERROR_NO_DEVICE);
+  EXPECT_EQ(kiln_runtime_create(&o, &rt), KILN_ERROR_NO_DEVICE);
+  EXPECT_TRUE(contains(kiln_last_error(), "no CUDA device: the driver (" KILN_FAKE_CUDA_PATH ") found no GPU"));
+
+  fake.configure(0, 9, 0, 1024);
+  EXPECT_EQ(kiln_runtime_create(&o, &rt), KILN_ERROR_NO_DEVICE);
+  EXPECT_EQ(std::string(kiln_last_error()), "no CUDA device: the driver reports 0 devices");
+
+  fake.configure(2, 9, 0, 1024);
+  o.device_index = 2;
+  EXPECT_EQ(kiln_runtime_create(&o, &rt), KILN_ERROR_NO_DEVICE);
+  EXPECT_EQ(std::string(kiln_last_error()), "no CUDA device 2: the driver reports 2 devices");
+  EXPECT_EQ(rt, nullptr);
+
+  // A failure while setting up releases what was already taken.
+  o.device_index = 1;
+  fake.failNext("cuStreamCreate", CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(kiln_runtime_create(&o, &rt), KILN_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(fake.live("contexts"), 0);
+
+  // Auto picks CUDA when it works.
+  ASSERT_EQ(kiln_runtime_create(nullptr, &rt), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(kiln_runtime_backend(rt), KILN_BACKEND_CUDA);
+  kiln_runtime_destroy(rt);
+  EXPECT_EQ(fake.live("contexts"), 0);
+}
