@@ -47,8 +47,10 @@ std::string passListText() {
 
 int main(int argc, char **argv) {
   // --print-after-all is libLLVM's own option; show it among ours.
-  if (auto it = cl::getRegisteredOptions().find("print-after-all"); it != cl::getRegisteredOptions().end())
+  if (auto it = cl::getRegisteredOptions().find("print-after-all"); it != cl::getRegisteredOptions().end()) {
     it->second->addCategory(OptCategory);
+    it->second->setHiddenFlag(cl::NotHidden);
+  }
   cl::HideUnrelatedOptions(OptCategory);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "dslc-opt (Kiln) " << KILN_VERSION << "\n"; });
   static const std::string overview =

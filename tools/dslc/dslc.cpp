@@ -214,6 +214,7 @@ void adoptLLVMOption(const char *name, const char *description) {
     return;
   it->second->addCategory(KilnCategory);
   it->second->setDescription(description);
+  it->second->setHiddenFlag(cl::NotHidden);
 }
 
 } // namespace
