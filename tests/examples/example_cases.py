@@ -1,0 +1,135 @@
+#===- example_cases.py - Differential cases of the teaching examples -----------===#
+#
+# Every kernel under examples/ is run here on several sizes: a random size, sizes that
+# are not multiples of the tile, and the smallest input. See kilncase.py for the fields.
+#
+#===---------------------------------------------------------------------------===#
+from kilncase import (Arr, Case, Scalar, Tol, cdiv, f32, f64, normal, softmax_rows,
+                      with_specials)
+
+CASES = []
+
+
+# ---- vector_add -----------------------------------------------------------------------
+
+def _vector_add(name, sizes, block=None):
+    CASES.append(Case(
+        name=name, file="examples/vector_add.kiln", kernel="vector_add",
+        sizes=sizes,
+        defines={"BLOCK": block} if block else {},
+        grid=lambda s: (cdiv(s["n"], block or 1024),),
+        args=[Arr("x", "f32", "n", normal()), Arr("y", "f32", "n", normal()),
+              Arr("out", "f32", "n"), Scalar("n", "i32", "n")],
+        ref=lambda v, s: {"out": f32(v.x) + f32(v.y)},
+        tol=Tol(0, 0)))  # one f32 rounding either way: bit-exact
+
+
+_vector_add("example.vector_add", lambda r: {"n": int(r.integers(1000, 5000))}, block=256)
+_vector_add("example.vector_add.default_block", {"n": 3000})
+_vector_add("example.vector_add.one", {"n": 1}, block=128)
+_vector_add("example.vector_add.exact_blocks", {"n": 512}, block=128)
+
+
+# ---- softmax --------------------------------------------------------------------------
+
+def _softmax_ref(v, s):
+    y = v.y.astype("float64").copy()
+    y[:, : s["n"]] = softmax_rows(v.x[:, : s["n"]])
+    return {"y": y}
+
+
+def _softmax(name, sizes, block=None):
+    CASES.append(Case(
+        name=name, file="examples/softmax.kiln", kernel="softmax",
+        sizes=sizes,
+        defines={"BLOCK": block} if block else {},
+        grid=("rows",),
+        args=[
+            # Large entries first: a softmax without the max subtraction overflows.
+            Arr("x", "f32", lambda s: (s["rows"], s.get("stride", s["n"])),
+                with_specials(normal(4.0), [100.0, 95.0, -100.0])),
+            Arr("y", "f32", lambda s: (s["rows"], s.get("stride", s["n"]))),
+            Scalar("n_cols", "i32", "n"),
+            Scalar("row_stride", "i32", lambda s: s.get("stride", s["n"])),
+        ],
+        ref=_softmax_ref,
+        tol=Tol(1e-5, 1e-7)))
+
+
+_softmax("example.softmax", {"rows": 16, "n": 1000})
+_softmax("example.softmax.random",
+         lambda r: {"rows": int(r.integers(1, 24)), "n": int(r.integers(1, 129))}, block=128)
+_softmax("example.softmax.strided", {"rows": 7, "n": 50, "stride": 61}, block=64)
+_softmax("example.softmax.one_col", {"rows": 3, "n": 1}, block=16)
+
+
+# ---- layernorm ------------------------------------------------------------------------
+
+def _layernorm_ref(v, s):
+    x = f64(v.x)
+    mean = x.mean(axis=1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+    return {"y": (x - mean) / (var + float(v.eps)) ** 0.5 * f64(v.w) + f64(v.b)}
+
+
+def _layernorm(name, sizes, block=None):
+    CASES.append(Case(
+        name=name, file="examples/layernorm.kiln", kernel="layernorm",
+        sizes=sizes,
+        defines={"BLOCK": block} if block else {},
+        grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), normal(2.0, mean=3.0)),
+              Arr("w", "f32", "n", normal()), Arr("b", "f32", "n", normal()),
+              Arr("y", "f32", ("rows", "n")),
+              Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-5)],
+        ref=_layernorm_ref,
+        tol=Tol(2e-5, 2e-5)))
+
+
+_layernorm("example.layernorm", {"rows": 12, "n": 768})
+_layernorm("example.layernorm.random",
+           lambda r: {"rows": int(r.integers(1, 20)), "n": int(r.integers(2, 257))}, block=256)
+_layernorm("example.layernorm.short_row", {"rows": 5, "n": 3}, block=32)
+
+
+# ---- matmul ---------------------------------------------------------------------------
+
+def _matmul(name, sizes, tiles=None):
+    bm, bn = (tiles or {}).get("BM", 32), (tiles or {}).get("BN", 32)
+    CASES.append(Case(
+        name=name, file="examples/matmul.kiln", kernel="matmul",
+        sizes=sizes, defines=tiles or {},
+        grid=lambda s: (cdiv(s["M"], bm), cdiv(s["N"], bn)),
+        args=[Arr("a", "f32", ("M", "K"), normal()), Arr("b", "f32", ("K", "N"), normal()),
+              Arr("c", "f32", ("M", "N")),
+              Scalar("M", "i32", "M"), Scalar("N", "i32", "N"), Scalar("K", "i32", "K")],
+        ref=lambda v, s: {"c": f64(v.a) @ f64(v.b)},
+        tol=Tol(1e-4, 1e-4)))
+
+
+_matmul("example.matmul", {"M": 64, "N": 96, "K": 64})
+_matmul("example.matmul.ragged", lambda r: {"M": int(r.integers(1, 80)),
+                                            "N": int(r.integers(1, 80)),
+                                            "K": int(r.integers(1, 70))})
+_matmul("example.matmul.tiles", {"M": 50, "N": 70, "K": 45}, {"BM": 16, "BN": 64, "BK": 32})
+_matmul("example.matmul.k_short", {"M": 33, "N": 17, "K": 5})
+
+
+# ---- long_softmax ---------------------------------------------------------------------
+
+def _long_softmax(name, sizes, block=None):
+    CASES.append(Case(
+        name=name, file="examples/long_softmax.kiln", kernel="long_softmax",
+        sizes=sizes, defines={"BLOCK": block} if block else {},
+        grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), with_specials(normal(3.0), [90.0, -50.0])),
+              Arr("y", "f32", ("rows", "n")), Scalar("n_cols", "i32", "n")],
+        ref=lambda v, s: {"y": softmax_rows(v.x)},
+        tol=Tol(1e-5, 1e-7)))
+
+
+_long_softmax("example.long_softmax", {"rows": 6, "n": 2000})
+_long_softmax("example.long_softmax.random",
+              lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(1, 1500))}, block=128)
+_long_softmax("example.long_softmax.one_block", {"rows": 3, "n": 100})
+_long_softmax("example.long_softmax.exact_blocks", {"rows": 2, "n": 512}, block=64)

@@ -1,0 +1,375 @@
+#===- kilncase.py - How differential test cases of Kiln kernels are described --===#
+#
+# A case names a Kiln file, a kernel, a grid, `-D` overrides, its arguments and a numpy
+# reference. The runner (run_kernels.py) turns a case into fresh random `.npy` inputs,
+# one `dslc run` and a comparison of every output against the reference.
+#
+# Values and files: every array has a Kiln dtype. The reference sees "values": numpy
+# arrays of a native dtype (f16 as float16, i8 as int8, ...), except bf16 and the f8
+# formats, which numpy lacks: their values are float32 arrays holding numbers that are
+# exactly representable in the format. The files carry what `dslc run` expects: the
+# exact little-endian dtype, bf16 as raw '|V2' and f8 as raw '|V1' bit patterns.
+#
+#===---------------------------------------------------------------------------===#
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Union
+
+import numpy as np
+
+# ---- dtypes ---------------------------------------------------------------------------
+
+# Kiln dtype -> (numpy dtype of the values, numpy dtype of the .npy file).
+_NATIVE = {
+    "bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "f16": np.float16, "f32": np.float32, "f64": np.float64,
+}
+_RAW_WIDTH = {"bf16": 2, "f8e4m3": 1, "f8e5m2": 1}
+
+
+def is_float(dtype: str) -> bool:
+    return dtype.startswith("f") or dtype == "bf16"
+
+
+# ---- bf16 -----------------------------------------------------------------------------
+
+def bf16_bits(a) -> np.ndarray:
+    """float32 values -> bf16 bit patterns (uint16), round to nearest even."""
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    u = a.view(np.uint32).astype(np.uint64)
+    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    # NaN must stay NaN even when its payload sits in the low half only.
+    quiet = ((u >> 16) | 0x40).astype(np.uint16)
+    return np.where(np.isnan(a), quiet, rounded)
+
+
+def bf16_value(bits) -> np.ndarray:
+    """bf16 bit patterns -> float32 values."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def round_bf16(a) -> np.ndarray:
+    """Rounds to the nearest bf16 (through float32, as Kiln's f32 -> bf16 cast does)."""
+    return bf16_value(bf16_bits(np.asarray(a, dtype=np.float32)))
+
+
+# ---- f8 (OCP E4M3 "fn" and E5M2) -----------------------------------------------------
+
+def _f8_table(exp_bits: int, man_bits: int, has_inf: bool) -> np.ndarray:
+    """The float value of each of the 256 codes."""
+    bias = (1 << (exp_bits - 1)) - 1
+    out = np.zeros(256, dtype=np.float64)
+    for code in range(256):
+        sign = -1.0 if code & 0x80 else 1.0
+        e = (code >> man_bits) & ((1 << exp_bits) - 1)
+        m = code & ((1 << man_bits) - 1)
+        if has_inf and e == (1 << exp_bits) - 1:
+            out[code] = sign * math.inf if m == 0 else math.nan
+        elif not has_inf and e == (1 << exp_bits) - 1 and m == (1 << man_bits) - 1:
+            out[code] = math.nan
+        elif e == 0:
+            out[code] = sign * m / (1 << man_bits) * 2.0 ** (1 - bias)
+        else:
+            out[code] = sign * (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
+    return out
+
+
+_F8 = {"f8e4m3": _f8_table(4, 3, False), "f8e5m2": _f8_table(5, 2, True)}
+
+
+def f8_bits(a, fmt: str) -> np.ndarray:
+    """Values -> f8 codes: round to nearest even, saturate to the largest finite value."""
+    table = _F8[fmt]
+    pos = table[:128]
+    finite = np.isfinite(pos)
+    max_code = int(np.nonzero(finite)[0].max())
+    vals = pos[: max_code + 1]  # increasing with the code
+    a = np.asarray(a, dtype=np.float64)
+    mag = np.minimum(np.abs(np.nan_to_num(a, nan=0.0, posinf=np.inf)), vals[-1])
+    hi = np.clip(np.searchsorted(vals, mag), 0, max_code)
+    lo = np.clip(hi - 1, 0, max_code)
+    d_lo, d_hi = mag - vals[lo], vals[hi] - mag
+    pick_hi = (d_hi < d_lo) | ((d_hi == d_lo) & (hi % 2 == 0))
+    code = np.where(pick_hi, hi, lo).astype(np.uint8)
+    code = code | np.where(np.signbit(a), 0x80, 0).astype(np.uint8)
+    nan_code = 0x7F
+    return np.where(np.isnan(a), nan_code, code).astype(np.uint8)
+
+
+def f8_value(bits, fmt: str) -> np.ndarray:
+    return _F8[fmt][np.asarray(bits, dtype=np.uint8)].astype(np.float32)
+
+
+def round_f8(a, fmt: str) -> np.ndarray:
+    return f8_value(f8_bits(a, fmt), fmt)
+
+
+# ---- values <-> files -----------------------------------------------------------------
+
+def to_values(a, dtype: str) -> np.ndarray:
+    """Converts numbers to the values a Kiln array of `dtype` can hold (rounding floats
+    to nearest even; integers must already be in range)."""
+    if dtype == "bf16":
+        return round_bf16(a)
+    if dtype in _F8:
+        return round_f8(a, dtype)
+    return np.asarray(a).astype(_NATIVE[dtype])
+
+
+def encode(values: np.ndarray, dtype: str) -> np.ndarray:
+    """Values -> the array `dslc run` reads (C-contiguous, exact file dtype)."""
+    if dtype == "bf16":
+        out = bf16_bits(values).view("V2")
+    elif dtype in _F8:
+        out = f8_bits(values, dtype).view("V1")
+    else:
+        out = np.asarray(values, dtype=_NATIVE[dtype])
+    return np.ascontiguousarray(out)
+
+
+def file_descr(dtype: str) -> str:
+    if dtype in _RAW_WIDTH:
+        return "|V%d" % _RAW_WIDTH[dtype]
+    return np.dtype(_NATIVE[dtype]).newbyteorder("<").str.replace("=", "<")
+
+
+def decode(arr: np.ndarray, dtype: str) -> np.ndarray:
+    """An array read back from a file -> values."""
+    if dtype == "bf16":
+        return bf16_value(arr.view(np.uint16))
+    if dtype in _F8:
+        return f8_value(arr.view(np.uint8), dtype)
+    return arr.astype(_NATIVE[dtype])
+
+
+# ---- generators -----------------------------------------------------------------------
+# A generator is called as gen(rng, shape) and returns numbers; the runner rounds them to
+# the array's dtype.
+
+Gen = Callable[[np.random.Generator, tuple], np.ndarray]
+
+
+def normal(scale: float = 1.0, mean: float = 0.0) -> Gen:
+    return lambda rng, shape: rng.normal(mean, scale, size=shape)
+
+
+def uniform(lo: float, hi: float) -> Gen:
+    return lambda rng, shape: rng.uniform(lo, hi, size=shape)
+
+
+def randint(lo: int, hi: int) -> Gen:
+    """Integers in [lo, hi)."""
+    return lambda rng, shape: rng.integers(lo, hi, size=shape, dtype=np.int64)
+
+
+def signed_uniform(lo: float, hi: float) -> Gen:
+    """Magnitudes in [lo, hi) with a random sign (keeps divisors away from zero)."""
+    def gen(rng, shape):
+        return rng.uniform(lo, hi, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    return gen
+
+
+def boolean(p: float = 0.5) -> Gen:
+    return lambda rng, shape: rng.random(size=shape) < p
+
+
+def fill(value) -> Gen:
+    return lambda rng, shape: np.full(shape, value)
+
+
+def zeros() -> Gen:
+    return fill(0)
+
+
+def with_specials(base: Gen, specials) -> Gen:
+    """`base`, with the first elements (in row-major order) replaced by `specials`."""
+    def gen(rng, shape):
+        a = np.asarray(base(rng, shape), dtype=np.float64).reshape(-1)
+        k = min(len(specials), a.size)
+        a[:k] = specials[:k]
+        return a.reshape(shape)
+    return gen
+
+
+# ---- case description -----------------------------------------------------------------
+
+Sizes = dict
+
+
+def resolve(x, sizes: Sizes):
+    """An int, a size name, a callable of the sizes, or a tuple/list of those."""
+    if isinstance(x, (tuple, list)):
+        return tuple(resolve(e, sizes) for e in x)
+    if isinstance(x, str):
+        return sizes[x]
+    if callable(x):
+        return x(sizes)
+    return x
+
+
+@dataclass
+class Arr:
+    """A pointer parameter: the buffer is an array of `shape` (flattened for the kernel).
+    Arrays the reference returns are outputs; every other array must come back unchanged."""
+    name: str
+    dtype: str
+    shape: Any
+    gen: Gen = field(default_factory=zeros)
+
+
+@dataclass
+class Scalar:
+    """A scalar parameter; `value` is a number, a size name or a callable of the sizes."""
+    name: str
+    dtype: str
+    value: Any
+
+
+@dataclass
+class Tol:
+    """An element passes when |got - expected| <= atol + rtol * |expected|."""
+    rtol: float = 0.0
+    atol: float = 0.0
+
+
+EXACT = Tol(0.0, 0.0)
+
+DEFAULT_TOL = {
+    "f64": Tol(1e-12, 1e-12),
+    "f32": Tol(1e-5, 1e-6),
+    "f16": Tol(2e-3, 1e-3),
+    "bf16": Tol(1e-2, 1e-2),
+    "f8e4m3": Tol(0.13, 1e-2),
+    "f8e5m2": Tol(0.26, 1e-2),
+}
+
+
+def default_tol(dtype: str) -> Tol:
+    return DEFAULT_TOL.get(dtype, EXACT)
+
+
+@dataclass
+class Case:
+    """One `dslc run` compared against numpy.
+
+    ref(v, s) gets the values of every argument before the run (outputs hold their
+    initial contents), as attributes of `v`, and the sizes `s`; it returns a dict
+    output name -> expected values (any shape-compatible numeric array)."""
+    name: str
+    file: str                       # relative to the repository root
+    kernel: str
+    grid: Any                       # tuple of Dims, or callable(sizes) -> tuple
+    args: list
+    ref: Callable[[Any, Sizes], dict]
+    sizes: Union[Sizes, Callable[[np.random.Generator], Sizes]] = field(default_factory=dict)
+    defines: Union[dict, Callable[[Sizes], dict]] = field(default_factory=dict)
+    tol: Union[Tol, dict, None] = None
+    expect_error: Optional[str] = None  # a code such as "E0604": the run must fail with it
+    expect_stdout: Optional[str] = None  # a substring the run must print
+
+    def tol_for(self, out: str, dtype: str) -> Tol:
+        if isinstance(self.tol, Tol):
+            return self.tol
+        if isinstance(self.tol, dict) and out in self.tol:
+            return self.tol[out]
+        return default_tol(dtype)
+
+
+class Values:
+    """Attribute access to the argument values handed to a reference."""
+
+    def __init__(self, d: dict):
+        self.__dict__.update(d)
+
+    def __getitem__(self, k):
+        return self.__dict__[k]
+
+
+# ---- helpers for references -----------------------------------------------------------
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def c_div(a, b):
+    """C integer division (truncate toward zero); x / 0 = 0, in the operands' dtype."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    dt = np.result_type(a, b)
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    safe = np.where(b64 == 0, 1, b64)
+    q = np.abs(a64) // np.abs(safe) * np.sign(a64) * np.sign(safe)
+    return np.where(b64 == 0, 0, q).astype(dt)
+
+
+def c_rem(a, b):
+    """C remainder (sign of the dividend); x % 0 = 0."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    dt = np.result_type(a, b)
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    r = a64 - c_div(a64, b64).astype(np.int64) * b64
+    return np.where(b64 == 0, 0, r).astype(dt)
+
+
+_INT_RANGE = {d: (np.iinfo(_NATIVE[d]).min, np.iinfo(_NATIVE[d]).max)
+              for d in ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")}
+
+
+def sat_cast(x, dtype: str):
+    """Kiln float -> integer cast: truncate toward zero, saturate, NaN -> 0."""
+    x = np.asarray(x, dtype=np.float64)
+    lo, hi = _INT_RANGE[dtype]
+    t = np.trunc(np.nan_to_num(x, nan=0.0, posinf=np.inf, neginf=-np.inf))
+    # Compare in float64 against the bounds; the largest i64/u64 are not exact in float64,
+    # so clamp with the integer bounds afterwards.
+    big = t >= float(hi)
+    small = t <= float(lo)
+    mid = np.where(big | small, 0, t).astype(np.int64 if dtype != "u64" else np.uint64)
+    out = mid.astype(_NATIVE[dtype])
+    out = np.where(big, np.array(hi, dtype=_NATIVE[dtype]), out)
+    out = np.where(small, np.array(lo, dtype=_NATIVE[dtype]), out)
+    return out.astype(_NATIVE[dtype])
+
+
+def erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(np.asarray(x, dtype=np.float64))
+
+
+def sigmoid(x):
+    x = np.asarray(x, dtype=np.float64)
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def f32(x):
+    return np.asarray(x, dtype=np.float32)
+
+
+def f64(x):
+    return np.asarray(x, dtype=np.float64)
+
+
+def softmax_rows(x):
+    x = f64(x)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def stable_topk_indices(x, k: int, axis: int = -1):
+    """Indices of the k largest along `axis`, largest first, lower index first on ties."""
+    x = np.asarray(x)
+    key = -x.astype(np.float64) if is_float_array(x) else -x.astype(np.int64)
+    return np.argsort(key, axis=axis, kind="stable").take(np.arange(k), axis=axis)
+
+
+def is_float_array(x) -> bool:
+    return np.issubdtype(np.asarray(x).dtype, np.floating)
+
+
+def wrap(x, dtype: str):
+    """Integer results wrapped to `dtype` (two's complement), as Kiln integers overflow."""
+    return np.asarray(x).astype(np.int64).astype(_NATIVE[dtype]) if dtype != "u64" \
+        else np.asarray(x).astype(np.uint64)

@@ -1,0 +1,922 @@
+#===- cases.py - The corpus of small Kiln programs and their numpy references --===#
+#
+# One Case per run of a program under tests/programs/ (see tests/examples/kilncase.py
+# for the fields). References compute in float64 where the kernel's rounding does not
+# matter, and mirror the kernel's float32/float16 operations where it does (floor of a
+# product, weak-typed f16 arithmetic, casts), so tolerances stay tight.
+#
+#===---------------------------------------------------------------------------===#
+import numpy as np
+
+from kilncase import (EXACT, Arr, Case, Scalar, Tol, boolean, c_div, c_rem, cdiv, erf, f32,
+                      f64, fill, normal, randint, round_bf16, round_f8, sat_cast, sigmoid,
+                      signed_uniform, softmax_rows, stable_topk_indices, uniform,
+                      with_specials, wrap)
+
+CASES = []
+P = "tests/programs/"
+
+
+def add(name, file, kernel, **kw):
+    CASES.append(Case(name=name, file=P + file, kernel=kernel, **kw))
+
+
+def rand_n(lo, hi):
+    """Sizes with one random length n in [lo, hi)."""
+    return lambda r: {"n": int(r.integers(lo, hi))}
+
+
+def blocks(block, key="n"):
+    """A 1-D grid covering sizes[key] in BLOCK-wide programs."""
+    return lambda s: (cdiv(s[key], block),)
+
+
+def full_range(dtype):
+    info = np.iinfo(dtype)
+    return lambda rng, shape: rng.integers(int(info.min), int(info.max) + 1, size=shape,
+                                           dtype=dtype)
+
+
+# ---- elementwise math ---------------------------------------------------------------
+
+def _unary_ref(v, s):
+    x = v.x
+    x64 = f64(x)
+    t = f64(x - np.float32(2.0))               # the kernel subtracts in f32
+    lin = x * np.float32(3.0) - np.float32(6.0)  # likewise: floor/ceil see this f32 value
+    return {"out": np.stack([
+        np.exp(x64), np.exp2(x64), np.log(x64), np.log2(x64), np.sqrt(x64),
+        1.0 / np.sqrt(x64), np.sin(x64), np.cos(x64), np.tanh(t), erf(t), sigmoid(t),
+        np.abs(t), np.floor(lin), np.ceil(lin)])}
+
+
+add("math.unary", "math_unary.kiln", "unary_math", sizes=rand_n(300, 1000), grid=blocks(128),
+    args=[Arr("x", "f32", "n", uniform(0.05, 4.0)), Arr("out", "f32", (14, "n")),
+          Scalar("n", "i32", "n")],
+    ref=_unary_ref)
+
+add("math.half_f16", "math_half.kiln", "half_math", sizes=rand_n(100, 300), grid=blocks(64),
+    args=[Arr("x", "f16", "n", uniform(0.1, 3.0)), Arr("out", "f16", (5, "n")),
+          Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"out": np.stack([
+        np.exp(f64(v.x)), np.log(f64(v.x)), np.sqrt(f64(v.x)), sigmoid(v.x),
+        np.tanh(f64(v.x))])})
+
+add("math.half_bf16", "math_half.kiln", "bhalf_math", sizes=rand_n(100, 300), grid=blocks(64),
+    args=[Arr("x", "bf16", "n", uniform(0.1, 3.0)), Arr("out", "bf16", (3, "n")),
+          Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"out": np.stack([
+        np.exp(f64(v.x)), np.log(f64(v.x)), round_bf16(round_bf16(v.x * v.x) + v.x)])})
+
+
+def _binary_ref(v, s):
+    a, b = v.x, v.y
+    return {"out": np.stack([
+        a + b, a - b, a * b, a / b, np.fmod(a, b), np.power(np.abs(f64(a)), f64(b)),
+        np.minimum(a, b), np.maximum(a, b), f64(a) * f64(b) + f64(a),
+        -(a - b) * np.float32(0.5)])}
+
+
+add("math.binary", "math_binary.kiln", "binary_math", sizes=rand_n(300, 1000), grid=blocks(128),
+    args=[Arr("x", "f32", "n", normal(2.0)), Arr("y", "f32", "n", signed_uniform(0.5, 2.0)),
+          Arr("out", "f32", (10, "n")), Scalar("n", "i32", "n")],
+    ref=_binary_ref)
+
+add("int.divrem", "int_divrem.kiln", "int_divrem", sizes=rand_n(200, 600), grid=blocks(64),
+    args=[Arr("a", "i32", "n", with_specials(randint(-1000, 1001), [-7, 7, -7, 7, 0, -1])),
+          Arr("b", "i32", "n", with_specials(randint(-9, 10), [2, -2, 0, 0, 3, 2])),
+          Arr("q", "i32", "n"), Arr("r", "i32", "n"), Arr("lit", "i32", (3, "n")),
+          Scalar("n", "i32", "n")],
+    ref=lambda v, s: {
+        "q": c_div(v.a, v.b), "r": c_rem(v.a, v.b),
+        "lit": np.stack([c_div(v.a, 7), c_rem(v.a, -3), c_div(-v.a, 4) + c_rem(v.a, 5)])})
+
+
+def _bitwise_i32_ref(v, s):
+    x, y = v.a, v.b
+    sh = (y & 31).astype(np.uint32)
+    left = np.left_shift(x.view(np.uint32), sh).view(np.int32)
+    right = np.right_shift(x, sh.astype(np.int32))
+    return {"out": np.stack([x & y, x | y, x ^ y, ~x, left, right])}
+
+
+add("int.bitwise_i32", "bitwise.kiln", "bitwise_i32", sizes=rand_n(100, 400), grid=blocks(64),
+    args=[Arr("a", "i32", "n", full_range(np.int32)), Arr("b", "i32", "n", full_range(np.int32)),
+          Arr("out", "i32", (6, "n")), Scalar("n", "i32", "n")],
+    ref=_bitwise_i32_ref)
+
+
+def _bitwise_u32_ref(v, s):
+    x = v.a.astype(np.uint64)
+    m32 = np.uint64(0xFFFFFFFF)
+    return {"out": np.stack([x >> np.uint64(3), (x << np.uint64(4)) & m32, ~x & m32,
+                             x // np.uint64(10), x % np.uint64(10),
+                             (x ^ np.uint64(0xFFFF)) & np.uint64(0x0F0F0F0F)]).astype(np.uint32)}
+
+
+add("int.bitwise_u32", "bitwise.kiln", "bitwise_u32", sizes=rand_n(100, 400), grid=blocks(64),
+    args=[Arr("a", "u32", "n", full_range(np.uint32)), Arr("out", "u32", (6, "n")),
+          Scalar("n", "i32", "n")],
+    ref=_bitwise_u32_ref)
+
+# ---- casts ------------------------------------------------------------------------------
+
+_HALF_SPECIALS = [1e5, -1e5, 65504.0, 65520.0, 70000.0, 1e-8, -3e-5, np.nan, np.inf, -np.inf,
+                  0.1, 1.0 / 3.0, 1.00048828125, 1.0009765625 + 2 ** -12, 3.4028235e38]
+add("cast.half", "cast_half.kiln", "to_half", sizes=rand_n(100, 500), grid=blocks(128),
+    args=[Arr("x", "f32", "n", with_specials(normal(100.0), _HALF_SPECIALS)),
+          Arr("h", "f16", "n"), Arr("b", "bf16", "n"), Arr("back", "f32", "n"),
+          Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"h": v.x.astype(np.float16), "b": round_bf16(v.x),
+                      "back": v.x.astype(np.float16).astype(np.float32) + round_bf16(v.x)},
+    tol=EXACT)
+
+_INT_SPECIALS = [3e9, -3e9, np.nan, np.inf, -np.inf, 0.0, -0.5, 127.9, 128.0, -128.9, -129.0,
+                 255.5, 256.0, -0.9, 2147483520.0, -2147483648.0, 1e20]
+add("cast.float_to_int", "cast_int.kiln", "float_to_int", sizes=rand_n(100, 300),
+    grid=blocks(64),
+    args=[Arr("x", "f32", "n", with_specials(normal(150.0), _INT_SPECIALS)),
+          Arr("oi32", "i32", "n"), Arr("oi8", "i8", "n"), Arr("ou8", "u8", "n"),
+          Arr("ob", "bool", "n"), Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"oi32": sat_cast(v.x, "i32"), "oi8": sat_cast(v.x, "i8"),
+                      "ou8": sat_cast(v.x, "u8"), "ob": v.x != 0})
+
+add("cast.int_to_other", "cast_int.kiln", "int_to_other", sizes=rand_n(100, 300),
+    grid=blocks(64),
+    args=[Arr("a", "i32", "n", randint(-30000, 30000)), Arr("of", "f32", "n"),
+          Arr("oi16", "i16", "n"), Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"of": f32(v.a) / np.float32(4), "oi16": v.a.astype(np.int16)},
+    tol=EXACT)
+
+_F8_SPECIALS = [1000.0, -1000.0, 448.0, 464.0, 480.0, 57344.0, 70000.0, -1e6, 1e-4, -2e-3, 0.0,
+                0.0078125, 0.01171875, 240.0, 248.0, 1.0625, 1.1875, 1.125, 1.375, np.nan]
+add("cast.f8", "cast_f8.kiln", "to_f8", sizes=rand_n(64, 300), grid=blocks(64),
+    args=[Arr("x", "f32", "n", with_specials(normal(30.0), _F8_SPECIALS)),
+          Arr("e4", "f8e4m3", "n"), Arr("e5", "f8e5m2", "n"), Arr("back", "f32", "n"),
+          Arr("mixed", "f16", "n"), Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"e4": round_f8(v.x, "f8e4m3"), "e5": round_f8(v.x, "f8e5m2"),
+                      "back": round_f8(v.x, "f8e4m3") - round_f8(v.x, "f8e5m2"),
+                      "mixed": round_f8(v.x, "f8e4m3").astype(np.float16) +
+                      round_f8(v.x, "f8e5m2").astype(np.float16)},
+    tol=EXACT)
+
+
+def _bitcast_ref(v, s):
+    bits = v.x.view(np.uint32)
+    return {"bits": bits,
+            "expo": ((bits >> np.uint32(23)) & np.uint32(0xFF)).astype(np.int32) - 127,
+            "neg": (bits ^ np.uint32(0x80000000)).view(np.float32)}
+
+
+add("cast.bitcast", "bitcast.kiln", "float_bits", sizes=rand_n(64, 300), grid=blocks(64),
+    args=[Arr("x", "f32", "n", with_specials(normal(1e3), [0.0, -0.0, 1.0, -2.5, np.inf, 1e-40])),
+          Arr("bits", "u32", "n"), Arr("expo", "i32", "n"), Arr("neg", "f32", "n"),
+          Scalar("n", "i32", "n")],
+    ref=_bitcast_ref, tol=EXACT)
+
+# ---- 2-D tiles, broadcasting, masks -------------------------------------------------------
+
+add("tile.outer_broadcast", "outer_broadcast.kiln", "outer",
+    sizes=lambda r: {"M": int(r.integers(1, 50)), "N": int(r.integers(1, 90))},
+    grid=lambda s: (cdiv(s["M"], 16), cdiv(s["N"], 32)),
+    args=[Arr("x", "f32", "M", normal()), Arr("y", "f32", "N", normal()),
+          Arr("out", "f32", ("M", "N")), Scalar("M", "i32", "M"), Scalar("N", "i32", "N")],
+    ref=lambda v, s: {"out": v.x[:, None] * v.y[None, :] + v.x[:, None]})
+
+add("tile.transpose", "transpose.kiln", "transpose",
+    sizes=lambda r: {"M": int(r.integers(1, 60)), "N": int(r.integers(1, 60))},
+    grid=lambda s: (cdiv(s["M"], 16), cdiv(s["N"], 16)),
+    args=[Arr("x", "f32", ("M", "N"), normal()), Arr("y", "f32", ("N", "M")),
+          Scalar("M", "i32", "M"), Scalar("N", "i32", "N")],
+    ref=lambda v, s: {"y": v.x.T}, tol=EXACT)
+
+
+def _shift_ref(v, s):
+    n, sh = s["n"], s["shift"]
+    src = np.arange(n) - sh
+    ok = (src >= 0) & (src < n)
+    return {"out": np.where(ok, v.x[np.clip(src, 0, n - 1)], np.float32(-7.5))}
+
+
+add("mask.shift_pad", "masked_other.kiln", "shift_pad",
+    sizes=lambda r: {"n": int(r.integers(50, 300)), "shift": int(r.integers(-40, 41))},
+    grid=blocks(64),
+    args=[Arr("x", "f32", "n", normal()), Arr("out", "f32", "n"), Scalar("n", "i32", "n"),
+          Scalar("shift", "i32", "shift")],
+    ref=_shift_ref, tol=EXACT)
+
+
+def _column_mask_ref(v, s):
+    keep = np.arange(s["cols"])[None, :] < s["keep"]
+    return {"out": np.where(keep, v.x, -1), "out0": np.where(keep, v.x, 0)}
+
+
+add("mask.column_other", "masked_other.kiln", "column_mask",
+    sizes=lambda r: {"rows": int(r.integers(1, 9)), "cols": int(r.integers(1, 17)),
+                     "keep": int(r.integers(0, 17))},
+    grid=(1,),
+    args=[Arr("x", "i32", ("rows", "cols"), randint(0, 1000)),
+          Arr("out", "i32", ("rows", "cols")), Arr("out0", "i32", ("rows", "cols")),
+          Scalar("rows", "i32", "rows"), Scalar("cols", "i32", "cols"),
+          Scalar("keep", "i32", "keep")],
+    ref=_column_mask_ref)
+
+add("tile.broadcast_expand", "broadcast_expand.kiln", "spread", grid=(1,),
+    args=[Arr("x", "f32", 32, normal()), Arr("y", "f32", 8, normal()),
+          Arr("out", "f32", (8, 32)), Arr("outer", "f32", (8, 32))],
+    ref=lambda v, s: {"out": v.x[None, :] + np.arange(8, dtype=np.float32)[:, None],
+                      "outer": v.y[:, None] * v.x[None, :]})
+
+add("tile.reshape", "reshape.kiln", "reshape_rows", grid=(3,),
+    args=[Arr("x", "f32", 3 * 8 * 16, normal()), Arr("sums", "f32", 3 * 8),
+          Arr("flat_t", "f32", 3 * 8 * 16)],
+    ref=lambda v, s: {"sums": f64(v.x).reshape(3, 8, 16).sum(axis=2).reshape(-1),
+                      "flat_t": v.x.reshape(3, 8, 16).transpose(0, 2, 1).reshape(-1)})
+
+add("tile.permute3d", "permute3d.kiln", "permute3", grid=(1,),
+    args=[Arr("x", "f32", (4, 8, 16), normal()), Arr("y", "f32", (16, 4, 8)),
+          Arr("mid", "f32", (4, 16))],
+    ref=lambda v, s: {"y": v.x.transpose(2, 0, 1), "mid": f64(v.x).sum(axis=1)},
+    tol={"y": EXACT})
+
+add("tile.join", "join_split.kiln", "interleave", sizes=rand_n(50, 300), grid=blocks(64),
+    args=[Arr("a", "f32", "n", normal()), Arr("b", "f32", "n", normal()),
+          Arr("out", "f32", ("n", 2)), Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"out": np.stack([v.a, v.b], axis=1)}, tol=EXACT)
+
+
+def _complex_ref(v, s):
+    x = v.x[:, 0] + 1j * f64(v.x[:, 1])
+    y = v.y[:, 0] + 1j * f64(v.y[:, 1])
+    z = x * y
+    return {"z": np.stack([z.real, z.imag], axis=1)}
+
+
+add("tile.split", "join_split.kiln", "complex_mul", sizes=rand_n(50, 300), grid=blocks(64),
+    args=[Arr("x", "f32", ("n", 2), normal()), Arr("y", "f32", ("n", 2), normal()),
+          Arr("z", "f32", ("n", 2)), Scalar("n", "i32", "n")],
+    ref=_complex_ref, tol=Tol(1e-5, 1e-6))
+
+# ---- reductions ---------------------------------------------------------------------------
+
+_MN = lambda r: {"M": int(r.integers(1, 41)), "N": int(r.integers(1, 65))}  # noqa: E731
+
+
+def _extrema_ref(axis):
+    def ref(v, s):
+        x = f64(v.x)
+        return {"osum": x.sum(axis=axis), "omax": x.max(axis=axis), "omin": x.min(axis=axis),
+                "oprod": x.prod(axis=axis)}
+    return ref
+
+
+def _reduction_args(out_len):
+    return [Arr("x", "f32", ("M", "N"), uniform(0.8, 1.25))] + [
+        Arr(o, "f32", out_len) for o in ("osum", "omax", "omin", "oprod")] + [
+        Scalar("M", "i32", "M"), Scalar("N", "i32", "N")]
+
+
+add("reduce.rows", "reduce_rows.kiln", "reduce_rows", sizes=_MN,
+    grid=lambda s: (cdiv(s["M"], 8),), args=_reduction_args("M"), ref=_extrema_ref(1))
+
+add("reduce.cols", "reduce_cols.kiln", "reduce_cols",
+    sizes=lambda r: {"M": int(r.integers(1, 65)), "N": int(r.integers(1, 50))},
+    grid=lambda s: (cdiv(s["N"], 16),), args=_reduction_args("N"), ref=_extrema_ref(0))
+
+add("reduce.argmax_argmin", "argmax_argmin.kiln", "arg_extrema",
+    sizes=lambda r: {"M": int(r.integers(1, 33)), "N": int(r.integers(1, 33))}, grid=(1,),
+    args=[Arr("x", "f32", ("M", "N"), randint(0, 5)), Arr("amax", "i32", "M"),
+          Arr("amin", "i32", "N"), Scalar("M", "i32", "M"), Scalar("N", "i32", "N")],
+    ref=lambda v, s: {"amax": np.argmax(v.x, axis=1), "amin": np.argmin(v.x, axis=0)})
+
+add("reduce.argmax_1d", "argmax_argmin.kiln", "arg_extrema_1d", sizes=rand_n(1, 129),
+    grid=(1,),
+    args=[Arr("x", "i32", "n", randint(-20, 20)), Arr("out", "i32", 2), Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"out": [np.argmax(v.x), np.argmin(v.x)]})
+
+add("reduce.custom", "reduce_custom.kiln", "custom_reduce",
+    sizes=lambda r: {"M": int(r.integers(1, 17)), "N": int(r.integers(1, 33))}, grid=(1,),
+    args=[Arr("x", "f32", ("M", "N"), normal()),
+          Arr("bits", "i32", ("M", "N"), randint(0, 1 << 20)),
+          Arr("oabs", "f32", "M"), Arr("oor", "i32", "N"),
+          Scalar("M", "i32", "M"), Scalar("N", "i32", "N")],
+    ref=lambda v, s: {"oabs": np.abs(v.x).max(axis=1),
+                      "oor": np.bitwise_or.reduce(v.bits, axis=0)},
+    tol=EXACT)
+
+add("reduce.int_narrow", "int_reductions.kiln", "narrow_sums", grid=(1,),
+    args=[Arr("a", "i8", 256, randint(-100, 100)), Arr("b", "u8", 256, randint(0, 256)),
+          Arr("out", "i32", 3), Arr("uout", "u32", 1), Arr("mx", "i8", 1)],
+    ref=lambda v, s: {
+        "out": [v.a.astype(np.int64).sum(), (v.a > 0).sum(), (v.a.astype(np.int64) ** 2).sum()],
+        "uout": [v.b.astype(np.int64).sum()],
+        "mx": [wrap(int(v.a.max()) - int(c_div(v.a.min(), np.int8(2))), "i8")]})
+
+add("reduce.half_sum_f32", "half_sum.kiln", "half_sum", grid=(6,),
+    args=[Arr("x", "f16", (6, 1024), uniform(0.0, 1.0)), Arr("out", "f32", 12),
+          Arr("hmax", "f16", 6), Scalar("rows", "i32", 6)],
+    ref=lambda v, s: {"out": np.concatenate([
+        f64(v.x).sum(axis=1), f64(v.x * v.x).sum(axis=1)]), "hmax": v.x.max(axis=1)},
+    tol={"out": Tol(1e-5, 1e-3), "hmax": EXACT})
+
+# ---- scans, sorting, top-k ------------------------------------------------------------------
+
+def _first_nonzero(row):
+    out, seen = [], 0
+    for e in row:
+        seen = seen if seen != 0 else e
+        out.append(seen)
+    return out
+
+
+def _scan_ref(v, s):
+    sparse = np.where(v.bits % 3 == 0, v.bits, 0)
+    first = np.array([_first_nonzero(r) for r in sparse]).reshape(sparse.shape)
+    return {"omax": np.maximum.accumulate(v.x, axis=1),
+            "oxor": np.bitwise_xor.accumulate(v.bits, axis=0),
+            "ofirst": first, "rfirst": first[:, -1]}
+
+
+add("scan.custom", "scan_custom.kiln", "custom_scan",
+    sizes=lambda r: {"M": int(r.integers(1, 17)), "N": int(r.integers(1, 33))}, grid=(1,),
+    args=[Arr("x", "f32", ("M", "N"), normal()),
+          Arr("bits", "i32", ("M", "N"), randint(0, 1 << 16)),
+          Arr("omax", "f32", ("M", "N")), Arr("oxor", "i32", ("M", "N")),
+          Arr("ofirst", "i32", ("M", "N")), Arr("rfirst", "i32", "M"),
+          Scalar("M", "i32", "M"), Scalar("N", "i32", "N")],
+    ref=_scan_ref, tol=EXACT)
+
+add("scan.cumsum_cumprod", "cumsum_cumprod.kiln", "cumulative",
+    sizes=lambda r: {"M": int(r.integers(1, 17)), "N": int(r.integers(1, 65))}, grid=(1,),
+    args=[Arr("x", "f32", ("M", "N"), uniform(0.9, 1.1)),
+          Arr("k", "i32", ("M", "N"), randint(-100, 100)),
+          Arr("csum", "f32", ("M", "N")), Arr("cprod", "f32", ("M", "N")),
+          Arr("ksum", "i32", ("M", "N")), Scalar("M", "i32", "M"), Scalar("N", "i32", "N")],
+    ref=lambda v, s: {"csum": np.cumsum(f64(v.x), axis=1), "cprod": np.cumprod(f64(v.x), axis=0),
+                      "ksum": np.cumsum(v.k, axis=0)},
+    tol={"csum": Tol(1e-5, 1e-5), "cprod": Tol(1e-5, 1e-6)})
+
+add("scan.cumsum_1d", "cumsum_cumprod.kiln", "cumsum_1d", sizes=rand_n(1, 257), grid=(1,),
+    args=[Arr("k", "i32", "n", randint(-1000, 1000)), Arr("out", "i32", "n"),
+          Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"out": np.cumsum(v.k)})
+
+add("sort.rows", "sort.kiln", "sort_rows",
+    sizes=lambda r: {"M": int(r.integers(1, 21)), "N": int(r.integers(1, 65))},
+    grid=lambda s: (cdiv(s["M"], 8),),
+    args=[Arr("x", "f32", ("M", "N"), normal()), Arr("up", "f32", ("M", "N")),
+          Arr("down", "f32", ("M", "N")), Scalar("M", "i32", "M"), Scalar("N", "i32", "N")],
+    ref=lambda v, s: {"up": np.sort(v.x, axis=1), "down": -np.sort(-v.x, axis=1)}, tol=EXACT)
+
+add("sort.ints", "sort.kiln", "sort_ints", sizes=rand_n(1, 129), grid=(1,),
+    args=[Arr("k", "i32", "n", randint(-20, 20)), Arr("out", "i32", "n"),
+          Arr("cols", "i32", (16, 4), randint(0, 10)), Arr("ocols", "i32", (16, 4)),
+          Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"out": np.sort(v.k), "ocols": -np.sort(-v.cols, axis=0)})
+
+
+def _topk_ref(v, s):
+    idx = stable_topk_indices(v.x, 4, axis=1)
+    return {"vals": np.take_along_axis(v.x, idx, axis=1), "idx": idx}
+
+
+add("topk.rows", "topk.kiln", "row_topk",
+    sizes=lambda r: {"M": int(r.integers(1, 21)), "N": int(r.integers(4, 65))},
+    grid=lambda s: (cdiv(s["M"], 8),),
+    args=[Arr("x", "f32", ("M", "N"), normal()), Arr("vals", "f32", ("M", 4)),
+          Arr("idx", "i32", ("M", 4)), Scalar("M", "i32", "M"), Scalar("N", "i32", "N")],
+    ref=_topk_ref, tol=EXACT)
+
+add("topk.ties", "topk.kiln", "topk_ties", sizes=rand_n(8, 65), grid=(1,),
+    args=[Arr("k", "i32", "n", randint(0, 6)), Arr("vals", "i32", 8), Arr("idx", "i32", 8),
+          Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"vals": v.k[stable_topk_indices(v.k, 8)],
+                      "idx": stable_topk_indices(v.k, 8)})
+
+# ---- dot ----------------------------------------------------------------------------------
+
+add("dot.once", "dot_basic.kiln", "dot_once",
+    sizes=lambda r: {"M": int(r.integers(1, 17)), "N": int(r.integers(1, 33)),
+                     "K": int(r.integers(1, 33))},
+    grid=(1,),
+    args=[Arr("a", "f32", ("M", "K"), normal()), Arr("b", "f32", ("K", "N"), normal()),
+          Arr("c", "f32", ("M", "N")), Arr("d", "f32", ("M", "N"), normal()),
+          Scalar("M", "i32", "M"), Scalar("N", "i32", "N"), Scalar("K", "i32", "K")],
+    ref=lambda v, s: {"c": f64(v.a) @ f64(v.b), "d": f64(v.a) @ f64(v.b) + v.d},
+    tol=Tol(1e-4, 1e-5))
+
+add("dot.odd_shapes", "dot_basic.kiln", "dot_odd", grid=(1,),
+    args=[Arr("a", "f32", (8, 12), normal()), Arr("b", "f32", (12, 24), normal()),
+          Arr("c", "f32", (8, 24))],
+    ref=lambda v, s: {"c": f64(v.a) @ f64(v.b)}, tol=Tol(1e-4, 1e-5))
+
+add("dot.f16_k_loop", "dot_f16_loop.kiln", "matmul_f16",
+    sizes=lambda r: {"M": int(r.integers(1, 48)), "N": int(r.integers(1, 48)),
+                     "K": int(r.integers(1, 60))},
+    grid=lambda s: (cdiv(s["M"], 16), cdiv(s["N"], 16)),
+    args=[Arr("a", "f16", ("M", "K"), normal()), Arr("b", "f16", ("K", "N"), normal()),
+          Arr("c", "f16", ("M", "N")),
+          Scalar("M", "i32", "M"), Scalar("N", "i32", "N"), Scalar("K", "i32", "K")],
+    ref=lambda v, s: {"c": f64(v.a) @ f64(v.b)}, tol=Tol(2e-3, 2e-3))
+
+add("dot.bf16", "dot_f16_loop.kiln", "dot_bf16", grid=(1,),
+    args=[Arr("a", "bf16", (16, 16), normal()), Arr("b", "bf16", (16, 32), normal()),
+          Arr("c", "f32", (16, 32))],
+    ref=lambda v, s: {"c": f64(v.a) @ f64(v.b)}, tol=Tol(1e-5, 1e-5))
+
+add("dot.acc_f16", "dot_f16_loop.kiln", "dot_acc_f16", grid=(1,),
+    args=[Arr("a", "f16", (16, 32), normal()), Arr("b", "f16", (32, 16), normal()),
+          Arr("c", "f16", (16, 16), normal())],
+    ref=lambda v, s: {"c": f64(v.a) @ f64(v.b) + f64(v.c)}, tol=Tol(2e-3, 2e-3))
+
+add("dot.int8", "dot_int8.kiln", "dot_i8", grid=(1,),
+    args=[Arr("a", "i8", (16, 64), randint(-128, 128)),
+          Arr("b", "i8", (64, 16), randint(-128, 128)),
+          Arr("c", "i32", (16, 16))],
+    ref=lambda v, s: {"c": v.a.astype(np.int64) @ v.b.astype(np.int64)})
+
+# ---- atomics --------------------------------------------------------------------------------
+
+add("atomic.histogram", "atomic_hist.kiln", "histogram",
+    sizes=lambda r: {"n": int(r.integers(500, 3000)), "bins": 37}, grid=blocks(128),
+    args=[Arr("keys", "i32", "n", randint(0, 37)), Arr("hist", "i32", "bins"),
+          Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"hist": np.bincount(v.keys, minlength=s["bins"])})
+
+
+add("atomic.tickets", "atomic_hist.kiln", "tickets", grid=(1,),
+    args=[Arr("counter", "i32", 1, randint(0, 100)), Arr("got", "i32", 32)],
+    ref=lambda v, s: {"counter": v.counter + 32, "got": v.counter[0] + np.arange(32)})
+
+
+def _group_ref(v, s):
+    progs = cdiv(s["n"], 64)
+    gmax, gmin = v.gmax.copy(), v.gmin.copy()
+    for p in range(progs):
+        blk = v.x[p * 64:(p + 1) * 64]
+        g = p % s["groups"]
+        gmax[g] = max(gmax[g], blk.max())
+        gmin[g] = min(gmin[g], blk.min())
+    return {"gmax": gmax, "gmin": gmin, "total": [f64(v.vals).sum() + f64(v.total[0])]}
+
+
+add("atomic.max_min_add", "atomic_minmax.kiln", "group_extrema",
+    sizes=lambda r: {"n": int(r.integers(300, 1500)), "groups": int(r.integers(1, 5))},
+    grid=blocks(64),
+    args=[Arr("x", "i32", "n", randint(-10 ** 6, 10 ** 6)), Arr("vals", "f32", "n", normal()),
+          Arr("gmax", "i32", "groups", fill(-2 ** 31)),
+          Arr("gmin", "i32", "groups", fill(2 ** 31 - 1)),
+          Arr("total", "f32", 1, normal()), Scalar("n", "i32", "n"),
+          Scalar("groups", "i32", "groups")],
+    ref=_group_ref, tol={"total": Tol(1e-5, 1e-4)})
+
+add("atomic.lane_max", "atomic_minmax.kiln", "lane_max", grid=(10,),
+    args=[Arr("x", "f32", (10, 32), normal()), Arr("cells", "f32", 32, normal())],
+    ref=lambda v, s: {"cells": np.maximum(v.cells, v.x.max(axis=0))}, tol=EXACT)
+
+add("atomic.cas", "atomic_cas.kiln", "cas_cells", grid=(50,),
+    args=[Arr("cells", "i32", 50, randint(0, 3)), Arr("cmp", "i32", 50, randint(0, 3)),
+          Arr("val", "i32", 50, randint(100, 200)), Arr("old", "i32", 50)],
+    ref=lambda v, s: {"cells": np.where(v.cells == v.cmp, v.val, v.cells), "old": v.cells})
+
+add("atomic.spin_lock", "atomic_cas.kiln", "locked_count", grid=(20,),
+    args=[Arr("lock", "i32", 1), Arr("counter", "i32", 1), Arr("visits", "i32", 20)],
+    ref=lambda v, s: {"lock": [0], "counter": [20 * 21 // 2], "visits": np.ones(20)})
+
+# ---- control flow -----------------------------------------------------------------------------
+
+add("loop.for_carried", "for_carried.kiln", "long_rows",
+    sizes=lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(1, 500))},
+    grid=("rows",),
+    args=[Arr("x", "f32", ("rows", "n"), normal()), Arr("sums", "f32", "rows"),
+          Arr("maxes", "f32", "rows"), Scalar("n_cols", "i32", "n")],
+    ref=lambda v, s: {"sums": f64(v.x).sum(axis=1), "maxes": v.x.max(axis=1)},
+    tol={"sums": Tol(1e-5, 1e-5), "maxes": EXACT})
+
+add("loop.grid_stride", "for_carried.kiln", "grid_stride", sizes=rand_n(100, 2000), grid=(3,),
+    args=[Arr("x", "f32", "n", normal()), Arr("out", "f32", "n"), Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"out": v.x * np.float32(0.5) - np.float32(1)}, tol=EXACT)
+
+add("loop.for_zero_trip", "for_carried.kiln", "long_rows", sizes={"rows": 3, "n": 0},
+    grid=("rows",),
+    args=[Arr("x", "f32", ("rows", "n")), Arr("sums", "f32", "rows", normal()),
+          Arr("maxes", "f32", "rows", normal()), Scalar("n_cols", "i32", "n")],
+    ref=lambda v, s: {"sums": np.zeros(3), "maxes": np.full(3, -np.inf)}, tol=EXACT)
+
+add("loop.static_range", "static_range.kiln", "weighted_blocks", grid=(1,),
+    args=[Arr("x", "f32", 128, normal()), Arr("out", "f32", 32), Arr("tri", "f32", 4),
+          Arr("down", "i32", 3)],
+    ref=lambda v, s: {"out": sum(f64(v.x[i * 32:(i + 1) * 32]) * (i + 1) for i in range(4)),
+                      "tri": [f64(v.x[:i + 1]).sum() for i in range(4)],
+                      "down": [60, 41, 22]},
+    tol=Tol(1e-5, 1e-6))
+
+
+def _collatz(x):
+    steps = []
+    for v in x:
+        v, k = int(v), 0
+        while v != 1:
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            k += 1
+        steps.append(k)
+    return steps
+
+
+add("loop.while_collatz", "while_loop.kiln", "collatz", grid=(40,),
+    args=[Arr("x", "i32", 40, with_specials(randint(1, 1000), [1, 2, 27])),
+          Arr("steps", "i32", 40)],
+    ref=lambda v, s: {"steps": _collatz(v.x)})
+
+
+def _halve_ref(v, s):
+    t, k = v.x.copy(), 0
+    while t.max() >= v.limit:
+        t = t * np.float32(0.5)
+        k += 1
+    return {"out": t, "rounds": [k]}
+
+
+add("loop.while_tile", "while_loop.kiln", "halve_until", grid=(1,),
+    args=[Arr("x", "f32", 32, uniform(0.0, 100.0)), Arr("out", "f32", 32), Arr("rounds", "i32", 1),
+          Scalar("limit", "f32", 3.0)],
+    ref=_halve_ref, tol=EXACT)
+
+
+def _classify_ref(v, s):
+    out, kind = v.out.copy().reshape(-1, 16), []
+    for p, blk in enumerate(v.x.reshape(-1, 16)):
+        total = f64(blk).sum()
+        if total > 4.0:
+            res, k = blk * np.float32(0.5), 1
+        elif total < -4.0:
+            res, k = -blk, 2
+        else:
+            res, k = blk, 3
+        out[p] = res + (np.float32(100.0) if p % 2 == 1 else 0)
+        kind.append(k)
+    return {"out": out.reshape(-1), "kind": kind}
+
+
+def _block_means(rng, shape):
+    """16-wide blocks whose sums lie near -9.6, 0 or 9.6: far from the thresholds +-4, so
+    the order of the f32 additions cannot change which branch a program takes."""
+    means = rng.choice([-0.6, 0.0, 0.6], size=shape[0] // 16)
+    return np.repeat(means, 16) + rng.normal(0.0, 0.05, size=shape)
+
+
+add("branch.if_else", "if_else.kiln", "classify", grid=(30,),
+    args=[Arr("x", "f32", 30 * 16, _block_means), Arr("out", "f32", 30 * 16),
+          Arr("kind", "i32", 30)],
+    ref=_classify_ref)
+
+def _compound_ref(v, s):
+    f = (((v.x + np.float32(1.5)) * np.float32(2)) - np.float32(0.25)) / np.float32(3)
+    i = (v.k.astype(np.int64) + 7) * 3 - 1
+    i = c_rem(c_div(i, 2), 1000)
+    i = np.right_shift(i * 4, 1)
+    i = ((i & 0x7FF) | 0x1000) ^ 0x55
+    return {"of": f, "oi": np.append(i, 24)}
+
+
+add("assign.compound", "compound_assign.kiln", "compound", grid=(1,),
+    args=[Arr("x", "f32", 64, normal()), Arr("k", "i32", 64, randint(-500, 500)),
+          Arr("of", "f32", 64), Arr("oi", "i32", 65)],
+    ref=_compound_ref, tol={"of": EXACT})
+
+def _nested(name, sizes):
+    add(name, "nested_loops.kiln", "triangular", sizes=sizes, grid=(1,),
+        args=[Arr("x", "i32", "n", randint(-50, 50)), Arr("tri", "i32", lambda s: s["n"] + 2),
+              Arr("down", "i32", "n"), Scalar("n", "i32", "n")],
+        ref=lambda v, s: {
+            "tri": np.concatenate([np.cumsum(v.x), [np.cumsum(v.x).sum(), (v.x > 0).sum()]]),
+            "down": v.x[::-1].astype(np.int64) * 10 + np.arange(s["n"])})
+
+
+_nested("loop.nested", rand_n(1, 40))
+_nested("loop.nested_zero_trip", {"n": 0})   # empty buffers, no iteration at all
+
+# ---- functions, imports, consts, attributes ---------------------------------------------------
+
+
+def _act_ref(v, s):
+    a, b = f64(v.x), f64(v.y)
+    silu = a * sigmoid(a)
+    gelu = 0.5 * a * (1.0 + np.tanh(0.7978845608 * (a + 0.044715 * a ** 3)))
+    return {"out": np.stack([silu, gelu, silu * b, a * (2.0 * 1.5 * sigmoid(1.5))]),
+            "outb": f64(v.xb) * sigmoid(v.xb)}
+
+
+add("fn.generic", "generic_fn.kiln", "activations", sizes=rand_n(100, 300), grid=blocks(64),
+    args=[Arr("x", "f32", "n", normal(2.0)), Arr("y", "f32", "n", normal()),
+          Arr("xb", "bf16", "n", normal(2.0)), Arr("out", "f32", (4, "n")),
+          Arr("outb", "bf16", "n"), Scalar("n", "i32", "n")],
+    ref=_act_ref, tol={"out": Tol(1e-5, 1e-5)})
+
+
+add("fn.no_result", "generic_fn.kiln", "pairs", grid=(5,),
+    args=[Arr("x", "f32", 5, normal()), Arr("out", "f32", 10)],
+    ref=lambda v, s: {"out": np.stack([v.x * np.float32(3), -(v.x * np.float32(3))],
+                                      axis=1).reshape(-1)},
+    tol=EXACT)
+
+
+def _import_ref(v, s):
+    x = f64(v.x)
+    softplus = np.log1p(np.exp(x))
+    return {"out": np.stack([softplus, x * np.tanh(softplus), np.maximum(x, 0) ** 2,
+                             v.x * np.float32(1.4426950408889634)])}
+
+
+add("fn.import", "import_helper.kiln", "imported", sizes=rand_n(100, 300), grid=blocks(64),
+    args=[Arr("x", "f32", "n", normal(2.0)), Arr("out", "f32", (4, "n")), Scalar("n", "i32", "n")],
+    ref=_import_ref, tol=Tol(1e-5, 1e-5))
+
+
+def _affine(scale, shift):
+    return lambda v, s: {"out": v.x * np.float32(scale) + np.float32(shift) + np.float32(1.5)}
+
+
+_AFFINE_ARGS = [Arr("x", "f32", "n", normal()), Arr("out", "f32", "n"), Scalar("n", "i32", "n")]
+add("const.defaults", "const_params.kiln", "affine", sizes=rand_n(100, 400), grid=blocks(64),
+    args=_AFFINE_ARGS, ref=_affine(2, 0.25))
+add("const.overrides", "const_params.kiln", "affine", sizes=rand_n(100, 400),
+    defines={"BLOCK": 16, "SCALE": 5, "SHIFT": -1.5}, grid=blocks(16),
+    args=_AFFINE_ARGS, ref=_affine(5, -1.5))
+add("const.static_assert_fails", "const_params.kiln", "affine", sizes={"n": 64},
+    defines={"BLOCK": 8}, grid=(8,), args=_AFFINE_ARGS, ref=_affine(2, 0.25),
+    expect_error="E0502")
+add("const.unknown_override", "const_params.kiln", "affine", sizes={"n": 64},
+    defines={"NOPE": 1}, grid=(1,), args=_AFFINE_ARGS, ref=_affine(2, 0.25),
+    expect_error="E0107")
+
+_BRANCH_ARGS = [Arr("x", "f32", 16, normal()), Arr("out", "f32", 16)]
+add("const.if_mode0", "const_if.kiln", "const_branch", grid=(1,), args=_BRANCH_ARGS,
+    ref=lambda v, s: {"out": v.x * np.float32(2)}, tol=EXACT)
+add("const.if_mode1", "const_if.kiln", "const_branch", grid=(1,), args=_BRANCH_ARGS,
+    defines={"MODE": 1}, ref=lambda v, s: {"out": v.x + np.float32(1)}, tol=EXACT)
+add("const.if_mode2_rejected", "const_if.kiln", "const_branch", grid=(1,), args=_BRANCH_ARGS,
+    defines={"MODE": 2}, ref=lambda v, s: {}, expect_error="E0502")
+
+add("attr.num_warps", "attributes.kiln", "scale_hinted", sizes=rand_n(50, 500), grid=blocks(64),
+    args=_AFFINE_ARGS, ref=lambda v, s: {"out": v.x * np.float32(3)}, tol=EXACT)
+add("attr.autotune", "attributes.kiln", "square_all", sizes=rand_n(1, 2000), grid=(1,),
+    args=_AFFINE_ARGS, ref=lambda v, s: {"out": v.x * v.x}, tol=EXACT)
+
+
+def _grid3d_case(name, grid):
+    nx, ny, nz = grid
+
+    def ref(v, s):
+        out = np.zeros((nz, ny, nx, 4), dtype=np.int64)
+        for z in range(nz):
+            for y in range(ny):
+                for x in range(nx):
+                    out[z, y, x] = [x, y, z, nx * ny * nz]
+        return {"out": out}
+    add(name, "grid3d.kiln", "ids3d", grid=grid, args=[Arr("out", "i32", (nz, ny, nx, 4))],
+        ref=ref)
+
+
+_grid3d_case("grid.3d", (3, 4, 2))
+_grid3d_case("grid.3d_flat_y", (5, 1, 3))
+_grid3d_case("grid.3d_single", (1, 1, 1))
+
+# ---- typing -------------------------------------------------------------------------------------
+
+add("types.weak_literals", "weak_literals.kiln", "weak_types", sizes=rand_n(64, 300),
+    grid=blocks(64),
+    args=[Arr("xh", "f16", "n", with_specials(normal(3.0), [0.0999755859375, 0.1001, 0.0999])),
+          Arr("xb", "bf16", "n", normal(3.0)),
+          Arr("xi", "i32", "n", randint(-100, 100)), Arr("xu", "u8", "n", randint(0, 256)),
+          Arr("oh", "f16", "n"), Arr("ob", "bf16", "n"), Arr("oi", "f32", "n"),
+          Arr("ou", "i32", "n"), Arr("olt", "bool", "n"), Scalar("n", "i32", "n")],
+    ref=lambda v, s: {
+        "oh": v.xh * np.float16(3) + np.float16(0.1),
+        "ob": round_bf16(round_bf16(v.xb * np.float32(0.5)) + np.float32(2)),
+        "oi": f32(v.xi) * np.float32(0.5),
+        "ou": (v.xu.astype(np.int64) + 200) % 256,
+        "olt": v.xh < np.float16(0.1)},
+    tol=EXACT)
+
+add("types.promotion", "promotion.kiln", "promote", sizes=rand_n(64, 300), grid=blocks(64),
+    args=[Arr("xi", "i32", "n", randint(-100, 100)), Arr("xh", "f16", "n", normal()),
+          Arr("xb", "bf16", "n", normal()), Arr("xf", "f32", "n", normal()),
+          Arr("xu", "u32", "n", full_range(np.uint32)),
+          Arr("xs", "i16", "n", randint(-30000, 30000)),
+          Arr("xl", "i64", "n", randint(-2 ** 40, 2 ** 40)), Arr("xb8", "u8", "n", randint(0, 256)),
+          Arr("oh", "f16", "n"), Arr("of", "f32", "n"), Arr("ofb", "f32", "n"),
+          Arr("ou", "u32", "n"), Arr("ol", "i64", "n"), Arr("osi", "i64", "n"),
+          Scalar("n", "i32", "n")],
+    ref=lambda v, s: {
+        "oh": v.xi.astype(np.float16) + v.xh,
+        "of": f32(v.xh) + f32(v.xb),
+        "ofb": f32(v.xb) * v.xf,
+        "ou": (v.xu.astype(np.int64) + v.xi.astype(np.int64)) % 2 ** 32,
+        "ol": v.xs.astype(np.int64) * v.xl,
+        "osi": v.xb8.astype(np.int64) - v.xi},
+    tol=EXACT)
+
+
+def _wide_ref(v, s):
+    a, b = v.a, v.b
+    return {"oa": np.stack([a * np.int64(1000003) + np.int64(s["big"]),
+                            c_div(a, np.int64(7)) - c_rem(a, np.int64(7)),
+                            np.right_shift(a, np.int64(40))]),
+            "ob": np.stack([b >> np.uint64(33), b * np.uint64(3) + np.uint64(5),
+                            b // np.uint64(1000000007)])}
+
+
+add("types.wide_ints", "wide_ints.kiln", "wide", sizes=lambda r: {
+        "n": int(r.integers(64, 300)), "big": 5_000_000_000 + int(r.integers(0, 1000))},
+    grid=blocks(64),
+    args=[Arr("a", "i64", "n", randint(-2 ** 50, 2 ** 50)),
+          Arr("b", "u64", "n", full_range(np.uint64)),
+          Arr("oa", "i64", (3, "n")), Arr("ob", "u64", (3, "n")),
+          Scalar("big", "i64", "big"), Scalar("n", "i32", "n")],
+    ref=_wide_ref)
+
+
+def _int_misc_ref(v, s):
+    x, y = v.a.astype(np.int64), v.b.astype(np.int64)
+    return {"out": np.stack([np.abs(x), -y, np.minimum(x, y), np.maximum(x, y),
+                             wrap(x * 65536 + y, "i32")]),
+            "oh": wrap(v.h.astype(np.int64) * 3 - 7, "i16")}
+
+
+add("int.misc", "int_ops.kiln", "int_misc", sizes=rand_n(64, 300), grid=blocks(64),
+    args=[Arr("a", "i32", "n", randint(-2 ** 31 + 1, 2 ** 31)),
+          Arr("b", "i32", "n", randint(-2 ** 31 + 1, 2 ** 31)),
+          Arr("out", "i32", (5, "n")), Arr("h", "i16", "n", full_range(np.int16)),
+          Arr("oh", "i16", "n"), Scalar("n", "i32", "n")],
+    ref=_int_misc_ref)
+
+
+def _logic_ref(v, s):
+    a, b = v.x, v.y
+    c1 = (a > 0) & ~(b < 0)
+    c2 = (a == b) | (a >= 1) | (b <= -1)
+    c3 = (a != a) ^ (a < b)
+    progs = cdiv(s["n"], 64)
+    return {"out": np.stack([c1, c2, c3 | (c1 & c2)]),
+            "cnt": [c1[p * 64:(p + 1) * 64].sum() for p in range(progs)]}
+
+
+add("types.logical", "logical.kiln", "logic", sizes=rand_n(64, 400), grid=blocks(64),
+    args=[Arr("x", "f32", "n", with_specials(randint(-2, 3), [np.nan, 1.0])),
+          Arr("y", "f32", "n", randint(-2, 3)), Arr("out", "bool", (3, "n")),
+          Arr("cnt", "i32", lambda s: cdiv(s["n"], 64)), Scalar("n", "i32", "n")],
+    ref=_logic_ref)
+
+add("types.where", "where_select.kiln", "select", sizes=rand_n(64, 400), grid=blocks(64),
+    args=[Arr("x", "f32", "n", normal()), Arr("y", "f32", "n", normal()),
+          Arr("k", "i32", "n", randint(-50, 50)), Arr("out", "f32", (4, "n")),
+          Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"out": np.stack([
+        np.where(v.x > 0, v.x, 0), np.where(v.x > v.y, v.x, v.y),
+        np.where(c_rem(v.k, 3) == 0, f32(v.k), v.x), v.x - v.y])},
+    tol=EXACT)
+
+add("types.lexical", "lexical.kiln", "literals", grid=(1,),
+    args=[Arr("flags", "bool", 32, boolean()), Arr("x", "f32", 32, normal()),
+          Arr("out", "f32", 32), Arr("iout", "i32", 34)],
+    ref=lambda v, s: {
+        "out": np.where(v.flags, v.x * np.float32(1e-3), v.x + np.float32(250)),
+        "iout": np.concatenate([np.where(v.flags, 42, 1000) + 255, [v.flags.sum()] * 2])},
+    tol=EXACT)
+
+add("types.annotations", "annotations.kiln", "annotated", grid=(1,),
+    args=[Arr("x", "f32", 32, normal(3.0)), Arr("out", "f32", 32), Arr("stats", "f32", 2)],
+    ref=lambda v, s: {"out": np.clip(v.x, -4, 4),
+                      "stats": [np.clip(f64(v.x), -4, 4).sum(),
+                                np.clip(f64(v.x), -4, 4).sum() + f64(v.x).sum()]},
+    tol={"stats": Tol(1e-5, 1e-5)})
+
+add("types.f64", "f64_math.kiln", "double_ops", sizes=rand_n(1, 129), grid=(1,),
+    args=[Arr("x", "f64", "n", uniform(0.0, 5.0)), Arr("out", "f64", "n"),
+          Arr("stats", "f64", 3), Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"out": np.sqrt(v.x) * np.exp(-v.x) + 1e-12,
+                      "stats": [v.x.sum(), (v.x * v.x).sum() / s["n"], v.x.max()]},
+    tol=Tol(1e-12, 1e-14))
+
+add("types.nan_inf", "nan_inf.kiln", "nan_rules", grid=(1,),
+    args=[Arr("x", "f32", 16, with_specials(normal(), [np.nan, 5.0, np.nan, -7.0])),
+          Arr("y", "f32", 16, with_specials(normal(), [1.0, np.nan, np.nan, np.inf])),
+          Arr("red", "f32", 6), Arr("mm", "f32", 32), Arr("sorted", "f32", 16),
+          Arr("cmp", "bool", 32)],
+    ref=lambda v, s: {
+        "red": [np.nanmax(v.x), np.nanmin(v.x), np.nan, np.nansum(f64(v.x)), np.inf, -np.inf],
+        "mm": np.concatenate([np.fmin(v.x, v.y), np.fmax(v.x, v.y)]),
+        "sorted": np.sort(v.x),
+        "cmp": np.concatenate([v.x < v.y, v.x != v.y])},
+    tol={"red": Tol(1e-5, 1e-6), "mm": EXACT, "sorted": EXACT})
+
+add("types.store_convert", "store_convert.kiln", "store_convert", grid=(1,),
+    args=[Arr("x", "f32", 64, with_specials(normal(100.0), [3e9, -0.5, np.nan, 2.7, -2.7, 7e4])),
+          Arr("h", "f16", 64), Arr("b", "bf16", 64), Arr("i", "i32", 64), Arr("u", "u8", 64),
+          Arr("hl", "f16", 64, normal()), Arr("lo", "f32", 64)],
+    ref=lambda v, s: {"h": v.x.astype(np.float16), "b": round_bf16(v.x),
+                      "i": sat_cast(v.x, "i32"), "u": np.full(64, 7),
+                      "lo": np.where(np.arange(64) < 10, v.hl, np.float16(0.1))},
+    tol=EXACT)
+
+add("scope.shadowing", "scopes.kiln", "shadowing", grid=(1,),
+    args=[Arr("x", "i32", 16, randint(-1000, 1000)), Arr("out", "i32", 16)],
+    ref=lambda v, s: {"out": 14 * v.x.astype(np.int64) + 106})
+
+# ---- pointers, scalars, methods, creation --------------------------------------------------
+
+
+def _column_ref(v, s):
+    return {"out": v.x[:, s["col"]], "rev": v.x[0, ::-1]}
+
+
+add("ptr.strided", "strided_ptr.kiln", "column",
+    sizes=lambda r: (lambda st: {"rows": int(r.integers(1, 100)), "stride": st,
+                                 "col": int(r.integers(0, st))})(int(r.integers(1, 65))),
+    grid=blocks(64, "rows"),
+    args=[Arr("x", "f32", ("rows", "stride"), normal()), Arr("out", "f32", "rows"),
+          Arr("rev", "f32", "stride"), Scalar("rows", "i32", "rows"),
+          Scalar("stride", "i32", "stride"), Scalar("col", "i32", "col")],
+    ref=_column_ref, tol=EXACT)
+
+add("scalar.loop_dot", "scalar_ops.kiln", "scalar_dot", sizes=rand_n(1, 200), grid=(1,),
+    args=[Arr("x", "f32", "n", normal()), Arr("y", "f32", "n", normal()), Arr("out", "f32", 2),
+          Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"out": [f64(v.x) @ f64(v.y), v.x[0] * np.float32(2) + v.y[-1]]},
+    tol=Tol(1e-5, 1e-4))
+
+add("method.calls", "method_calls.kiln", "methods", grid=(1,),
+    args=[Arr("x", "f32", (8, 16), normal()), Arr("sums", "f32", 16), Arr("misc", "f32", 3),
+          Arr("h", "f16", (8, 16))],
+    ref=lambda v, s: {"sums": f64(v.x).sum(axis=0),
+                      "misc": [v.x.max(), np.abs(v.x).min(), np.exp(f64(v.x)).sum(axis=1).max()],
+                      "h": (v.x * np.float32(2)).astype(np.float16)},
+    tol={"sums": Tol(1e-5, 1e-6), "misc": Tol(1e-5, 1e-6), "h": EXACT})
+
+add("create.zeros_full_arange", "creation.kiln", "create", grid=(1,),
+    args=[Arr("out", "f32", 64), Arr("iout", "i32", 32), Arr("bout", "bf16", (2, 32)),
+          Arr("neg", "i32", 8)],
+    ref=lambda v, s: {"out": np.concatenate([np.full(32, 3.5), -2.0 * np.arange(10, 42)]),
+                      "iout": np.arange(5, 37) + 7, "bout": np.full((2, 32), 1.25),
+                      "neg": np.arange(-3, 5) * 2},
+    tol=EXACT)
+
+# ---- small kernels as a user writes them ------------------------------------------------------
+
+add("kernel.softmax_2d", "softmax_rows2d.kiln", "softmax_2d",
+    sizes=lambda r: {"M": int(r.integers(1, 30)), "N": int(r.integers(1, 129))},
+    grid=lambda s: (cdiv(s["M"], 4),),
+    args=[Arr("x", "f32", ("M", "N"), normal(3.0)), Arr("y", "f32", ("M", "N")),
+          Scalar("M", "i32", "M"), Scalar("N", "i32", "N")],
+    ref=lambda v, s: {"y": softmax_rows(v.x)}, tol=Tol(1e-5, 1e-7))
+
+
+def _rms_ref(v, s):
+    x = f64(v.x)
+    return {"y": x / np.sqrt((x * x).mean(axis=1, keepdims=True) + float(v.eps)) * f64(v.w)}
+
+
+add("kernel.rmsnorm_loop", "rmsnorm_loop.kiln", "rmsnorm",
+    sizes=lambda r: {"rows": int(r.integers(1, 7)), "n": int(r.integers(1, 600))},
+    grid=("rows",),
+    args=[Arr("x", "f32", ("rows", "n"), normal()), Arr("w", "f32", "n", normal()),
+          Arr("y", "f32", ("rows", "n")), Scalar("n_cols", "i32", "n"),
+          Scalar("eps", "f32", 1e-6)],
+    ref=_rms_ref, tol=Tol(2e-5, 1e-6))
+
+
+def _route_ref(v, s):
+    p = softmax_rows(v.logits)
+    idx = stable_topk_indices(p, 2, axis=1)
+    top = np.take_along_axis(p, idx, axis=1)
+    return {"experts": idx, "weights": top / top.sum(axis=1, keepdims=True)}
+
+
+add("kernel.moe_routing", "moe_routing.kiln", "route",
+    sizes=lambda r: {"t": int(r.integers(1, 40)), "e": int(r.integers(2, 17))},
+    grid=lambda s: (cdiv(s["t"], 8),),
+    args=[Arr("logits", "f32", ("t", "e"), normal(2.0)), Arr("experts", "i32", ("t", 2)),
+          Arr("weights", "f32", ("t", 2)), Scalar("n_tokens", "i32", "t"),
+          Scalar("n_experts", "i32", "e")],
+    ref=_route_ref, tol={"weights": Tol(1e-5, 1e-6)})
+
+# ---- runtime checks: assert, print, bounds ----------------------------------------------------
+
+_CHECK_ARGS = [Arr("x", "f32", "n", uniform(0.0, 5.0)), Arr("out", "f32", "n"),
+               Scalar("n", "i32", "n"), Scalar("factor", "f32", "factor")]
+add("check.assert_pass_print", "assert_print.kiln", "checked_scale",
+    sizes=lambda r: {"n": int(r.integers(33, 200)), "factor": 2.5}, grid=blocks(32),
+    args=_CHECK_ARGS, ref=lambda v, s: {"out": v.x * v.factor}, tol=EXACT,
+    expect_stdout="kiln-check first")
+add("check.assert_fails", "assert_print.kiln", "checked_scale",
+    sizes={"n": 40, "factor": -1.0}, grid=(2,), args=_CHECK_ARGS,
+    ref=lambda v, s: {}, expect_error="E0604")
+add("check.assert_fails_data", "assert_print.kiln", "checked_scale",
+    sizes={"n": 40, "factor": 1.0}, grid=(2,),
+    args=[Arr("x", "f32", "n", with_specials(uniform(0.0, 5.0), [1.0, -3.0]))] + _CHECK_ARGS[1:],
+    ref=lambda v, s: {}, expect_error="E0604")
+add("check.out_of_bounds", "out_of_bounds.kiln", "unmasked_copy", sizes={"n": 100},
+    grid=blocks(64), args=_AFFINE_ARGS, ref=lambda v, s: {}, expect_error="E0602")
+add("check.in_bounds", "out_of_bounds.kiln", "unmasked_copy", sizes={"n": 128},
+    grid=blocks(64), args=_AFFINE_ARGS, ref=lambda v, s: {"out": v.x}, tol=EXACT)
