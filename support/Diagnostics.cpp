@@ -17,16 +17,36 @@ const CodeInfo kCodes[] = {
 #include "support/DiagnosticCodes.def"
 };
 
-/// Display width of a prefix of a source line: tabs advance to the next multiple of 8
-/// and UTF-8 continuation bytes take no column, so the caret lands under the character.
+/// Whether code point `cp` occupies two terminal columns (East Asian Wide and
+/// Fullwidth ranges, emoji).
+bool isWide(uint32_t cp) {
+  return (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0x303E) ||
+         (cp >= 0x3041 && cp <= 0x33FF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+         (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xA000 && cp <= 0xA4CF) ||
+         (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+         (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+         (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) ||
+         (cp >= 0x1F900 && cp <= 0x1F9FF) || (cp >= 0x20000 && cp <= 0x3FFFD);
+}
+
+/// Display width of the first `bytes` bytes of a (sanitized, valid UTF-8) line: tabs
+/// advance to the next multiple of 8, wide characters take two columns, others one,
+/// so the caret lands under the character the column points at.
 size_t displayWidth(std::string_view line, size_t bytes) {
   size_t width = 0;
-  for (size_t i = 0; i < bytes && i < line.size(); ++i) {
+  for (size_t i = 0; i < bytes && i < line.size();) {
     unsigned char c = static_cast<unsigned char>(line[i]);
-    if (c == '\t')
+    if (c == '\t') {
       width = (width / 8 + 1) * 8;
-    else if ((c & 0xC0) != 0x80)
-      ++width;
+      ++i;
+      continue;
+    }
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : 4;
+    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
+    for (size_t k = 1; k < len && i + k < line.size(); ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(line[i + k]) & 0x3F);
+    width += isWide(cp) ? 2 : 1;
+    i += len;
   }
   return width;
 }
@@ -56,9 +76,10 @@ std::string jsonEscape(std::string_view s) {
   return out;
 }
 
-/// Replaces bytes that are not valid UTF-8 with '?', so a quoted source line (or a
-/// message quoting user text) never carries invalid UTF-8 into a terminal or JSON.
-std::string sanitizeUtf8(std::string_view s) {
+/// Replaces bytes that are not valid UTF-8, and control characters, with '?' (one byte
+/// for one byte, so columns keep their meaning): a quoted source line or a message
+/// quoting user text never carries invalid UTF-8 or escape sequences to a terminal.
+std::string sanitizeUtf8(std::string_view s, bool keepControls = false) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
@@ -67,7 +88,9 @@ std::string sanitizeUtf8(std::string_view s) {
     bool ok = len != 0 && i + len <= s.size();
     for (size_t k = 1; ok && k < len; ++k)
       ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    if (ok && c != 0) {
+    // Control characters other than tab (and DEL) could drive the terminal: never echo them.
+    bool control = !keepControls && len == 1 && ((c < 0x20 && c != '\t') || c == 0x7F);
+    if (ok && !control) {
       out.append(s.substr(i, len));
       i += len;
     } else {
@@ -170,9 +193,9 @@ std::string DiagnosticEngine::render(const Diagnostic &d) {
       os << "{\"file\":\"" << jsonEscape(sanitizeUtf8(x.loc.file < sm_.size() ? sm_.name(x.loc.file) : ""))
          << "\",\"line\":" << x.loc.line << ",\"col\":" << x.loc.col << ",\"code\":\""
          << diagCodeString(x.code) << "\",\"severity\":\"" << severityName(x.severity)
-         << "\",\"message\":\"" << jsonEscape(sanitizeUtf8(x.message)) << "\"";
+         << "\",\"message\":\"" << jsonEscape(sanitizeUtf8(x.message, true)) << "\"";
       if (!x.hint.empty())
-        os << ",\"hint\":\"" << jsonEscape(sanitizeUtf8(x.hint)) << "\"";
+        os << ",\"hint\":\"" << jsonEscape(sanitizeUtf8(x.hint, true)) << "\"";
       if (withNotes && !x.notes.empty()) {
         os << ",\"notes\":[";
         for (size_t i = 0; i < x.notes.size(); ++i) {
@@ -180,7 +203,7 @@ std::string DiagnosticEngine::render(const Diagnostic &d) {
           os << (i ? "," : "") << "{\"file\":\""
              << jsonEscape(sanitizeUtf8(n.loc.file < sm_.size() ? sm_.name(n.loc.file) : "")) << "\",\"line\":"
              << n.loc.line << ",\"col\":" << n.loc.col << ",\"message\":\""
-             << jsonEscape(sanitizeUtf8(n.message)) << "\"}";
+             << jsonEscape(sanitizeUtf8(n.message, true)) << "\"}";
         }
         os << "]";
       }
@@ -197,7 +220,8 @@ std::string DiagnosticEngine::render(const Diagnostic &d) {
                            : x.severity == Severity::Error ? "\033[1;31m"
                            : x.severity == Severity::Warning ? "\033[1;35m"
                                                              : "\033[1;36m";
-    os << bold << sanitizeUtf8(formatLocation(sm_, x.loc)) << ": " << reset << sevColor
+    os << bold << sanitizeUtf8(x.loc.isCommandLine() ? toolName_ : formatLocation(sm_, x.loc)) << ": "
+       << reset << sevColor
        << severityName(x.severity);
     if (x.severity != Severity::Note)
       os << "[" << diagCodeString(x.code) << "]";

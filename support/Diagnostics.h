@@ -103,6 +103,8 @@ public:
   void setFormat(DiagFormat f) { format_ = f; }
   DiagFormat format() const { return format_; }
   void setColor(bool on) { color_ = on; }
+  /// The name that prefixes errors about command-line arguments ("dslc").
+  void setToolName(std::string name) { toolName_ = std::move(name); }
   SourceManager &sourceManager() { return sm_; }
 
   /// Renders one diagnostic as text (with source line and caret) or as a JSON line.
@@ -113,6 +115,7 @@ private:
   std::ostream &out_;
   DiagFormat format_;
   bool color_ = false;
+  std::string toolName_ = "dslc";
   unsigned errors_ = 0;
   unsigned errorLimit_ = 50;
   bool limitAnnounced_ = false;

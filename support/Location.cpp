@@ -7,6 +7,10 @@
 namespace kiln {
 
 uint32_t SourceManager::addBuffer(std::string name, std::string text) {
+  // A UTF-8 byte-order mark is not part of the program: drop it so that columns count
+  // from the first real character.
+  if (text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    text.erase(0, 3);
   if (auto existing = find(name)) {
     File &f = files_[*existing];
     if (!f.text) {

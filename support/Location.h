@@ -31,7 +31,8 @@ struct Location {
 /// Owns the names and texts of every file a compilation touched.
 class SourceManager {
 public:
-  /// Registers a file with its full text; returns its index.
+  /// Registers a file with its full text (a leading UTF-8 byte-order mark is dropped);
+  /// returns its index.
   uint32_t addBuffer(std::string name, std::string text);
   /// Registers a name whose text is not (yet) known, e.g. from a `loc(...)` in .tir.
   /// Returns the existing index when the name is already registered.

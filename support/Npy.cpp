@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -177,8 +178,7 @@ std::optional<NpyArray> readNpy(const std::string &path, std::string &error) {
     }
     int64_t d = std::stoll(digits);
     arr.shape.push_back(d);
-    count *= static_cast<unsigned long long>(d);
-    if (count > (1ull << 36)) {
+    if (__builtin_mul_overflow(count, static_cast<unsigned long long>(d), &count) || count > (1ull << 36)) {
       error = "'" + path + "': array too large";
       return std::nullopt;
     }
@@ -207,7 +207,18 @@ bool writeNpyAtomic(const std::string &path, const NpyArray &array, std::string 
     error = "header too long for '" + path + "'";
     return false;
   }
-  std::string tmp = path + ".kiln-tmp-" + std::to_string(::getpid());
+  // Write through a symlink to its target, and keep the file's permissions: the user's
+  // file is updated, not replaced by a different one.
+  std::error_code ec;
+  std::string target = path;
+  if (std::filesystem::is_symlink(path, ec)) {
+    auto resolved = std::filesystem::canonical(path, ec);
+    if (!ec)
+      target = resolved.string();
+  }
+  auto perms = std::filesystem::status(target, ec).permissions();
+  bool keepPerms = !ec;
+  std::string tmp = target + ".kiln-tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) {
@@ -228,7 +239,9 @@ bool writeNpyAtomic(const std::string &path, const NpyArray &array, std::string 
       return false;
     }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (keepPerms)
+    std::filesystem::permissions(tmp, perms, ec);
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     error = "cannot replace '" + path + "': " + std::strerror(errno);
     std::remove(tmp.c_str());
     return false;

@@ -75,7 +75,7 @@ bool fitsIntDType(DType t, int64_t v, bool fromNegativeText) {
   case DType::U8: return v >= 0 && v <= UINT8_MAX;
   case DType::U16: return v >= 0 && v <= UINT16_MAX;
   case DType::U32: return v >= 0 && v <= static_cast<int64_t>(UINT32_MAX);
-  case DType::U64: return !fromNegativeText;
+  case DType::U64: return !fromNegativeText || v == 0;
   default: return false;
   }
 }

@@ -63,6 +63,7 @@ int main(int argc, char **argv) {
   }
   auto sources = std::make_shared<SourceManager>();
   DiagnosticEngine diags(*sources, std::cerr);
+  diags.setToolName("dslc-opt");
   if (InputFile.empty()) {
     diags.error(Location::commandLine(), DiagCode::FileNotReadable) << "no input file (see --help)";
     return driver::ExitUserError;

@@ -79,12 +79,28 @@ cl::opt<std::string> Grid("grid", cl::desc("Grid of programs: X[,Y[,Z]]"), cl::v
                           cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::list<std::string> Args("arg", cl::desc("A kernel argument: a .npy file for a pointer, a literal for a scalar"),
                            cl::value_desc("NAME=VALUE"), cl::sub(RunCommand), cl::cat(KilnCategory));
-enum class Device { Interp };
-cl::opt<Device> DeviceKind("device", cl::desc("Where to run"), cl::init(Device::Interp),
-                           cl::values(clEnumValN(Device::Interp, "interp", "the reference interpreter on the CPU (default)")),
-                           cl::sub(RunCommand), cl::cat(KilnCategory));
-cl::opt<uint64_t> MaxSteps("max-steps", cl::desc("Interpreter: stop after this many executed ops (0: no limit)"),
-                           cl::init(4'000'000'000ull), cl::sub(RunCommand), cl::cat(KilnCategory));
+// --device and --max-steps are read as text and checked here, so that a bad value is a
+// coded diagnostic (and JSON under --diagnostics=json) like every other error.
+cl::opt<std::string> DeviceName("device", cl::desc("Where to run: interp, the reference interpreter on the CPU (default)"),
+                                cl::value_desc("interp"), cl::init("interp"), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<std::string> MaxStepsText("max-steps", cl::desc("Interpreter: stop after this many executed ops (0: no limit)"),
+                                  cl::value_desc("N"), cl::init("4000000000"), cl::sub(RunCommand),
+                                  cl::cat(KilnCategory));
+
+/// Parses --max-steps; reports E0600 on a malformed value.
+std::optional<uint64_t> maxSteps(DiagnosticEngine &diags) {
+  const std::string &text = MaxStepsText;
+  uint64_t value = 0;
+  bool ok = !text.empty() && text.size() <= 19;
+  for (char c : text)
+    ok &= c >= '0' && c <= '9';
+  if (ok)
+    value = std::stoull(text);
+  else
+    diags.error(Location::commandLine(), DiagCode::RunArgument) << "--max-steps needs a non-negative integer, got '"
+                                                                << text << "'";
+  return ok ? std::optional<uint64_t>(value) : std::nullopt;
+}
 
 SemaOptions semaOptions(DiagnosticEngine &diags, bool &ok) {
   SemaOptions options;
@@ -120,8 +136,9 @@ int emitAST(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags) {
   return driver::writeOutput(OutputFile, os.str(), diags) ? driver::ExitSuccess : driver::ExitUserError;
 }
 
-/// `dslc FILE [--emit=tir]`.
-int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingReport *timing) {
+/// `dslc FILE [--emit=tir]`; `emit` false only checks (for --verify-diagnostics).
+int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingReport *timing,
+            bool emit = true) {
   bool ok = true;
   SemaOptions options = semaOptions(diags, ok);
   if (!ok)
@@ -131,6 +148,8 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
     return driver::ExitUserError;
   if (!NoOptimize)
     ir::runPipeline(*module, pipelineOptions(timing), diags);
+  if (!emit)
+    return driver::ExitSuccess;
   std::string text;
   {
     TimingReport::Scope timer(timing, "emit: tir");
@@ -151,7 +170,14 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
         << "dslc run needs --grid";
   else
     grid = driver::parseGrid(Grid, diags);
-  if (!ok || !grid)
+  if (DeviceName != "interp") {
+    diags.error(Location::commandLine(), DiagCode::RunArgument)
+            .hint("this build of dslc runs kernels on the reference interpreter: --device interp")
+        << "unknown device '" << DeviceName << "'";
+    ok = false;
+  }
+  std::optional<uint64_t> steps = maxSteps(diags);
+  if (!ok || !grid || !steps)
     return driver::ExitUserError;
   auto module = driver::loadModule(InputFile, options, sources, diags, timing);
   if (!module)
@@ -173,7 +199,7 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
     return driver::ExitUserError;
   interp::RunOptions runOptions;
   runOptions.grid = *grid;
-  runOptions.maxSteps = MaxSteps;
+  runOptions.maxSteps = *steps;
   bool ran;
   {
     TimingReport::Scope timer(timing, "run: interpreter");
@@ -190,8 +216,14 @@ int verify(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Timi
   std::vector<Diagnostic> collected;
   diags.setHandler([&](const Diagnostic &d) { collected.push_back(d); });
   diags.setErrorLimit(0);
-  int status = Emit == EmitStage::AST ? emitAST(sources, diags) : compile(sources, diags, timing);
-  (void)status;
+  if (Emit == EmitStage::AST) {
+    std::string saved = OutputFile;
+    OutputFile = "/dev/null";
+    emitAST(sources, diags);
+    OutputFile = saved;
+  } else {
+    compile(sources, diags, timing, /*emit=*/false);
+  }
   diags.setHandler(nullptr);
   std::ifstream in(InputFile, std::ios::binary);
   std::ostringstream text;
