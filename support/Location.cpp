@@ -61,6 +61,8 @@ const std::string *SourceManager::text(uint32_t file) {
       std::ostringstream ss;
       ss << in.rdbuf();
       f.text = ss.str();
+      if (f.text->compare(0, 3, "\xEF\xBB\xBF") == 0)
+        f.text->erase(0, 3);
     }
   }
   return f.text ? &*f.text : nullptr;
