@@ -364,14 +364,18 @@ static bool lexFile(Session &s, KilnLexer &lexer, const ParseLimits &limits,
               "the file has more than " + std::to_string(limits.maxTokens) + " tokens");
       return false;
     }
+    unsigned errorsBefore = s.diags.errorCount();
     checkToken(s, tok.get());
+    bool badToken = s.diags.errorCount() != errorsBefore;
     if (tok->getChannel() != antlr4::Token::DEFAULT_CHANNEL) {
       lexErrorBefore = true; // bad characters and unterminated comments: reported, not parsed
       continue;
     }
-    if (lexErrorBefore)
+    if (lexErrorBefore || badToken)
       s.afterLexError.insert(tok->getStartIndex());
-    lexErrorBefore = false;
+    // A bad token the parser still sees (an unterminated string) also confuses it at the
+    // token after: that is the same mistake too.
+    lexErrorBefore = badToken;
     switch (nesting.next(type)) {
     case syntax::NestingScan::Verdict::Ok:
       break;
