@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "tests/fuzz/FuzzTarget.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>

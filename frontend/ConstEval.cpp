@@ -1,0 +1,344 @@
+//===- ConstEval.cpp - Compile-time arithmetic on scalar constants --------===//
+//
+// Shapes, static_range bounds, const parameters and constant conditions are computed
+// here. Strong (typed) constants follow the run-time semantics of Ops.def exactly —
+// integers wrap, floats round to their dtype — so folding never changes a result.
+// Weak constants (literals and expressions of literals and consts) have no dtype yet:
+// integers compute in 64 bits (overflow is E0308 rather than a silent wrap) and floats
+// in unrounded doubles; they are checked and rounded when they adopt a dtype.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/SemaInternal.h"
+
+#include "support/FloatFormats.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+namespace kiln::sema {
+
+using ast::BinaryOp;
+using ast::UnaryOp;
+
+static double constToDouble(const ConstVal &c, DType dtype) {
+  switch (c.kind) {
+  case ConstVal::Kind::Float: return c.f;
+  case ConstVal::Kind::Bool: return c.i ? 1.0 : 0.0;
+  case ConstVal::Kind::Int:
+    if (dtype == DType::U64)
+      return static_cast<double>(static_cast<uint64_t>(c.i));
+    return static_cast<double>(c.i);
+  }
+  return 0;
+}
+
+ConstVal castConst(const ConstVal &c, DType from, DType to) {
+  if (isFloat(to))
+    return ConstVal::ofFloat(roundToFloatDType(to, constToDouble(c, from)));
+  if (isBool(to)) {
+    if (c.isFloat())
+      return ConstVal::ofBool(c.f != 0 || std::isnan(c.f));
+    return ConstVal::ofBool(c.i != 0);
+  }
+  if (c.isFloat())
+    return ConstVal::ofInt(floatToIntDType(to, c.f));
+  return ConstVal::ofInt(wrapToIntDType(to, c.i));
+}
+
+/// Integer arithmetic in 64 bits with overflow detection (weak) or wrapping (strong).
+static std::optional<int64_t> intArith(BinaryOp op, int64_t a, int64_t b, DType dtype, bool weak,
+                                       std::string &error) {
+  bool isU64 = dtype == DType::U64;
+  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  int64_t r = 0;
+  bool overflow = false;
+  switch (op) {
+  case BinaryOp::Add:
+    overflow = __builtin_add_overflow(a, b, &r);
+    if (!weak)
+      r = static_cast<int64_t>(ua + ub);
+    break;
+  case BinaryOp::Sub:
+    overflow = __builtin_sub_overflow(a, b, &r);
+    if (!weak)
+      r = static_cast<int64_t>(ua - ub);
+    break;
+  case BinaryOp::Mul:
+    overflow = __builtin_mul_overflow(a, b, &r);
+    if (!weak)
+      r = static_cast<int64_t>(ua * ub);
+    break;
+  case BinaryOp::Div:
+  case BinaryOp::Rem:
+    // A constant division by zero is a mistake in the program (the run-time rule x/0 = 0
+    // exists for masked-off lanes, which a constant never is).
+    if (b == 0) {
+      error = "division by zero in a constant expression";
+      return std::nullopt;
+    }
+    if (isU64) {
+      r = static_cast<int64_t>(op == BinaryOp::Div ? ua / ub : ua % ub);
+    } else if (a == std::numeric_limits<int64_t>::min() && b == -1) {
+      // The one signed division that overflows: it wraps back to INT64_MIN.
+      overflow = op == BinaryOp::Div;
+      r = op == BinaryOp::Div ? a : 0;
+    } else {
+      r = op == BinaryOp::Div ? a / b : a % b;
+    }
+    break;
+  case BinaryOp::BitAnd: r = a & b; break;
+  case BinaryOp::BitOr: r = a | b; break;
+  case BinaryOp::BitXor: r = a ^ b; break;
+  case BinaryOp::Shl:
+  case BinaryOp::Shr: {
+    unsigned bits = weak ? 64 : dtypeBits(dtype);
+    bool sign = weak || isSigned(dtype);
+    if (b < 0 || b >= static_cast<int64_t>(bits)) {
+      // Ops.def: out-of-range amounts give 0, or the sign fill for a signed shr.
+      r = (op == BinaryOp::Shr && sign && a < 0) ? -1 : 0;
+    } else if (op == BinaryOp::Shl) {
+      r = static_cast<int64_t>(ua << b);
+      if (weak && (r >> b) != a)
+        overflow = true;
+    } else {
+      r = sign ? (a >> b) : static_cast<int64_t>(ua >> b);
+    }
+    break;
+  }
+  case BinaryOp::Eq:
+  case BinaryOp::Ne:
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge:
+  case BinaryOp::LogicalAnd:
+  case BinaryOp::LogicalOr: KILN_ICE("intArith called for a comparison or logical operator");
+  }
+  if (weak && overflow) {
+    error = "integer overflow in a constant expression";
+    return std::nullopt;
+  }
+  return weak ? r : wrapToIntDType(dtype, r);
+}
+
+/// Applies comparison `op` to an ordering result (-1, 0, 1) or, for unordered float
+/// operands (a NaN), to "unordered": only `ne` is true then, as for the `cmp` op.
+static bool applyComparison(BinaryOp op, int order, bool unordered) {
+  if (op == BinaryOp::Ne)
+    return unordered || order != 0;
+  if (unordered)
+    return false;
+  if (op == BinaryOp::Eq)
+    return order == 0;
+  if (op == BinaryOp::Lt)
+    return order < 0;
+  if (op == BinaryOp::Le)
+    return order <= 0;
+  if (op == BinaryOp::Gt)
+    return order > 0;
+  kiln_assert(op == BinaryOp::Ge, "applyComparison: not a comparison");
+  return order >= 0;
+}
+
+static bool compareConsts(BinaryOp op, const ConstVal &a, const ConstVal &b, DType dtype) {
+  if (isFloat(dtype)) {
+    double x = constToDouble(a, dtype), y = constToDouble(b, dtype);
+    if (std::isnan(x) || std::isnan(y))
+      return applyComparison(op, 0, true);
+    return applyComparison(op, x < y ? -1 : x > y ? 1 : 0, false);
+  }
+  if (dtype == DType::U64) {
+    uint64_t x = static_cast<uint64_t>(a.i), y = static_cast<uint64_t>(b.i);
+    return applyComparison(op, x < y ? -1 : x > y ? 1 : 0, false);
+  }
+  return applyComparison(op, a.i < b.i ? -1 : a.i > b.i ? 1 : 0, false);
+}
+
+std::optional<ConstVal> foldBinary(BinaryOp op, const ConstVal &a, const ConstVal &b, DType dtype,
+                                   bool weak, std::string &error) {
+  switch (op) {
+  case BinaryOp::Eq:
+  case BinaryOp::Ne:
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge: return ConstVal::ofBool(compareConsts(op, a, b, dtype));
+  case BinaryOp::LogicalAnd: return ConstVal::ofBool(a.i && b.i);
+  case BinaryOp::LogicalOr: return ConstVal::ofBool(a.i || b.i);
+  case BinaryOp::Add:
+  case BinaryOp::Sub:
+  case BinaryOp::Mul:
+  case BinaryOp::Div:
+  case BinaryOp::Rem:
+  case BinaryOp::BitAnd:
+  case BinaryOp::BitOr:
+  case BinaryOp::BitXor:
+  case BinaryOp::Shl:
+  case BinaryOp::Shr: break;
+  }
+  if (isBool(dtype)) {
+    // Only the bitwise operators reach here for bool (arithmetic on bool is rejected).
+    bool x = a.i != 0, y = b.i != 0;
+    if (op == BinaryOp::BitAnd)
+      return ConstVal::ofBool(x && y);
+    if (op == BinaryOp::BitOr)
+      return ConstVal::ofBool(x || y);
+    kiln_assert(op == BinaryOp::BitXor, "foldBinary: arithmetic on bool constants");
+    return ConstVal::ofBool(x != y);
+  }
+  if (isFloat(dtype)) {
+    double x = constToDouble(a, dtype), y = constToDouble(b, dtype), r = 0;
+    if (op == BinaryOp::Add)
+      r = x + y;
+    else if (op == BinaryOp::Sub)
+      r = x - y;
+    else if (op == BinaryOp::Mul)
+      r = x * y;
+    else if (op == BinaryOp::Div)
+      r = x / y;
+    else if (op == BinaryOp::Rem)
+      r = std::fmod(x, y);
+    else
+      KILN_ICE("foldBinary: bitwise operator on float constants");
+    return ConstVal::ofFloat(weak ? r : roundToFloatDType(dtype, r));
+  }
+  auto r = intArith(op, a.i, b.i, dtype, weak, error);
+  if (!r)
+    return std::nullopt;
+  return ConstVal::ofInt(*r);
+}
+
+std::optional<ConstVal> foldUnary(UnaryOp op, const ConstVal &a, DType dtype, bool weak,
+                                  std::string &error) {
+  switch (op) {
+  case UnaryOp::Plus: return a;
+  case UnaryOp::Not: return ConstVal::ofBool(a.i == 0);
+  case UnaryOp::BitNot:
+    if (isBool(dtype))
+      return ConstVal::ofBool(a.i == 0);
+    return ConstVal::ofInt(weak ? ~a.i : wrapToIntDType(dtype, ~a.i));
+  case UnaryOp::Neg:
+    if (a.isFloat())
+      return ConstVal::ofFloat(-a.f);
+    if (weak && a.i == std::numeric_limits<int64_t>::min()) {
+      error = "integer overflow in a constant expression";
+      return std::nullopt;
+    }
+    return ConstVal::ofInt(
+        weak ? -a.i : wrapToIntDType(dtype, static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))));
+  }
+  return std::nullopt;
+}
+
+std::optional<double> foldMath(std::string_view name, double x) {
+  if (name == "exp")
+    return std::exp(x);
+  if (name == "exp2")
+    return std::exp2(x);
+  if (name == "log")
+    return std::log(x);
+  if (name == "log2")
+    return std::log2(x);
+  if (name == "sqrt")
+    return std::sqrt(x);
+  if (name == "rsqrt")
+    return 1.0 / std::sqrt(x);
+  if (name == "sin")
+    return std::sin(x);
+  if (name == "cos")
+    return std::cos(x);
+  if (name == "tanh")
+    return std::tanh(x);
+  if (name == "erf")
+    return std::erf(x);
+  if (name == "sigmoid")
+    return 1.0 / (1.0 + std::exp(-x));
+  if (name == "floor")
+    return std::floor(x);
+  if (name == "ceil")
+    return std::ceil(x);
+  if (name == "abs")
+    return std::fabs(x);
+  return std::nullopt;
+}
+
+std::string constString(const ConstVal &c, DType dtype) {
+  switch (c.kind) {
+  case ConstVal::Kind::Bool: return c.i ? "true" : "false";
+  case ConstVal::Kind::Int:
+    if (dtype == DType::U64)
+      return std::to_string(static_cast<uint64_t>(c.i));
+    return std::to_string(c.i);
+  case ConstVal::Kind::Float: {
+    if (std::isnan(c.f))
+      return "nan";
+    if (std::isinf(c.f))
+      return c.f < 0 ? "-inf" : "inf";
+    std::ostringstream os;
+    os.precision(17);
+    os << c.f;
+    return os.str();
+  }
+  }
+  return "?";
+}
+
+ir::Attr constAttr(const ConstVal &c) {
+  switch (c.kind) {
+  case ConstVal::Kind::Bool: return ir::Attr(c.i != 0);
+  case ConstVal::Kind::Int: return ir::Attr(c.i);
+  case ConstVal::Kind::Float: return ir::Attr(c.f);
+  }
+  return ir::Attr(int64_t(0));
+}
+
+std::optional<ConstVal> parseDefineValue(std::string_view text) {
+  if (text == "true")
+    return ConstVal::ofBool(true);
+  if (text == "false")
+    return ConstVal::ofBool(false);
+  if (text.empty())
+    return std::nullopt;
+  // Integers: optional sign, decimal or 0x hex, underscores as digit separators.
+  std::string digits;
+  bool negative = false;
+  std::string_view t = text;
+  if (t[0] == '-' || t[0] == '+') {
+    negative = t[0] == '-';
+    t.remove_prefix(1);
+  }
+  int base = 10;
+  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+    base = 16;
+    t.remove_prefix(2);
+  }
+  for (char ch : t)
+    if (ch != '_')
+      digits += ch;
+  if (!digits.empty()) {
+    uint64_t u = 0;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), u, base);
+    if (ec == std::errc() && p == digits.data() + digits.size()) {
+      if (negative) {
+        if (u > uint64_t(std::numeric_limits<int64_t>::max()) + 1)
+          return std::nullopt;
+        return ConstVal::ofInt(static_cast<int64_t>(0 - u));
+      }
+      if (u > uint64_t(std::numeric_limits<int64_t>::max()))
+        return std::nullopt;
+      return ConstVal::ofInt(static_cast<int64_t>(u));
+    }
+  }
+  // Floats: what strtod reads, consuming everything (inf and nan included).
+  std::string s(text);
+  char *end = nullptr;
+  double d = std::strtod(s.c_str(), &end);
+  if (end && *end == '\0' && end != s.c_str() && s.find_first_of("xX") == std::string::npos)
+    return ConstVal::ofFloat(d);
+  return std::nullopt;
+}
+
+} // namespace kiln::sema

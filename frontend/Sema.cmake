@@ -1,0 +1,17 @@
+# Semantic analysis: AST -> checked, specialized Tile IR (frontend/Sema*.cpp).
+add_library(kiln_sema STATIC
+  ConstEval.cpp
+  Imports.cpp
+  Sema.cpp
+  SemaBuiltins.cpp
+  SemaBuiltinsReduce.cpp
+  SemaBuiltinsShape.cpp
+  SemaCall.cpp
+  SemaExpr.cpp
+  SemaKernel.cpp
+  SemaStmt.cpp
+  SemaValues.cpp
+  TypeRules.cpp
+)
+kiln_target_defaults(kiln_sema)
+target_link_libraries(kiln_sema PUBLIC kiln_syntax kiln_ir)

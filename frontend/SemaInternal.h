@@ -1,0 +1,286 @@
+//===- SemaInternal.h - The semantic analyser's shared state -----*- C++ -*-===//
+//
+// Private to frontend/Sema*.cpp. One `Sema` object checks one compilation: it loads
+// the files (Imports.cpp), collects module items, specializes and lowers each requested
+// kernel (SemaKernel.cpp) by walking statements (SemaStmt.cpp) and expressions
+// (SemaExpr.cpp, SemaCall.cpp, SemaBuiltins*.cpp) while building Tile IR directly.
+// Value plumbing — materializing constants, conversions, broadcasts — lives in
+// SemaValues.cpp and compile-time arithmetic in ConstEval.cpp.
+//
+// The members are public on purpose: the builtin handlers are free functions spread
+// over several files, and this header is not an API.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "frontend/Scope.h"
+#include "frontend/Sema.h"
+#include "frontend/TypeRules.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::sema {
+
+class Sema;
+
+/// A module-level item visible by name (from the main file or any import).
+struct GlobalItem {
+  const ast::Item *item = nullptr; ///< a ConstItem or FunctionItem
+  ast::ItemKind kind = ast::ItemKind::Const;
+  Location nameLoc;
+  /// Module consts are evaluated on first use (or at the end of item checking).
+  enum class State : uint8_t { Unevaluated, Evaluating, Done } state = State::Unevaluated;
+  Val value;
+};
+
+/// The arguments of one call, matched to the callee's parameters.
+struct CallArgs {
+  std::string callee;
+  Location loc;                         ///< the call expression
+  Location calleeLoc;                   ///< the callee's name
+  std::vector<const ast::Expr *> exprs; ///< per parameter; null when not given
+  std::vector<Location> locs;           ///< per parameter (the call's when absent)
+  std::vector<std::optional<Val>> vals; ///< evaluated values, filled on demand
+
+  bool has(size_t i) const { return exprs[i] != nullptr; }
+};
+
+using BuiltinHandler = Val (*)(Sema &, CallArgs &);
+
+struct BuiltinInfo {
+  const char *name;
+  std::vector<const char *> params;
+  unsigned numRequired; ///< the first numRequired params must be given
+  BuiltinHandler handler;
+};
+
+/// The builtin named `name`, or null (SemaBuiltins.cpp).
+const BuiltinInfo *findBuiltin(std::string_view name);
+/// Every builtin, in a fixed order (for "did you mean").
+const std::vector<BuiltinInfo> &allBuiltins();
+
+/// The builtin groups, each defined in its own file and collected by allBuiltins().
+void addCoreBuiltins(std::vector<BuiltinInfo> &table);   // SemaBuiltins.cpp
+void addShapeBuiltins(std::vector<BuiltinInfo> &table);  // SemaBuiltinsShape.cpp
+void addReduceBuiltins(std::vector<BuiltinInfo> &table); // SemaBuiltinsReduce.cpp
+
+/// Launch settings of a kernel, from its attributes.
+struct KernelAttrs {
+  int64_t numWarps = 4;
+  int64_t numStages = 1;
+};
+
+/// Thrown (and caught per kernel) when unrolling and inlining make a kernel too large.
+struct BudgetExceeded {};
+
+//===--------------------------------------------------------------------===//
+// Compile-time arithmetic (ConstEval.cpp)
+//===--------------------------------------------------------------------===//
+
+/// Converts with the semantics of the `cast` op (wrapping, truncation, saturation).
+ConstVal castConst(const ConstVal &c, DType from, DType to);
+/// Folds a binary operator on constants of dtype `dtype` (the promoted operand dtype).
+/// `weak` constants compute in 64 bits (integers) or unrounded doubles (floats).
+/// On failure (division by zero, overflow) returns nullopt and sets `error`.
+std::optional<ConstVal> foldBinary(ast::BinaryOp op, const ConstVal &a, const ConstVal &b,
+                                   DType dtype, bool weak, std::string &error);
+std::optional<ConstVal> foldUnary(ast::UnaryOp op, const ConstVal &a, DType dtype, bool weak,
+                                  std::string &error);
+/// Folds a float math builtin (exp, sqrt, ...) on a double; nullopt if not foldable.
+std::optional<double> foldMath(std::string_view name, double x);
+/// The value as written in messages ("300", "1.5", "true").
+std::string constString(const ConstVal &c, DType dtype);
+/// The value as an IR attribute (int64 / double / bool), for Kernel::constValues.
+ir::Attr constAttr(const ConstVal &c);
+/// Parses a -D value: an integer (decimal or 0x hex, optional sign), a float, true/false.
+std::optional<ConstVal> parseDefineValue(std::string_view text);
+
+//===--------------------------------------------------------------------===//
+// The analyser
+//===--------------------------------------------------------------------===//
+
+class Sema {
+public:
+  Sema(ir::Module &module, DiagnosticEngine &diags, const SemaOptions &options);
+  bool run(uint32_t mainFile);
+
+  // ---- state ---------------------------------------------------------------
+  ir::Module &module;
+  DiagnosticEngine &diags;
+  const SemaOptions &options;
+  SourceManager &sources;
+  std::vector<std::unique_ptr<ast::Module>> files; ///< the main file first
+  std::map<std::string, GlobalItem> globals;
+  std::map<const ast::FunctionItem *, KernelAttrs> kernelAttrs;
+  std::vector<std::unique_ptr<Frame>> frames;
+  std::vector<const ast::FunctionItem *> callStack; ///< fns being inlined
+  /// fns whose body has a misplaced return or launch: calls yield poison silently.
+  std::set<const ast::FunctionItem *> brokenFns;
+  ir::Builder builder;
+  unsigned combinerDepth = 0; ///< > 0 while inlining a reduce/scan combiner
+  uint64_t opsEmitted = 0;    ///< per kernel, against kMaxOps
+  unsigned depth = 0;         ///< nesting of statements and expressions, against kMaxDepth
+  bool depthReported = false; ///< E0004 is reported once per kernel
+  std::set<std::string> reportedMessages; ///< location + code + message, for dedupe
+
+  static constexpr uint64_t kMaxOps = 1'000'000;
+  static constexpr size_t kMaxCallDepth = 128;
+  static constexpr int64_t kMaxUnroll = 4096;
+  /// Inlining stacks the nesting of every fn on the way; this bound keeps the recursion
+  /// of the checker within a few MiB of stack whatever the input.
+  static constexpr unsigned kMaxDepth = 4000;
+
+  // ---- diagnostics (Sema.cpp) --------------------------------------------------
+  /// Reports an error once per (location, code): inlined fns and unrolled loops would
+  /// otherwise repeat the same message.
+  void error(Location loc, DiagCode code, std::string message, std::string hint = {},
+             std::vector<Diagnostic> notes = {});
+  static Diagnostic note(Location loc, std::string message);
+  /// The closest of `candidates` to `name` ("did you mean"), or "".
+  static std::string closestName(const std::string &name,
+                                 const std::vector<std::string> &candidates);
+  /// Names visible here (locals, items), for suggestions.
+  std::vector<std::string> visibleNames() const;
+
+  // ---- loading (Imports.cpp) ---------------------------------------------------
+  bool loadProgram(uint32_t mainFile);
+
+  // ---- items (Sema.cpp, SemaKernel.cpp) ------------------------------------------
+  void checkStructure(const ast::FunctionItem &fn);
+  void checkKernelDecl(const ast::FunctionItem &k);
+  KernelAttrs checkAttributes(const ast::FunctionItem &k);
+  void compileKernels();
+  std::unique_ptr<ir::Kernel> specialize(const ast::FunctionItem &k);
+  /// Resolves a written type; `what` names the construct for messages.
+  std::optional<Type> resolveType(const ast::TypeExpr &t);
+  Val globalConst(GlobalItem &g);
+
+  // ---- IR emission (SemaValues.cpp) ------------------------------------------------
+  ir::Op *emit(ir::OpKind kind, Location loc, std::vector<ir::Value *> operands,
+               std::vector<Type> results, ir::AttrMap attrs = {}, unsigned regions = 0);
+  Val emitValue(ir::OpKind kind, Location loc, std::vector<ir::Value *> operands, Type result,
+                ir::AttrMap attrs = {});
+  ir::Value *buildConstant(const Type &type, const ConstVal &c, Location loc);
+  /// The IR value of `v`, building a constant of its type if needed.
+  ir::Value *materialize(Val &v);
+  /// A weak constant takes dtype `d` (E0007 when an integer does not fit).
+  Val adopt(const Val &v, DType d);
+  /// A weak value becomes strong at its nominal dtype.
+  Val strengthen(const Val &v);
+  /// Explicit conversion (the `cast` op; folded for constants).
+  Val castTo(const Val &v, DType d, Location loc);
+  /// Implicit conversion: weak values adopt `d`, strong ones are cast.
+  Val convertTo(const Val &v, DType d, Location loc);
+  /// Broadcasts to `shape` (which `v` must broadcast to) with splat/expand_dims/broadcast.
+  Val broadcastTo(const Val &v, const Shape &shape, Location loc);
+  /// The dtype two operands meet in, with the weak-literal rules.
+  DType meetDType(const Val &a, const Val &b) const;
+  /// Broadcast shape of a and b; E0301 (or E0304 when too large) and nullopt otherwise.
+  std::optional<Shape> commonShape(const Shape &a, const Shape &b, Location loc,
+                                   const std::string &what);
+  bool checkTileSize(const Shape &shape, Location loc);
+  /// Lossless conversion to `to` (dtype and broadcast shape), as for annotations and
+  /// var assignments; reports `code` and returns nullopt when it would lose anything.
+  std::optional<Val> coerce(const Val &v, const Type &to, Location loc, DiagCode code,
+                            const std::string &what);
+  std::string describe(const Val &v) const;
+
+  // ---- expressions (SemaExpr.cpp) --------------------------------------------------
+  Val evalExpr(const ast::Expr &e);
+  /// evalExpr that insists on one value (E0505 for void, E0205 for a tuple).
+  Val evalValue(const ast::Expr &e);
+  Val evalName(const ast::NameExpr &e);
+  Val unaryOp(ast::UnaryOp op, const Val &a, Location loc);
+  Val binaryOp(ast::BinaryOp op, const Val &a, const Val &b, Location loc);
+  Val evalIndex(const ast::IndexExpr &e);
+  /// A dtype written as an argument (`f32`); E0300 when `e` is not one.
+  std::optional<DType> evalDType(const ast::Expr &e);
+  /// Evaluates `e` as a compile-time constant (E0303 otherwise), seeing only module
+  /// items when `moduleScope`, else also the current frame's names.
+  Val evalConstExpr(const ast::Expr &e, const std::string &what, bool moduleScope = true);
+  Binding *lookupLocal(const std::string &name) const;
+
+  // ---- calls (SemaCall.cpp) --------------------------------------------------------
+  Val evalCall(const std::string &callee, Location calleeLoc, Location loc,
+               const ast::Expr *receiver, const std::vector<ast::Arg> &args);
+  bool bindArgs(CallArgs &out, const std::vector<std::string> &params,
+                const std::vector<bool> &required, const ast::Expr *receiver,
+                const std::vector<ast::Arg> &args);
+  Val callFn(const ast::FunctionItem &fn, std::vector<Val> args, Location loc);
+  const ast::FunctionItem *findFn(const std::string &name) const;
+
+  Val argValue(CallArgs &a, size_t i);
+  std::optional<int64_t> argConstInt(CallArgs &a, size_t i, const char *what);
+  std::optional<bool> argConstBool(CallArgs &a, size_t i, const char *what);
+  std::optional<DType> argDType(CallArgs &a, size_t i, DType fallback);
+  std::optional<Shape> argShape(CallArgs &a, size_t i);
+  std::optional<std::vector<int64_t>> argIntList(CallArgs &a, size_t i, const char *what);
+  /// The axis argument normalized to [0, rank); defaults to 0 when absent on a 1-D tile.
+  std::optional<int64_t> argAxis(CallArgs &a, size_t i, unsigned rank);
+  const ast::FunctionItem *argFn(CallArgs &a, size_t i);
+  std::optional<std::string> argString(CallArgs &a, size_t i);
+
+  // ---- statements (SemaStmt.cpp) -----------------------------------------------------
+  void checkBlock(const ast::BlockStmt &block, bool fnBody = false);
+  void checkStmt(const ast::Stmt &s, bool lastOfFnBody);
+  Frame &frame() { return *frames.back(); }
+  void pushScope();
+  void popScope();
+  Binding *declare(BindingKind kind, const std::string &name, Location loc, Val value);
+  /// Binds a parameter; a duplicate name was reported (E0103) by the item check.
+  void declareParam(BindingKind kind, const std::string &name, Location loc, Val value);
+};
+
+/// RAII: one level of statement/expression nesting. `ok` is false (and E0004 reported
+/// once) when the level is too deep to enter.
+struct DepthGuard {
+  Sema &s;
+  bool ok;
+  DepthGuard(Sema &sema, Location loc) : s(sema), ok(++sema.depth <= Sema::kMaxDepth) {
+    if (!ok && !s.depthReported) {
+      s.depthReported = true;
+      s.error(loc, DiagCode::NestingTooDeep,
+              "statements and expressions nest more than " + std::to_string(Sema::kMaxDepth) +
+                  " levels deep once fns are inlined",
+              "split long expressions with let bindings, or call fns less deeply");
+    }
+  }
+  ~DepthGuard() { --s.depth; }
+  DepthGuard(const DepthGuard &) = delete;
+  DepthGuard &operator=(const DepthGuard &) = delete;
+};
+
+/// RAII: a new scope for the lifetime of the guard.
+struct ScopeGuard {
+  Sema &s;
+  explicit ScopeGuard(Sema &sema) : s(sema) { s.pushScope(); }
+  ~ScopeGuard() { s.popScope(); }
+  ScopeGuard(const ScopeGuard &) = delete;
+  ScopeGuard &operator=(const ScopeGuard &) = delete;
+};
+
+/// RAII: restores the builder's insertion point.
+struct InsertionGuard {
+  ir::Builder &b;
+  ir::Block *block;
+  ir::Block::iterator pos;
+  explicit InsertionGuard(ir::Builder &builder)
+      : b(builder), block(builder.block()), pos(builder.position()) {}
+  ~InsertionGuard() {
+    if (block)
+      b.setInsertionPoint(block, pos);
+    else
+      b = ir::Builder(); // there was no insertion point: leave none behind
+  }
+  InsertionGuard(const InsertionGuard &) = delete;
+  InsertionGuard &operator=(const InsertionGuard &) = delete;
+};
+
+/// Spelling of a dtype as a std::string (messages).
+inline std::string dtStr(DType d) { return std::string(dtypeName(d)); }
+
+} // namespace kiln::sema
