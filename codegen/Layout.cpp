@@ -1,0 +1,136 @@
+//===- Layout.cpp - The blocked layout of tiles over threads --------------===//
+//
+// See Layout.h. All functions are small integer arithmetic; the lowering asks for the
+// same facts at compile time (to unroll registers) that the generated code computes at
+// run time from the thread index.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Layout.h"
+
+#include "support/Diagnostics.h"
+
+#include <algorithm>
+
+namespace kiln::codegen {
+
+/// Widest chunk: 4 elements (16 bytes of f32, 8 of f16); wider chunks would only pay
+/// off for 16-bit types and would double register pressure for the others.
+static constexpr int64_t kMaxVec = 4;
+
+Layout Layout::forElements(int64_t numElements, int64_t numThreads) {
+  kiln_assert(numElements >= 1 && numThreads >= 1, "layout of an empty tile or no threads");
+  Layout l;
+  l.numElements = numElements;
+  l.numThreads = numThreads;
+  l.uniform = false;
+  // As wide as possible while every thread still gets a chunk; a tile smaller than the
+  // thread count uses vec 1 and leaves threads idle.
+  int64_t vec = 1;
+  while (vec * 2 <= kMaxVec && numElements % (vec * 2) == 0 &&
+         numElements / (vec * 2) >= numThreads)
+    vec *= 2;
+  l.vec = vec;
+  return l;
+}
+
+Layout Layout::uniformScalar(int64_t numThreads) {
+  Layout l;
+  l.numElements = 1;
+  l.vec = 1;
+  l.numThreads = numThreads;
+  l.uniform = true;
+  return l;
+}
+
+Layout Layout::forType(const Type &type, int64_t numThreads) {
+  if (type.isScalar())
+    return uniformScalar(numThreads);
+  return forElements(type.numElements(), numThreads);
+}
+
+int64_t Layout::numRounds() const {
+  if (uniform)
+    return 1;
+  return (numChunks() + numThreads - 1) / numThreads;
+}
+
+bool Layout::roundAlwaysValid(int64_t round) const {
+  return uniform || (round + 1) * numThreads <= numChunks();
+}
+
+int64_t Layout::chunkOf(int64_t thread, int64_t round) const {
+  return uniform ? 0 : round * numThreads + thread;
+}
+
+int64_t Layout::elementOf(int64_t thread, int64_t reg) const {
+  if (uniform)
+    return 0;
+  int64_t chunk = chunkOf(thread, reg / vec);
+  if (chunk >= numChunks())
+    return -1;
+  return chunk * vec + reg % vec;
+}
+
+int64_t Layout::ownerOf(int64_t e) const { return uniform ? 0 : (e / vec) % numThreads; }
+
+int64_t Layout::regOf(int64_t e) const {
+  if (uniform)
+    return 0;
+  return (e / (vec * numThreads)) * vec + e % vec;
+}
+
+std::vector<int64_t> rowMajorStrides(const Shape &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+std::vector<int64_t> unravelIndex(int64_t e, const Shape &shape) {
+  std::vector<int64_t> index(shape.size(), 0);
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = e % shape[d];
+    e /= shape[d];
+  }
+  return index;
+}
+
+int64_t nextPowerOf2(int64_t n) {
+  int64_t p = 1;
+  while (p < n)
+    p *= 2;
+  return p;
+}
+
+int64_t prevPowerOf2(int64_t n) {
+  int64_t p = 1;
+  while (p * 2 <= n)
+    p *= 2;
+  return p;
+}
+
+int64_t largestPow2Divisor(int64_t n, int64_t cap) {
+  if (n == 0)
+    return cap;
+  uint64_t u = n < 0 ? 0 - uint64_t(n) : uint64_t(n);
+  uint64_t p = u & (~u + 1);
+  return std::min<int64_t>(cap, static_cast<int64_t>(std::min<uint64_t>(p, uint64_t(cap))));
+}
+
+LineSplit LineSplit::make(int64_t lines, int64_t length, int64_t numThreads) {
+  kiln_assert(lines >= 1 && length >= 1 && numThreads >= 1, "empty line split");
+  LineSplit s;
+  s.lines = lines;
+  s.length = length;
+  if (lines >= numThreads) {
+    s.group = 1;
+  } else {
+    // Enough threads for several per line: a power of two of them, never more than
+    // the line has elements, so that every segment holds at least one element.
+    s.group = std::min(prevPowerOf2(numThreads / lines), prevPowerOf2(length));
+  }
+  s.linesPerPass = numThreads / s.group;
+  return s;
+}
+
+} // namespace kiln::codegen

@@ -1,0 +1,206 @@
+//===- LowerControlFlow.cpp - for, if and while ---------------------------===//
+//
+// Structured control flow becomes basic blocks with one phi per register of every
+// carried value. Conditions and loop bounds are scalars, which every thread holds with
+// the same value, so all threads of a program take the same path and barriers inside
+// loops and branches are safe.
+//
+// A `for` loop ends like the interpreter's: while iv < ub (step > 0) or iv > ub
+// (step < 0), and also when the next iv would overflow its type (the interpreter counts
+// in 128 bits, so such a loop ends there too). A step of 0, an error in the
+// interpreter, runs no iteration on the GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Lowering.h"
+
+namespace kiln::codegen::detail {
+
+/// Phis in the current block for every register of `types`' values, fed from `from`.
+static std::vector<std::vector<llvm::PHINode *>>
+makePhis(Lowering &L, const std::vector<const Regs *> &init, llvm::BasicBlock *from) {
+  std::vector<std::vector<llvm::PHINode *>> phis;
+  for (const Regs *r : init) {
+    std::vector<llvm::PHINode *> row;
+    for (llvm::Value *v : r->v) {
+      llvm::PHINode *p = L.b.CreatePHI(v->getType(), 2);
+      p->addIncoming(v, from);
+      row.push_back(p);
+    }
+    phis.push_back(std::move(row));
+  }
+  return phis;
+}
+
+static Regs regsOf(const std::vector<llvm::PHINode *> &row) {
+  Regs r;
+  r.v.assign(row.begin(), row.end());
+  return r;
+}
+
+/// Lowers the ops of `block` up to its terminator, which it returns.
+static const ir::Op *lowerUntilTerminator(Lowering &L, const ir::Block &block) {
+  for (const auto &op : block.ops()) {
+    if (op->kind() == OpKind::Yield || op->kind() == OpKind::Condition)
+      return op.get();
+    L.lowerOp(*op);
+  }
+  KILN_ICE("codegen: region without terminator");
+}
+
+void Lowering::lowerFor(const ir::Op &op) {
+  const ir::Block &body = *op.region(0);
+  const Type &bt = op.operand(0)->type;
+  const bool sgn = isSigned(bt.dtype);
+  llvm::Value *lb = get(op.operand(0)).v[0];
+  llvm::Value *ub = get(op.operand(1)).v[0];
+  llvm::Value *step = get(op.operand(2)).v[0];
+  std::vector<const Regs *> inits;
+  for (unsigned j = 3; j < op.numOperands(); ++j)
+    inits.push_back(&get(op.operand(j)));
+
+  // Accesses of one iteration follow those of the previous one; shared memory read in
+  // the previous iteration must be released before the body writes it again.
+  addOutstanding(body);
+  arenaClean = false;
+
+  llvm::Type *ity = lb->getType();
+  llvm::Value *zero = llvm::ConstantInt::get(ity, 0);
+  llvm::Value *up = sgn ? b.CreateICmpSGT(step, zero) : b.CreateICmpNE(step, zero);
+  llvm::Value *down = sgn ? b.CreateICmpSLT(step, zero) : b.getFalse();
+
+  llvm::BasicBlock *pre = b.GetInsertBlock();
+  llvm::BasicBlock *header = llvm::BasicBlock::Create(ctx, "for.head", fn);
+  llvm::BasicBlock *bodyBB = llvm::BasicBlock::Create(ctx, "for.body", fn);
+  llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx, "for.exit", fn);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode *iv = b.CreatePHI(ity, 2, "iv");
+  iv->addIncoming(lb, pre);
+  auto phis = makePhis(*this, inits, pre);
+  llvm::Value *below = sgn ? b.CreateICmpSLT(iv, ub) : b.CreateICmpULT(iv, ub);
+  llvm::Value *above = sgn ? b.CreateICmpSGT(iv, ub) : b.CreateICmpUGT(iv, ub);
+  llvm::Value *go = b.CreateOr(b.CreateAnd(up, below), b.CreateAnd(down, above));
+  b.CreateCondBr(go, bodyBB, exit);
+
+  b.SetInsertPoint(bodyBB);
+  vals[body.argument(0)] = Regs{{iv}};
+  for (size_t j = 0; j < phis.size(); ++j)
+    vals[body.argument(static_cast<unsigned>(1 + j))] = regsOf(phis[j]);
+  const ir::Op *yield = lowerUntilTerminator(*this, body);
+  std::vector<Regs> next;
+  for (const ir::Value *v : yield->operands())
+    next.push_back(get(v));
+  // The next iv, unless it would wrap around its type.
+  llvm::Value *ivNext = b.CreateAdd(iv, step);
+  llvm::Value *wrapped;
+  if (sgn)
+    wrapped = b.CreateSelect(up, b.CreateICmpSLT(ivNext, iv), b.CreateICmpSGT(ivNext, iv));
+  else
+    wrapped = b.CreateICmpULT(ivNext, iv);
+  llvm::BasicBlock *latch = b.GetInsertBlock();
+  b.CreateCondBr(wrapped, exit, header);
+  iv->addIncoming(ivNext, latch);
+  for (size_t j = 0; j < phis.size(); ++j)
+    for (size_t r = 0; r < phis[j].size(); ++r)
+      phis[j][r]->addIncoming(next[j].v[r], latch);
+
+  b.SetInsertPoint(exit);
+  for (size_t j = 0; j < phis.size(); ++j) {
+    Regs out;
+    for (size_t r = 0; r < phis[j].size(); ++r) {
+      llvm::PHINode *p = b.CreatePHI(phis[j][r]->getType(), 2);
+      p->addIncoming(phis[j][r], header);
+      p->addIncoming(next[j].v[r], latch);
+      out.v.push_back(p);
+    }
+    set(op.result(static_cast<unsigned>(j)), std::move(out));
+  }
+  addOutstanding(body);
+  arenaClean = false;
+}
+
+void Lowering::lowerIf(const ir::Op &op) {
+  llvm::Value *cond = get(op.operand(0)).v[0];
+  llvm::BasicBlock *thenBB = llvm::BasicBlock::Create(ctx, "if.then", fn);
+  llvm::BasicBlock *elseBB = llvm::BasicBlock::Create(ctx, "if.else", fn);
+  llvm::BasicBlock *join = llvm::BasicBlock::Create(ctx, "if.join", fn);
+  b.CreateCondBr(cond, thenBB, elseBB);
+
+  // Each branch starts from the state before the if; the join merges conservatively.
+  const std::vector<MemAccess> before = outstanding;
+  const bool cleanBefore = arenaClean;
+  std::vector<Regs> results[2];
+  llvm::BasicBlock *ends[2];
+  std::vector<MemAccess> after;
+  bool cleanAfter = true;
+  llvm::BasicBlock *blocks[2] = {thenBB, elseBB};
+  for (unsigned r = 0; r < 2; ++r) {
+    outstanding = before;
+    arenaClean = cleanBefore;
+    b.SetInsertPoint(blocks[r]);
+    const ir::Op *yield = lowerUntilTerminator(*this, *op.region(r));
+    for (const ir::Value *v : yield->operands())
+      results[r].push_back(get(v));
+    ends[r] = b.GetInsertBlock();
+    b.CreateBr(join);
+    after.insert(after.end(), outstanding.begin(), outstanding.end());
+    cleanAfter = cleanAfter && arenaClean;
+  }
+  outstanding = std::move(after);
+  arenaClean = cleanAfter;
+
+  b.SetInsertPoint(join);
+  for (unsigned j = 0; j < op.numResults(); ++j) {
+    Regs out;
+    for (size_t k = 0; k < results[0][j].v.size(); ++k) {
+      llvm::PHINode *p = b.CreatePHI(results[0][j].v[k]->getType(), 2);
+      p->addIncoming(results[0][j].v[k], ends[0]);
+      p->addIncoming(results[1][j].v[k], ends[1]);
+      out.v.push_back(p);
+    }
+    set(op.result(j), std::move(out));
+  }
+}
+
+void Lowering::lowerWhile(const ir::Op &op) {
+  const ir::Block &before = *op.region(0), &after = *op.region(1);
+  std::vector<const Regs *> inits;
+  for (const ir::Value *v : op.operands())
+    inits.push_back(&get(v));
+  addOutstanding(before);
+  addOutstanding(after);
+  arenaClean = false;
+
+  llvm::BasicBlock *pre = b.GetInsertBlock();
+  llvm::BasicBlock *header = llvm::BasicBlock::Create(ctx, "while.before", fn);
+  llvm::BasicBlock *afterBB = llvm::BasicBlock::Create(ctx, "while.after", fn);
+  llvm::BasicBlock *exit = llvm::BasicBlock::Create(ctx, "while.exit", fn);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  auto phis = makePhis(*this, inits, pre);
+  for (size_t j = 0; j < phis.size(); ++j)
+    vals[before.argument(static_cast<unsigned>(j))] = regsOf(phis[j]);
+  const ir::Op *cond = lowerUntilTerminator(*this, before);
+  b.CreateCondBr(get(cond->operand(0)).v[0], afterBB, exit);
+
+  b.SetInsertPoint(afterBB);
+  for (size_t j = 0; j < phis.size(); ++j)
+    vals[after.argument(static_cast<unsigned>(j))] = regsOf(phis[j]);
+  const ir::Op *yield = lowerUntilTerminator(*this, after);
+  llvm::BasicBlock *latch = b.GetInsertBlock();
+  for (size_t j = 0; j < phis.size(); ++j) {
+    const Regs &y = get(yield->operand(static_cast<unsigned>(j)));
+    for (size_t r = 0; r < phis[j].size(); ++r)
+      phis[j][r]->addIncoming(y.v[r], latch);
+  }
+  b.CreateBr(header);
+
+  b.SetInsertPoint(exit);
+  for (size_t j = 0; j < phis.size(); ++j)
+    set(op.result(static_cast<unsigned>(j)), regsOf(phis[j]));
+  addOutstanding(before);
+  addOutstanding(after);
+  arenaClean = false;
+}
+
+} // namespace kiln::codegen::detail

@@ -1,0 +1,274 @@
+//===- LowerMemory.cpp - Pointers, loads, stores and memory ordering ------===//
+//
+// Loads and stores walk the registers of the pointer tile in chunks. Where the axis
+// analysis proves a run of pointers contiguous and aligned, the run becomes one vector
+// access of up to 16 bytes. A masked run uses one predicate when the mask is provably
+// constant over it; otherwise it takes the vector path when every lane of it is on and
+// falls back to per-element accesses when not, so a lane with a false mask is never
+// touched (it yields `other`, or 0).
+//
+// A scalar load is done by every thread (they all need the value); a scalar store by
+// thread 0 only, as the interpreter performs it once per program.
+//
+// Memory ordering: the interpreter runs a program's ops one after another, so an op
+// sees everything earlier ops did. Threads of a GPU program do not run in lock step;
+// when an access may touch memory another thread accessed earlier (Provenance.h), a
+// barrier separates them.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Lowering.h"
+
+#include <limits>
+
+namespace kiln::codegen::detail {
+
+//===--------------------------------------------------------------------===//
+// Memory ordering
+//===--------------------------------------------------------------------===//
+
+void Lowering::orderAccess(const ir::Op &op) {
+  MemAccess a;
+  if (!accessOf(op, prov, a))
+    return;
+  for (const MemAccess &o : outstanding)
+    if (accessesConflict(o, a)) {
+      barrier();
+      break;
+    }
+  outstanding.push_back(a);
+}
+
+void Lowering::addOutstanding(const ir::Block &block) { collectAccesses(block, prov, outstanding); }
+
+//===--------------------------------------------------------------------===//
+// Element forms
+//===--------------------------------------------------------------------===//
+
+llvm::Value *Lowering::fromMemory(llvm::Value *v, const Type &elem) {
+  if (elem.pointer)
+    return v;
+  switch (elem.dtype) {
+  case DType::Bool:
+    return b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  case DType::F8E4M3:
+  case DType::F8E5M2:
+  case DType::F16:
+  case DType::BF16:
+    return decodeNarrow(elem.dtype, v);
+  case DType::I8:
+  case DType::I16:
+  case DType::I32:
+  case DType::I64:
+  case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
+  case DType::F32:
+  case DType::F64:
+    return v;
+  }
+  return v;
+}
+
+llvm::Value *Lowering::toMemory(llvm::Value *v, const Type &elem) {
+  if (elem.pointer)
+    return v;
+  switch (elem.dtype) {
+  case DType::Bool:
+    return b.CreateZExt(v, b.getInt8Ty());
+  case DType::F8E4M3:
+  case DType::F8E5M2:
+  case DType::F16:
+  case DType::BF16:
+    return encodeNarrow(elem.dtype, v, /*keepInf=*/true);
+  case DType::I8:
+  case DType::I16:
+  case DType::I32:
+  case DType::I64:
+  case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
+  case DType::F32:
+  case DType::F64:
+    return v;
+  }
+  return v;
+}
+
+//===--------------------------------------------------------------------===//
+// ptr_add
+//===--------------------------------------------------------------------===//
+
+void Lowering::lowerPtrAdd(const ir::Op &op) {
+  const Type &pt = op.operand(0)->type;
+  const DType offT = op.operand(1)->type.dtype;
+  llvm::Type *elemTy = memType(Type::scalar(pt.dtype));
+  const Regs &p = get(op.operand(0)), &d = get(op.operand(1));
+  Regs out;
+  for (size_t i = 0; i < p.v.size(); ++i) {
+    llvm::Value *off = d.v[i];
+    off = isSigned(offT) ? b.CreateSExtOrTrunc(off, b.getInt64Ty())
+                         : b.CreateZExtOrTrunc(off, b.getInt64Ty());
+    out.v.push_back(b.CreateGEP(elemTy, p.v[i], off));
+  }
+  set(op.result(), std::move(out));
+}
+
+//===--------------------------------------------------------------------===//
+// load / store
+//===--------------------------------------------------------------------===//
+
+/// How the lanes of one memory op are grouped.
+struct AccessShape {
+  int64_t width = 1;         ///< lanes per vector access
+  bool maskPerVector = true; ///< the mask is constant over each vector
+};
+
+static AccessShape accessShape(Lowering &L, const ir::Op &op, int64_t maskOperand) {
+  const Type &pt = op.operand(0)->type;
+  AccessShape s;
+  if (pt.isScalar())
+    return s;
+  const Layout l = L.layoutOf(pt);
+  const int64_t eb = dtypeBytes(pt.dtype);
+  s.width = accessVectorWidth(L.axis.info(op.operand(0)), pt.shape, l.vec, eb);
+  if (maskOperand >= 0 && static_cast<int64_t>(op.numOperands()) > maskOperand) {
+    const AxisInfo &m = L.axis.info(op.operand(static_cast<unsigned>(maskOperand)));
+    s.maskPerVector = m.constancy.back() % s.width == 0;
+  }
+  return s;
+}
+
+/// Loads lanes [base, base + w) with one vector access; returns register values.
+static Values vectorLoad(Lowering &L, const Regs &ptrs, int64_t base, int64_t w,
+                         const Type &elem) {
+  auto &b = L.b;
+  llvm::Type *mty = L.memType(elem);
+  const unsigned eb = dtypeBytes(elem.dtype);
+  Values out;
+  if (w == 1) {
+    llvm::LoadInst *ld = b.CreateAlignedLoad(mty, ptrs.v[base], llvm::Align(eb));
+    out.push_back(L.fromMemory(ld, elem));
+    return out;
+  }
+  auto *vty = llvm::FixedVectorType::get(mty, static_cast<unsigned>(w));
+  llvm::Value *v = b.CreateAlignedLoad(vty, ptrs.v[base], llvm::Align(w * eb));
+  for (int64_t j = 0; j < w; ++j)
+    out.push_back(L.fromMemory(b.CreateExtractElement(v, j), elem));
+  return out;
+}
+
+static void vectorStore(Lowering &L, const Regs &ptrs, const Regs &vals, int64_t base, int64_t w,
+                        const Type &elem) {
+  auto &b = L.b;
+  llvm::Type *mty = L.memType(elem);
+  const unsigned eb = dtypeBytes(elem.dtype);
+  if (w == 1) {
+    b.CreateAlignedStore(L.toMemory(vals.v[base], elem), ptrs.v[base], llvm::Align(eb));
+    return;
+  }
+  auto *vty = llvm::FixedVectorType::get(mty, static_cast<unsigned>(w));
+  llvm::Value *v = llvm::PoisonValue::get(vty);
+  for (int64_t j = 0; j < w; ++j)
+    v = b.CreateInsertElement(v, L.toMemory(vals.v[base + j], elem), j);
+  b.CreateAlignedStore(v, ptrs.v[base], llvm::Align(w * eb));
+}
+
+static llvm::Value *andAll(Lowering &L, const Regs &mask, int64_t base, int64_t w) {
+  llvm::Value *all = mask.v[base];
+  for (int64_t j = 1; j < w; ++j)
+    all = L.b.CreateAnd(all, mask.v[base + j]);
+  return all;
+}
+
+static llvm::Value *andMaybe(Lowering &L, llvm::Value *a, llvm::Value *c) {
+  if (!a)
+    return c;
+  if (!c)
+    return a;
+  return L.b.CreateAnd(a, c);
+}
+
+void Lowering::lowerLoad(const ir::Op &op) {
+  orderAccess(op);
+  const Type &pt = op.operand(0)->type;
+  const Type elem = Type::scalar(pt.dtype);
+  const Regs &ptrs = get(op.operand(0));
+  const Regs *mask = op.numOperands() > 1 ? &get(op.operand(1)) : nullptr;
+  const Regs *other = op.numOperands() > 2 ? &get(op.operand(2)) : nullptr;
+  llvm::Value *zero = llvm::Constant::getNullValue(regType(elem));
+  auto otherAt = [&](int64_t i) { return other ? other->v[i] : zero; };
+  const AccessShape s = accessShape(*this, op, 1);
+  const int64_t n = static_cast<int64_t>(ptrs.v.size());
+  // Registers of an invalid round are loaded like the element they copy (in bounds
+  // whenever the program's own accesses are), so loads need no validity guard.
+  Regs out;
+  out.v.resize(n);
+  for (int64_t base = 0; base < n; base += s.width) {
+    const int64_t w = s.width;
+    auto whole = [&] { return vectorLoad(*this, ptrs, base, w, elem); };
+    Values got;
+    if (!mask) {
+      got = whole();
+    } else {
+      Values others;
+      for (int64_t j = 0; j < w; ++j)
+        others.push_back(otherAt(base + j));
+      if (w == 1 || s.maskPerVector) {
+        got = guarded(mask->v[base], whole, others);
+      } else {
+        got = ifElse(andAll(*this, *mask, base, w), whole, [&] {
+          Values lanes;
+          for (int64_t j = 0; j < w; ++j)
+            lanes.push_back(guarded(
+                mask->v[base + j], [&] { return vectorLoad(*this, ptrs, base + j, 1, elem); },
+                {others[j]})[0]);
+          return lanes;
+        });
+      }
+    }
+    for (int64_t j = 0; j < w; ++j)
+      out.v[base + j] = got[j];
+  }
+  set(op.result(), std::move(out));
+}
+
+void Lowering::lowerStore(const ir::Op &op) {
+  orderAccess(op);
+  const Type &pt = op.operand(0)->type;
+  const Type elem = Type::scalar(pt.dtype);
+  const Regs &ptrs = get(op.operand(0));
+  const Regs &vals = get(op.operand(1));
+  const Regs *mask = op.numOperands() > 2 ? &get(op.operand(2)) : nullptr;
+  if (pt.isScalar()) {
+    llvm::Value *cond = andMaybe(*this, isThread0(), mask ? mask->v[0] : nullptr);
+    guardedVoid(cond, [&] { vectorStore(*this, ptrs, vals, 0, 1, elem); });
+    return;
+  }
+  const Layout l = layoutOf(pt);
+  const AccessShape s = accessShape(*this, op, 2);
+  const int64_t n = static_cast<int64_t>(ptrs.v.size());
+  for (int64_t base = 0; base < n; base += s.width) {
+    const int64_t w = s.width;
+    llvm::Value *valid = roundValid(l, base / l.vec);
+    auto whole = [&] { vectorStore(*this, ptrs, vals, base, w, elem); };
+    if (!mask) {
+      guardedVoid(valid, whole);
+    } else if (w == 1 || s.maskPerVector) {
+      guardedVoid(andMaybe(*this, valid, mask->v[base]), whole);
+    } else {
+      llvm::Value *all = andMaybe(*this, valid, andAll(*this, *mask, base, w));
+      ifElse(
+          all, [&] { whole(); return Values{}; },
+          [&] {
+            for (int64_t j = 0; j < w; ++j)
+              guardedVoid(andMaybe(*this, valid, mask->v[base + j]),
+                          [&] { vectorStore(*this, ptrs, vals, base + j, 1, elem); });
+            return Values{};
+          });
+    }
+  }
+}
+
+} // namespace kiln::codegen::detail

@@ -1,0 +1,293 @@
+//===- LowerShape.cpp - Constants, arange, splat and the shape ops --------===//
+//
+// Ops that keep the row-major order (expand_dims, reshape) keep the registers: the
+// layout depends only on the element count. Ops that reorder elements (broadcast,
+// permute, join, split) write the source tile to the shared-memory arena and read each
+// register's source element back. A broadcast or permute of a value that can be
+// recomputed at any index (index arithmetic such as `rows[:, None] * n + cols[None, :]`)
+// is instead recomputed in place, which needs no shared memory and no barrier.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Lowering.h"
+
+namespace kiln::codegen::detail {
+
+//===--------------------------------------------------------------------===//
+// Index maps (flat result index -> flat source index)
+//===--------------------------------------------------------------------===//
+
+/// Source element of a broadcast from `src` to `dst` (equal ranks).
+static llvm::Value *broadcastSource(Lowering &L, llvm::Value *e, const Shape &src,
+                                    const Shape &dst) {
+  Values idx = L.unravel(e, dst);
+  const std::vector<int64_t> strides = rowMajorStrides(src);
+  llvm::Value *s = L.i32(0);
+  for (size_t d = 0; d < dst.size(); ++d)
+    if (src[d] != 1)
+      s = L.b.CreateAdd(s, L.b.CreateMul(idx[d], L.i32(strides[d])));
+  return s;
+}
+
+/// Source element of permute(src, perm) at result index `e`.
+static llvm::Value *permuteSource(Lowering &L, llvm::Value *e, const Shape &src,
+                                  const Shape &dst, const std::vector<int64_t> &perm) {
+  Values idx = L.unravel(e, dst);
+  const std::vector<int64_t> strides = rowMajorStrides(src);
+  llvm::Value *s = L.i32(0);
+  for (size_t d = 0; d < dst.size(); ++d)
+    s = L.b.CreateAdd(s, L.b.CreateMul(idx[d], L.i32(strides[perm[d]])));
+  return s;
+}
+
+//===--------------------------------------------------------------------===//
+// Constants
+//===--------------------------------------------------------------------===//
+
+static llvm::Value *constantValue(Lowering &L, const ir::Op &op) {
+  const Type &t = op.result()->type;
+  if (t.pointer)
+    L.unsupported(op, "pointer constants");
+  const ir::Attr &v = op.attrs().at("value");
+  if (const double *f = std::get_if<double>(&v))
+    return L.constantOf(t.dtype, 0, *f, true);
+  if (const bool *bv = std::get_if<bool>(&v))
+    return L.constantOf(t.dtype, *bv ? 1 : 0, 0, false);
+  if (const int64_t *iv = std::get_if<int64_t>(&v))
+    return L.constantOf(t.dtype, *iv, 0, false);
+  KILN_ICE("codegen: constant without a numeric value");
+}
+
+void Lowering::lowerConstant(const ir::Op &op) {
+  llvm::Value *c = constantValue(*this, op);
+  set(op.result(), Regs{Values(layoutOf(op.result()->type).numRegs(), c)});
+}
+
+void Lowering::lowerArange(const ir::Op &op) {
+  const Layout l = layoutOf(op.result()->type);
+  const int64_t start = op.intAttr("start");
+  Regs out;
+  for (int64_t r = 0; r < l.numRegs(); ++r)
+    out.v.push_back(b.CreateAdd(elementIndex(l, r), i32(start)));
+  set(op.result(), std::move(out));
+}
+
+void Lowering::lowerSplat(const ir::Op &op) {
+  llvm::Value *s = get(op.operand(0)).v[0];
+  set(op.result(), Regs{Values(layoutOf(op.result()->type).numRegs(), s)});
+}
+
+void Lowering::lowerSameOrder(const ir::Op &op) {
+  // Same element count, same layout; a tile of one element and a scalar both have the
+  // element in every thread (an idle thread's register copies the last element).
+  Regs r = get(op.operand(0));
+  const int64_t n = layoutOf(op.result()->type).numRegs();
+  kiln_assert(static_cast<int64_t>(r.v.size()) == n, "codegen: reshape changed the layout");
+  set(op.result(), std::move(r));
+}
+
+//===--------------------------------------------------------------------===//
+// Rematerialization
+//===--------------------------------------------------------------------===//
+
+static bool rematerializableKind(OpKind k) {
+  switch (k) {
+  case OpKind::Constant:
+  case OpKind::Arange:
+  case OpKind::Splat:
+  case OpKind::ExpandDims:
+  case OpKind::Reshape:
+  case OpKind::Broadcast:
+  case OpKind::Permute:
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Rem:
+  case OpKind::And:
+  case OpKind::Or:
+  case OpKind::Xor:
+  case OpKind::Shl:
+  case OpKind::Shr:
+  case OpKind::Minimum:
+  case OpKind::Maximum:
+  case OpKind::PtrAdd:
+  case OpKind::Cmp:
+  case OpKind::Select:
+  case OpKind::Neg:
+  case OpKind::Not:
+  case OpKind::Abs:
+  case OpKind::Cast:
+    return true;
+  // Library calls and everything that is not a pure function of the index are better
+  // computed once and moved.
+  case OpKind::ProgramId:
+  case OpKind::NumPrograms:
+  case OpKind::Join:
+  case OpKind::Split:
+  case OpKind::Pow:
+  case OpKind::Fma:
+  case OpKind::Exp:
+  case OpKind::Exp2:
+  case OpKind::Log:
+  case OpKind::Log2:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Tanh:
+  case OpKind::Erf:
+  case OpKind::Sigmoid:
+  case OpKind::Floor:
+  case OpKind::Ceil:
+  case OpKind::Bitcast:
+  case OpKind::Load:
+  case OpKind::Store:
+  case OpKind::AtomicRMW:
+  case OpKind::AtomicCas:
+  case OpKind::Reduce:
+  case OpKind::Argmax:
+  case OpKind::Argmin:
+  case OpKind::Scan:
+  case OpKind::Sort:
+  case OpKind::TopK:
+  case OpKind::ArgTopK:
+  case OpKind::Dot:
+  case OpKind::For:
+  case OpKind::If:
+  case OpKind::While:
+  case OpKind::Yield:
+  case OpKind::Condition:
+  case OpKind::Return:
+  case OpKind::Assert:
+  case OpKind::Print:
+    return false;
+  }
+  return false;
+}
+
+bool Lowering::canRematerialize(const ir::Value *v, int &budget) const {
+  if (v->type.isScalar())
+    return vals.count(v) != 0; // every thread holds every scalar
+  const ir::Op *def = v->definingOp();
+  if (!def || !rematerializableKind(def->kind()) || --budget < 0)
+    return false;
+  if (def->kind() == OpKind::Splat)
+    return true;
+  for (const ir::Value *o : def->operands())
+    if (!canRematerialize(o, budget))
+      return false;
+  return true;
+}
+
+llvm::Value *Lowering::rematerialize(const ir::Value *v, llvm::Value *e) {
+  if (v->type.isScalar())
+    return get(v).v[0];
+  const ir::Op &op = *v->definingOp();
+  const OpKind k = op.kind();
+  if (k == OpKind::Constant)
+    return constantValue(*this, op);
+  if (k == OpKind::Arange)
+    return b.CreateAdd(e, i32(op.intAttr("start")));
+  if (k == OpKind::Splat)
+    return get(op.operand(0)).v[0];
+  if (k == OpKind::ExpandDims || k == OpKind::Reshape)
+    return rematerialize(op.operand(0), e);
+  if (k == OpKind::Broadcast)
+    return rematerialize(op.operand(0), broadcastSource(*this, e, op.operand(0)->type.shape,
+                                                        v->type.shape));
+  if (k == OpKind::Permute)
+    return rematerialize(op.operand(0), permuteSource(*this, e, op.operand(0)->type.shape,
+                                                      v->type.shape, op.intsAttr("perm")));
+  if (k == OpKind::Cast)
+    return convert(op.operand(0)->type.dtype, v->type.dtype, rematerialize(op.operand(0), e));
+  if (k == OpKind::PtrAdd) {
+    llvm::Value *p = rematerialize(op.operand(0), e);
+    llvm::Value *d = rematerialize(op.operand(1), e);
+    d = isSigned(op.operand(1)->type.dtype) ? b.CreateSExtOrTrunc(d, b.getInt64Ty())
+                                            : b.CreateZExtOrTrunc(d, b.getInt64Ty());
+    return b.CreateGEP(memType(Type::scalar(v->type.dtype)), p, d);
+  }
+  Values args;
+  for (const ir::Value *o : op.operands())
+    args.push_back(rematerialize(o, e));
+  return emitElementwise(op, args);
+}
+
+//===--------------------------------------------------------------------===//
+// Reordering ops
+//===--------------------------------------------------------------------===//
+
+/// Recomputes every register of `result` when its definition allows it.
+static bool tryRematerialize(Lowering &L, const ir::Op &op) {
+  int budget = 32;
+  if (!L.canRematerialize(op.result(), budget))
+    return false;
+  const Layout l = L.layoutOf(op.result()->type);
+  Regs out;
+  for (int64_t r = 0; r < l.numRegs(); ++r)
+    out.v.push_back(L.rematerialize(op.result(), L.elementIndex(l, r)));
+  L.set(op.result(), std::move(out));
+  return true;
+}
+
+void Lowering::lowerBroadcast(const ir::Op &op) {
+  const Type &st = op.operand(0)->type, &rt = op.result()->type;
+  if (st.shape == rt.shape)
+    return set(op.result(), get(op.operand(0)));
+  if (st.numElements() == 1) // one element: every thread holds it already
+    return set(op.result(), Regs{Values(layoutOf(rt).numRegs(), get(op.operand(0)).v[0])});
+  if (tryRematerialize(*this, op))
+    return;
+  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false));
+  beginSharedUse();
+  storeTileToShared(get(op.operand(0)), st, plan.offsets[0]);
+  sharedWritten();
+  set(op.result(), gatherFromShared(st, rt, plan.offsets[0], [&](llvm::Value *e) {
+        return broadcastSource(*this, e, st.shape, rt.shape);
+      }));
+}
+
+void Lowering::lowerPermute(const ir::Op &op) {
+  const Type &st = op.operand(0)->type, &rt = op.result()->type;
+  const std::vector<int64_t> &perm = op.intsAttr("perm");
+  if (tryRematerialize(*this, op))
+    return;
+  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false));
+  beginSharedUse();
+  storeTileToShared(get(op.operand(0)), st, plan.offsets[0]);
+  sharedWritten();
+  set(op.result(), gatherFromShared(st, rt, plan.offsets[0], [&](llvm::Value *e) {
+        return permuteSource(*this, e, st.shape, rt.shape, perm);
+      }));
+}
+
+void Lowering::lowerJoin(const ir::Op &op) {
+  const Type &st = op.operand(0)->type, &rt = op.result()->type;
+  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false));
+  beginSharedUse();
+  storeTileToShared(get(op.operand(0)), st, plan.offsets[0]);
+  storeTileToShared(get(op.operand(1)), st, plan.offsets[1]);
+  sharedWritten();
+  // Element 2i + k of the result is element i of operand k; the second area starts a
+  // whole number of elements after the first.
+  const int64_t gap = (plan.offsets[1] - plan.offsets[0]) / sharedElementBytes(st);
+  set(op.result(), gatherFromShared(st, rt, plan.offsets[0], [&](llvm::Value *e) {
+        llvm::Value *i = b.CreateLShr(e, i32(1));
+        llvm::Value *k = b.CreateAnd(e, i32(1));
+        return b.CreateAdd(i, b.CreateMul(k, i32(gap)));
+      }));
+}
+
+void Lowering::lowerSplit(const ir::Op &op) {
+  const Type &st = op.operand(0)->type, &rt = op.result(0)->type;
+  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false));
+  beginSharedUse();
+  storeTileToShared(get(op.operand(0)), st, plan.offsets[0]);
+  sharedWritten();
+  for (unsigned k = 0; k < 2; ++k)
+    set(op.result(k), gatherFromShared(st, rt, plan.offsets[0], [&](llvm::Value *e) {
+          return b.CreateAdd(b.CreateShl(e, i32(1)), i32(k));
+        }));
+}
+
+} // namespace kiln::codegen::detail

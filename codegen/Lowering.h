@@ -1,0 +1,308 @@
+//===- Lowering.h - Tile IR to LLVM IR: the lowering state -----------*- C++ -*-===//
+//
+// Private to codegen/. One Lowering object turns one kernel into one LLVM function. Its
+// methods are grouped by concept in one source file each (like the op handlers of the
+// interpreter):
+//
+//   LowerKernel.cpp       the function, its parameters, dispatch over op kinds,
+//                         registers, shared-memory and control-flow helpers
+//   LowerControlFlow.cpp  for / if / while
+//   LowerElementwise.cpp  arithmetic, math, comparisons, select
+//   FloatBits.cpp         f16 / bf16 / f8 encodings and roundings
+//   LowerCast.cpp         cast and bitcast
+//   LowerMemory.cpp       ptr_add, load, store, memory ordering between threads
+//   LowerAtomic.cpp       atomic_rmw, atomic_cas
+//   LowerShape.cpp        constants, arange, splat and the shape ops
+//   LowerReduce.cpp       reduce, argmax, argmin (and the cross-thread combine)
+//   LowerScan.cpp         scan
+//   LowerSort.cpp         sort, topk, argtopk
+//   LowerDot.cpp          dot
+//   LowerDebug.cpp        assert, print
+//   TargetInfo.cpp        what differs between NVPTX and SPIR-V
+//
+// Values: every Tile IR value maps to the registers the current thread holds of it
+// (Layout.h); a scalar has one register that every thread holds. Narrow floats (f16,
+// bf16, f8) live in f32 registers holding exactly representable values; bool is i1.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/AxisInfo.h"
+#include "codegen/Codegen.h"
+#include "codegen/Layout.h"
+#include "codegen/Provenance.h"
+#include "codegen/SharedMemory.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace kiln::codegen::detail {
+
+using ir::OpKind;
+using Values = std::vector<llvm::Value *>;
+
+/// The registers of one tile in the current thread, in register order.
+struct Regs {
+  Values v;
+};
+
+/// Thrown after a diagnostic was reported, to abandon the kernel.
+struct LoweringFailed {};
+
+enum class ReduceKind { Sum, Prod, Max, Min, Custom };
+
+class Lowering {
+public:
+  Lowering(Target target, const ir::Kernel &kernel, llvm::Module &module, DiagnosticEngine &diags,
+           const CodegenOptions &options);
+
+  /// Builds the kernel function. False when an error was reported.
+  bool run();
+
+  std::string entryName;
+  int64_t arenaBytes = 0;
+
+  //===------------------------------------------------------------------===//
+  // State
+  //===------------------------------------------------------------------===//
+  const Target target;
+  const bool nvptx;
+  const ir::Kernel &kernel;
+  llvm::Module &mod;
+  llvm::LLVMContext &ctx;
+  llvm::IRBuilder<> b;
+  DiagnosticEngine &diags;
+  const CodegenOptions &opts;
+  const int64_t T; ///< threads per program
+  AxisAnalysis axis;
+  PointerProvenance prov;
+
+  llvm::Function *fn = nullptr;
+  llvm::Value *tid = nullptr;    ///< i32 thread index in the program
+  llvm::Value *arena = nullptr;  ///< shared-memory arena base (addrspace 3)
+  std::unordered_map<const ir::Value *, Regs> vals;
+  std::unordered_map<int64_t, llvm::Value *> tidTimes; ///< tid * vec, per vec
+
+  //===------------------------------------------------------------------===//
+  // Diagnostics
+  //===------------------------------------------------------------------===//
+  [[noreturn]] void unsupported(const ir::Op &op, const std::string &what);
+
+  //===------------------------------------------------------------------===//
+  // Types and constants
+  //===------------------------------------------------------------------===//
+  llvm::Type *regType(const Type &t);      ///< register type of one element
+  llvm::Type *regTypeOf(DType t);
+  llvm::Type *memType(const Type &t);      ///< type of one element in global memory
+  llvm::Type *sharedType(const Type &t);   ///< type of one element in shared memory
+  llvm::PointerType *globalPtrType();
+  llvm::Value *i32(int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
+  llvm::Value *i64(int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); }
+  llvm::Value *f32(double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); }
+  /// A constant of dtype `t` (registers' form) from an integer or float value.
+  llvm::Value *constantOf(DType t, int64_t iv, double fv, bool isFloatValue);
+
+  //===------------------------------------------------------------------===//
+  // Values and layouts (LowerKernel.cpp)
+  //===------------------------------------------------------------------===//
+  Layout layoutOf(const Type &t) const { return Layout::forType(t, T); }
+  Regs &get(const ir::Value *v);
+  void set(const ir::Value *v, Regs r);
+  /// Flat element index (i32) of register `reg`: clamped into the tile, so a register of
+  /// an invalid round reads like the last chunk (it is never stored).
+  llvm::Value *elementIndex(const Layout &l, int64_t reg);
+  /// i1 "this thread's round holds an element", or null when it always does.
+  llvm::Value *roundValid(const Layout &l, int64_t round);
+  /// Multi-index of flat element `e` (i32 values) in `shape`.
+  Values unravel(llvm::Value *e, const Shape &shape);
+  llvm::Value *isThread0();
+
+  //===------------------------------------------------------------------===//
+  // Control-flow helpers (LowerKernel.cpp)
+  //===------------------------------------------------------------------===//
+  /// Runs `body` where `cond` holds; its results merge with `otherwise` elsewhere.
+  Values guarded(llvm::Value *cond, const std::function<Values()> &body, const Values &otherwise);
+  void guardedVoid(llvm::Value *cond, const std::function<void()> &body);
+  /// `cond ? thenFn() : elseFn()` with real branches (both produce the same types).
+  Values ifElse(llvm::Value *cond, const std::function<Values()> &thenFn,
+                const std::function<Values()> &elseFn);
+  /// A loop `for (i = begin; i < end; i += step)` over i32, carrying `init`.
+  Values loop(llvm::Value *begin, llvm::Value *end, int64_t step, const Values &init,
+              const std::function<Values(llvm::Value *, const Values &)> &body);
+
+  //===------------------------------------------------------------------===//
+  // Shared memory and barriers (LowerKernel.cpp)
+  //===------------------------------------------------------------------===//
+  void barrier();
+  /// Starts an op's use of the arena: a barrier when earlier reads may still be running.
+  void beginSharedUse();
+  /// Ends writing: a barrier so every thread sees the writes.
+  void sharedWritten();
+  /// Marks the arena as read since the last barrier.
+  void sharedRead() { arenaClean = false; }
+  llvm::Value *sharedAddr(int64_t byteOffset, llvm::Value *index, llvm::Type *elemTy);
+  llvm::Value *loadShared(llvm::Type *ty, int64_t byteOffset, llvm::Value *index);
+  void storeShared(llvm::Value *v, int64_t byteOffset, llvm::Value *index);
+  /// Register form <-> shared form (bool: i1 <-> i8).
+  llvm::Value *toShared(llvm::Value *v, const Type &t);
+  llvm::Value *fromShared(llvm::Value *v, const Type &t);
+  /// Writes a whole tile to the arena at `byteOffset` in row-major order (no barriers).
+  void storeTileToShared(const Regs &r, const Type &t, int64_t byteOffset);
+  /// Reads register `reg` of a tile of type `t` back by computing each register's source
+  /// element with `srcIndex` (flat index in the result -> flat index in the arena).
+  Regs gatherFromShared(const Type &srcType, const Type &dstType, int64_t byteOffset,
+                        const std::function<llvm::Value *(llvm::Value *)> &srcIndex);
+  bool arenaClean = true;
+
+  //===------------------------------------------------------------------===//
+  // Memory ordering between threads (LowerMemory.cpp)
+  //===------------------------------------------------------------------===//
+  std::vector<MemAccess> outstanding;
+  /// Called before a global-memory op: a barrier when it conflicts with an earlier access
+  /// not yet separated by one.
+  void orderAccess(const ir::Op &op);
+  /// Accesses of a region that may run again (loop bodies) count as outstanding.
+  void addOutstanding(const ir::Block &block);
+
+  //===------------------------------------------------------------------===//
+  // Lowering of blocks and ops
+  //===------------------------------------------------------------------===//
+  void lowerBlock(const ir::Block &block);
+  void lowerOp(const ir::Op &op);
+  /// Lowers a reduce/scan combiner region on per-thread scalars.
+  llvm::Value *inlineCombiner(const ir::Block &region, llvm::Value *acc, llvm::Value *x);
+
+  // LowerControlFlow.cpp
+  void lowerFor(const ir::Op &op);
+  void lowerIf(const ir::Op &op);
+  void lowerWhile(const ir::Op &op);
+
+  // LowerElementwise.cpp
+  void lowerElementwise(const ir::Op &op);
+  /// One element of an elementwise op (cmp, select, fma, binary, unary) from operands.
+  llvm::Value *emitElementwise(const ir::Op &op, const Values &args);
+  llvm::Value *emitBinary(const ir::Op *op, OpKind kind, DType t, llvm::Value *a, llvm::Value *c);
+  llvm::Value *emitUnary(const ir::Op *op, OpKind kind, DType t, llvm::Value *a);
+  llvm::Value *emitCmp(const std::string &pred, const Type &t, llvm::Value *a, llvm::Value *c);
+  llvm::Value *emitMinMax(DType t, bool wantMax, llvm::Value *a, llvm::Value *c);
+  /// acc (op) x for built-in combining kinds, in the arithmetic of dtype `t`.
+  llvm::Value *combine(ReduceKind kind, DType t, llvm::Value *acc, llvm::Value *x,
+                       const ir::Block *region);
+
+  // FloatBits.cpp
+  /// Rounds an f32 register value to the narrow dtype `t` (identity for f32/f64).
+  llvm::Value *roundToDType(DType t, llvm::Value *v);
+  /// Narrow-float bits (i8/i16) -> f32, exactly.
+  llvm::Value *decodeNarrow(DType t, llvm::Value *bits);
+  /// f32 -> narrow-float bits, rounding to nearest even. `keepInf` keeps infinities of
+  /// f8e5m2 (storing a loaded value) instead of saturating them (rounding a result).
+  llvm::Value *encodeNarrow(DType t, llvm::Value *v, bool keepInf);
+  /// f64 -> f32 rounded to odd (so that a second rounding to a narrow format is exact).
+  llvm::Value *f64ToF32Odd(llvm::Value *d);
+
+  // LowerCast.cpp
+  void lowerCast(const ir::Op &op);
+  void lowerBitcast(const ir::Op &op);
+  llvm::Value *convert(DType from, DType to, llvm::Value *v);
+
+  // LowerMemory.cpp
+  void lowerPtrAdd(const ir::Op &op);
+  void lowerLoad(const ir::Op &op);
+  void lowerStore(const ir::Op &op);
+  llvm::Value *fromMemory(llvm::Value *v, const Type &elem);
+  llvm::Value *toMemory(llvm::Value *v, const Type &elem);
+
+  // LowerAtomic.cpp
+  void lowerAtomicRMW(const ir::Op &op);
+  void lowerAtomicCas(const ir::Op &op);
+
+  // LowerShape.cpp
+  void lowerConstant(const ir::Op &op);
+  void lowerArange(const ir::Op &op);
+  void lowerSplat(const ir::Op &op);
+  void lowerBroadcast(const ir::Op &op);
+  void lowerSameOrder(const ir::Op &op);
+  void lowerPermute(const ir::Op &op);
+  void lowerJoin(const ir::Op &op);
+  void lowerSplit(const ir::Op &op);
+  /// True when `v` can be recomputed at any element index from values every thread
+  /// holds (constants, arange, scalars, and pure elementwise and index ops on them),
+  /// within `budget` ops; broadcasts of such values need no data movement.
+  bool canRematerialize(const ir::Value *v, int &budget) const;
+  /// `v`'s element at flat index `e` (i32), recomputed.
+  llvm::Value *rematerialize(const ir::Value *v, llvm::Value *e);
+
+  // LowerReduce.cpp
+  void lowerReduce(const ir::Op &op);
+  void lowerArgReduce(const ir::Op &op, bool wantMax);
+  /// Combines the partial value of every thread of an aligned group of `group` threads
+  /// (a power of two) in index order; all threads of the group end with the total.
+  /// `scratch` is a T-element area of `t`'s shared type for the shared-memory path.
+  Values combineGroup(const Values &partial, int64_t group, int64_t scratchOffset,
+                      const std::vector<llvm::Type *> &sharedTypes,
+                      const std::function<Values(const Values &, const Values &)> &fn);
+
+  // LowerScan.cpp
+  void lowerScan(const ir::Op &op);
+
+  // LowerSort.cpp
+  void lowerSort(const ir::Op &op);
+
+  // LowerDot.cpp
+  void lowerDot(const ir::Op &op);
+  bool useTensorCores(const ir::Op &op) const;
+
+  // LowerDebug.cpp
+  void lowerAssert(const ir::Op &op);
+  void lowerPrint(const ir::Op &op);
+
+  //===------------------------------------------------------------------===//
+  // Target specifics (TargetInfo.cpp)
+  //===------------------------------------------------------------------===//
+  llvm::Value *readThreadId();
+  llvm::Value *readProgramId(int64_t axis);
+  llvm::Value *readNumPrograms(int64_t axis);
+  void emitBarrier();
+  bool hasWarpShuffle() const { return nvptx; }
+  /// Butterfly shuffle of an i32/f32 (or narrower/wider, split as needed) value.
+  llvm::Value *shuffleXor(llvm::Value *v, int64_t laneMask);
+  /// Name of the library function for a math op on f32/f64.
+  std::string mathName(OpKind kind, bool isDouble) const;
+  llvm::FunctionCallee declareBuiltin(const std::string &name, llvm::FunctionType *ty,
+                                      bool convergent = false, bool readNone = false);
+  llvm::Value *callBuiltin(const std::string &name, llvm::Type *ret, Values args,
+                           bool readNone = true);
+  /// printf with a constant format string.
+  void emitPrintf(const std::string &format, Values args);
+  /// Stops the kernel after a failed assert (a trap where the target has one).
+  void emitAssertFail(const std::string &message, Location loc);
+  /// The shared-memory arena of the function.
+  llvm::Value *makeArena(llvm::Argument *spirvLocalArg);
+};
+
+/// Where the current thread works in a line-wise op (reduce, scan): see LineSplit.
+struct LineGeometry {
+  LineSplit split;
+  int64_t inner = 1;              ///< elements after the axis (stride of the axis)
+  llvm::Value *line = nullptr;    ///< i32 line of this thread's group (clamped to a real one)
+  llvm::Value *g = nullptr;       ///< i32 position in the group
+  llvm::Value *begin = nullptr;   ///< i32 first element of the segment
+  llvm::Value *end = nullptr;     ///< i32 one past its last
+  llvm::Value *active = nullptr;  ///< i1 the group's line exists (null: always)
+};
+/// The geometry for a tile of `shape` worked on along `axis` (group 1: no line/segment
+/// values; threads then walk whole lines).
+LineGeometry lineGeometry(Lowering &L, const Shape &shape, int64_t axis);
+/// Flat index (i32) of element `l` of line `line`.
+llvm::Value *lineElement(Lowering &L, const LineGeometry &geo, llvm::Value *line, llvm::Value *l);
+
+/// Combining kind of a reduce/scan op's `kind` attribute.
+ReduceKind reduceKindOf(const ir::Op &op);
+
+} // namespace kiln::codegen::detail

@@ -1,0 +1,205 @@
+//===- SharedMemory.cpp - Scratch areas of the ops that use shared memory -===//
+//
+// The area lists below are the contract between each op's lowering and the arena
+// planner; the comments say what each area holds.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/SharedMemory.h"
+
+#include "codegen/Layout.h"
+
+#include <algorithm>
+
+namespace kiln::codegen {
+
+using ir::OpKind;
+
+int64_t sharedElementBytes(const Type &type) {
+  if (type.pointer)
+    return 8;
+  switch (type.dtype) {
+  case DType::Bool:
+  case DType::I8:
+  case DType::U8:
+    return 1;
+  case DType::I16:
+  case DType::U16:
+    return 2;
+  case DType::I32:
+  case DType::U32:
+  case DType::F8E4M3:
+  case DType::F8E5M2:
+  case DType::F16:
+  case DType::BF16:
+  case DType::F32:
+    return 4;
+  case DType::I64:
+  case DType::U64:
+  case DType::F64:
+    return 8;
+  }
+  return 8;
+}
+
+ScratchPlan layoutAreas(const std::vector<int64_t> &sizes) {
+  ScratchPlan p;
+  int64_t at = 0;
+  for (int64_t s : sizes) {
+    p.offsets.push_back(at);
+    at += (s + 15) / 16 * 16;
+  }
+  p.totalBytes = at;
+  return p;
+}
+
+/// Lines and line length of a reduction/scan/sort along `axis` of `shape`.
+static void linesOf(const Shape &shape, int64_t axis, int64_t &lines, int64_t &length) {
+  lines = 1;
+  length = shape[axis];
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (static_cast<int64_t>(d) != axis)
+      lines *= shape[d];
+}
+
+bool reducesInRegisters(const ir::Op &op, int64_t numThreads) {
+  const OpKind k = op.kind();
+  if (k != OpKind::Reduce && k != OpKind::Argmax && k != OpKind::Argmin)
+    return false;
+  if (k == OpKind::Reduce && op.stringAttr("kind") == "custom")
+    return false;
+  const Type &t = op.operand(0)->type;
+  if (t.isScalar() || op.intAttr("axis") != static_cast<int64_t>(t.rank()) - 1)
+    return false;
+  const Layout l = Layout::forType(t, numThreads);
+  const int64_t len = t.shape.back();
+  if (len % l.vec != 0)
+    return false;
+  const int64_t chunksPerLine = len / l.vec;
+  return chunksPerLine % numThreads == 0 || numThreads % chunksPerLine == 0;
+}
+
+std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool tensorCoreDot) {
+  auto elems = [&](unsigned i) { return op.operand(i)->type.numElements(); };
+  auto eb = [&](unsigned i) { return sharedElementBytes(op.operand(i)->type); };
+  switch (op.kind()) {
+  case OpKind::Broadcast:
+    // The source tile in row-major order (a broadcast that changes nothing is free).
+    if (op.operand(0)->type.shape == op.result()->type.shape)
+      return {};
+    return {elems(0) * eb(0)};
+  case OpKind::Permute:
+  case OpKind::Split:
+    return {elems(0) * eb(0)};
+  case OpKind::Join:
+    // Both sources, one after the other.
+    return {elems(0) * eb(0), elems(1) * eb(1)};
+  case OpKind::Reduce:
+  case OpKind::Argmax:
+  case OpKind::Argmin:
+  case OpKind::Scan: {
+    const Type &t = op.operand(0)->type;
+    int64_t lines, length;
+    linesOf(t.shape, op.intAttr("axis"), lines, length);
+    const int64_t e = sharedElementBytes(t);
+    if (op.kind() == OpKind::Scan) // the tile (scanned in place), segment totals
+      return {t.numElements() * e, numThreads * e};
+    // Combined in registers: no copy of the tile (area 0 stays empty).
+    const int64_t tile = reducesInRegisters(op, numThreads) ? 0 : t.numElements() * e;
+    if (op.kind() == OpKind::Reduce) // the tile, per-thread partials, line results
+      return {tile, numThreads * e, lines * e};
+    // argmax/argmin: the tile, partial values, partial indices, line results (i32)
+    return {tile, numThreads * e, numThreads * 4, lines * 4};
+  }
+  case OpKind::Sort:
+  case OpKind::TopK:
+  case OpKind::ArgTopK: {
+    // The tile, then the lines padded to a power of two as (value, index) pairs.
+    const Type &t = op.operand(0)->type;
+    int64_t lines, length;
+    linesOf(t.shape, op.intAttr("axis"), lines, length);
+    const int64_t e = sharedElementBytes(t);
+    const int64_t padded = lines * nextPowerOf2(length);
+    return {t.numElements() * e, padded * e, padded * 4};
+  }
+  case OpKind::Dot: {
+    const Type &a = op.operand(0)->type, &b = op.operand(1)->type;
+    if (tensorCoreDot) // A and B^T as 16-bit values, the [M, N] result as f32
+      return {a.numElements() * 2, b.numElements() * 2, a.shape[0] * b.shape[1] * 4};
+    // Operands in their compute type (f32, f64 or i32).
+    const int64_t e = (a.dtype == DType::F64 || b.dtype == DType::F64) ? 8 : 4;
+    return {a.numElements() * e, b.numElements() * e};
+  }
+  case OpKind::AtomicRMW:
+  case OpKind::AtomicCas:
+    // A scalar atomic runs on one thread; the old value reaches the others here.
+    if (op.result()->type.isScalar())
+      return {8};
+    return {};
+  case OpKind::Constant:
+  case OpKind::ProgramId:
+  case OpKind::NumPrograms:
+  case OpKind::Arange:
+  case OpKind::Splat:
+  case OpKind::ExpandDims:
+  case OpKind::Reshape:
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Rem:
+  case OpKind::And:
+  case OpKind::Or:
+  case OpKind::Xor:
+  case OpKind::Shl:
+  case OpKind::Shr:
+  case OpKind::Minimum:
+  case OpKind::Maximum:
+  case OpKind::Pow:
+  case OpKind::PtrAdd:
+  case OpKind::Cmp:
+  case OpKind::Select:
+  case OpKind::Fma:
+  case OpKind::Neg:
+  case OpKind::Not:
+  case OpKind::Abs:
+  case OpKind::Exp:
+  case OpKind::Exp2:
+  case OpKind::Log:
+  case OpKind::Log2:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Tanh:
+  case OpKind::Erf:
+  case OpKind::Sigmoid:
+  case OpKind::Floor:
+  case OpKind::Ceil:
+  case OpKind::Cast:
+  case OpKind::Bitcast:
+  case OpKind::Load:
+  case OpKind::Store:
+  case OpKind::For:
+  case OpKind::If:
+  case OpKind::While:
+  case OpKind::Yield:
+  case OpKind::Condition:
+  case OpKind::Return:
+  case OpKind::Assert:
+  case OpKind::Print:
+    return {};
+  }
+  return {};
+}
+
+int64_t planArena(const ir::Kernel &kernel, int64_t numThreads,
+                  bool (*tensorCoreDot)(const ir::Op &, const void *), const void *ctx) {
+  int64_t arena = 0;
+  ir::walk(*kernel.body, [&](ir::Op &op) {
+    bool tc = op.kind() == OpKind::Dot && tensorCoreDot && tensorCoreDot(op, ctx);
+    arena = std::max(arena, layoutAreas(scratchAreas(op, numThreads, tc)).totalBytes);
+  });
+  return arena;
+}
+
+} // namespace kiln::codegen

@@ -1,0 +1,49 @@
+//===- SharedMemory.h - The per-kernel shared-memory arena ---------*- C++ -*-===//
+//
+// Ops that move elements between threads use scratch space in shared memory (NVPTX
+// addrspace 3, SPIR-V Workgroup storage). Every such op runs between barriers and is
+// finished with its scratch before the next one starts, so all of them share one arena
+// that starts at offset 0; the arena is as large as the largest op needs.
+//
+// An op's scratch is a list of areas (each aligned to 16 bytes). The lowering of the op
+// and the planner that sizes the arena both ask `scratchAreas`, so they cannot disagree.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln::codegen {
+
+/// Bytes one element of dtype `t` (or a pointer) takes in shared memory. Elements are
+/// kept in their register form there: bool as a byte, the narrow floats as f32.
+int64_t sharedElementBytes(const Type &type);
+
+/// What an op's scratch looks like; chosen once and used by planner and lowering alike.
+struct ScratchPlan {
+  std::vector<int64_t> offsets; ///< byte offset of each area in the arena
+  int64_t totalBytes = 0;
+};
+
+/// Sizes of the scratch areas `op` needs in a program of `numThreads` threads (empty:
+/// none). `tensorCoreDot` tells whether a `dot` is lowered to tensor-core instructions.
+std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool tensorCoreDot);
+
+/// True when a reduce (sum, prod, max, min), argmax or argmin along the last axis can
+/// combine the operand in registers (every line's chunks sit in whole register rounds
+/// of all threads, or in aligned groups of threads); it then needs no copy of the tile
+/// in shared memory. Order-free kinds only: custom combiners keep index order instead.
+bool reducesInRegisters(const ir::Op &op, int64_t numThreads);
+
+/// Lays areas out back to back, each aligned to 16 bytes.
+ScratchPlan layoutAreas(const std::vector<int64_t> &sizes);
+
+/// The arena size of a whole kernel: the largest scratch of any op, over all regions.
+/// `tensorCoreDot(op)` answers the dot question per op.
+int64_t planArena(const ir::Kernel &kernel, int64_t numThreads,
+                  bool (*tensorCoreDot)(const ir::Op &, const void *), const void *ctx);
+
+} // namespace kiln::codegen

@@ -1,0 +1,169 @@
+//===- DiffTest.cpp - Generated SPIR-V against the interpreter, on PoCL ---===//
+//
+// For every kernel file in tests/spirv/kernels/ (Tile IR) and every program spec in
+// tests/spirv/programs/ (Kiln source through the frontend, when it is built): random
+// inputs as the file's `// @` lines describe, one run on the reference interpreter, one
+// run of the SPIR-V the code generator emits (on the OpenCL CPU device), and every
+// buffer compared afterwards — outputs at the file's tolerance, inputs for not having
+// been touched.
+//
+//===----------------------------------------------------------------------===//
+#include "tests/spirv/KernelCase.h"
+#include "tests/spirv/OpenCLRunner.h"
+
+#include "codegen/Codegen.h"
+#include "ir/Parser.h"
+#include "ir/Verifier.h"
+#ifdef KILN_HAVE_SEMA
+#include "frontend/Sema.h"
+#endif
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace kiln::spirvtest {
+namespace {
+
+std::vector<std::string> filesIn(const char *subdir, const char *ext) {
+  std::vector<std::string> files;
+  const std::filesystem::path dir = std::filesystem::path(KILN_SOURCE_DIR) / subdir;
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ext)
+      files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+/// An OpenCL device shared by every test of the program.
+OpenCLDevice *sharedDevice(std::string &error) {
+  static std::string openError;
+  static OpenCLDevice *device = OpenCLDevice::open(openError).release();
+  error = openError;
+  return device;
+}
+
+/// Runs `kernel` on the interpreter and as SPIR-V on the device with the same random
+/// inputs, and compares every buffer.
+void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Kernel &kernel,
+                   const CaseSpec &spec, DiagnosticEngine &diags, std::ostringstream &diagText) {
+  SCOPED_TRACE("kernel " + kernel.name);
+  ASSERT_EQ(spec.args.size(), kernel.params().size()) << "@arg lines do not match the kernel";
+  const uint64_t seed = testSeed();
+  SCOPED_TRACE("KILN_SEED=" + std::to_string(seed));
+  std::vector<interp::Buffer> buffers;
+  std::vector<interp::KernelArg> args;
+  makeInputs(spec, seed, buffers, args);
+
+  // Reference run.
+  std::vector<interp::Buffer> expected = buffers;
+  interp::RunOptions opts;
+  opts.grid = spec.grid;
+  std::ostringstream printed;
+  opts.printStream = &printed;
+  ASSERT_TRUE(interp::runKernel(kernel, args, expected, opts, diags)) << diagText.str();
+
+  // Device run.
+  codegen::CodegenOptions cgOptions;
+  cgOptions.paramDivisibility = paramDivisibility(spec);
+  std::optional<codegen::CodegenResult> gen =
+      codegen::generate(module, kernel, codegen::Target::SPIRV64, diags, cgOptions);
+  ASSERT_TRUE(gen) << diagText.str();
+  std::string error;
+  std::optional<std::vector<uint8_t>> bitcode = spirvToSpirBitcode(gen->spirv, error);
+  ASSERT_TRUE(bitcode) << error;
+  std::vector<std::vector<std::byte>> data;
+  for (const interp::Buffer &b : buffers)
+    data.push_back(b.data);
+  std::vector<DeviceArg> dargs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    DeviceArg d;
+    if (args[i].kind == interp::KernelArg::Kind::Buffer) {
+      d.isBuffer = true;
+      d.buffer = &data[args[i].buffer];
+    } else {
+      d.scalar = scalarBytes(kernel.params()[i]->type.dtype, spec.args[i].value);
+    }
+    dargs.push_back(d);
+  }
+  ASSERT_TRUE(device.run(*bitcode, gen->entry, dargs, spec.grid, gen->numThreads,
+                         gen->sharedBytes, error))
+      << error;
+  std::string mismatch;
+  for (size_t i = 0; i < buffers.size(); ++i)
+    mismatch += compareBuffers(expected[i], data[i], spec.rtol, spec.atol);
+  EXPECT_EQ(mismatch, "") << "device results differ from the interpreter:\n" << mismatch;
+}
+
+class SpirvExecution : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SpirvExecution, MatchesInterpreter) {
+  std::string error;
+  OpenCLDevice *device = sharedDevice(error);
+  ASSERT_NE(device, nullptr) << "no OpenCL device: " << error;
+  const std::string path = GetParam();
+  const std::string text = readText(path);
+  auto sources = std::make_shared<SourceManager>();
+  uint32_t file = sources->addBuffer(path, text);
+  std::ostringstream diagText;
+  DiagnosticEngine diags(*sources, diagText);
+  std::unique_ptr<ir::Module> module = ir::parseTir(sources, file, diags);
+  ASSERT_TRUE(module && ir::verifyModule(*module, diags)) << diagText.str();
+  std::optional<CaseSpec> spec = parseCaseSpec(text, error);
+  ASSERT_TRUE(spec) << error;
+  for (const auto &kernel : module->kernels)
+    runAndCompare(*device, *module, *kernel, *spec, diags, diagText);
+}
+
+#ifdef KILN_HAVE_SEMA
+// Kiln programs (examples and the test corpus) through the whole compiler.
+class SpirvProgramExecution : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SpirvProgramExecution, MatchesInterpreter) {
+  std::string error;
+  OpenCLDevice *device = sharedDevice(error);
+  ASSERT_NE(device, nullptr) << "no OpenCL device: " << error;
+  std::optional<CaseSpec> spec = parseCaseSpec(readText(GetParam()), error);
+  ASSERT_TRUE(spec) << error;
+  ASSERT_FALSE(spec->source.empty() || spec->kernel.empty()) << "needs @source and @kernel";
+  auto sources = std::make_shared<SourceManager>();
+  std::ostringstream diagText;
+  DiagnosticEngine diags(*sources, diagText);
+  SemaOptions opts;
+  opts.kernel = spec->kernel;
+  opts.defines = spec->defines;
+  std::unique_ptr<ir::Module> module = compileFileToTileIR(
+      std::string(KILN_SOURCE_DIR) + "/" + spec->source, diags, opts, sources);
+  ASSERT_TRUE(module && !module->kernels.empty()) << diagText.str();
+  runAndCompare(*device, *module, *module->kernels.front(), *spec, diags, diagText);
+}
+#endif
+
+std::string testName(const ::testing::TestParamInfo<std::string> &info) {
+  std::string stem = std::filesystem::path(info.param).stem().string();
+  for (char &c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return stem;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, SpirvExecution,
+                         ::testing::ValuesIn(filesIn("tests/spirv/kernels", ".tir")), testName);
+#ifdef KILN_HAVE_SEMA
+INSTANTIATE_TEST_SUITE_P(Programs, SpirvProgramExecution,
+                         ::testing::ValuesIn(filesIn("tests/spirv/programs", ".spec")), testName);
+#endif
+
+} // namespace
+} // namespace kiln::spirvtest

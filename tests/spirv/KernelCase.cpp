@@ -1,0 +1,293 @@
+//===- KernelCase.cpp - Test kernels that describe their own inputs -------===//
+#include "tests/spirv/KernelCase.h"
+
+#include "support/FloatFormats.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+
+namespace kiln::spirvtest {
+
+std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &error) {
+  CaseSpec spec;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto at = line.find("// @");
+    if (at == std::string::npos)
+      continue;
+    std::istringstream ws(line.substr(at + 4));
+    std::string key;
+    ws >> key;
+    if (key == "grid") {
+      for (auto &g : spec.grid)
+        ws >> g;
+    } else if (key == "source") {
+      ws >> spec.source;
+    } else if (key == "kernel") {
+      ws >> spec.kernel;
+    } else if (key == "define") {
+      std::string d;
+      ws >> d;
+      auto eq = d.find('=');
+      if (eq == std::string::npos) {
+        error = "@define needs NAME=VALUE: " + line;
+        return std::nullopt;
+      }
+      spec.defines.emplace_back(d.substr(0, eq), d.substr(eq + 1));
+    } else if (key == "divisible") {
+      std::string name;
+      int64_t d = 0;
+      ws >> name >> d;
+      spec.divisible.emplace_back(name, d);
+    } else if (key == "tol") {
+      ws >> spec.rtol >> spec.atol;
+    } else if (key == "arg") {
+      ArgSpec a;
+      std::string type;
+      ws >> a.name >> type;
+      auto br = type.find('[');
+      std::string dt = br == std::string::npos ? type : type.substr(0, br);
+      auto d = parseDType(dt);
+      if (!d) {
+        error = "unknown dtype in: " + line;
+        return std::nullopt;
+      }
+      a.dtype = *d;
+      if (br != std::string::npos) {
+        a.isBuffer = true;
+        a.count = std::stoll(type.substr(br + 1));
+        ws >> a.fill;
+        double p;
+        while (ws >> p)
+          a.fillParams.push_back(p);
+      } else {
+        std::string v;
+        ws >> v;
+        a.value = v == "inf" ? INFINITY : v == "-inf" ? -INFINITY : v == "nan" ? NAN : std::stod(v);
+      }
+      spec.args.push_back(a);
+    } else {
+      error = "unknown test directive: " + line;
+      return std::nullopt;
+    }
+    if (ws.fail() && !ws.eof()) {
+      error = "malformed test directive: " + line;
+      return std::nullopt;
+    }
+  }
+  return spec;
+}
+
+std::vector<std::pair<unsigned, int64_t>> paramDivisibility(const CaseSpec &spec) {
+  std::vector<std::pair<unsigned, int64_t>> out;
+  for (const auto &[name, d] : spec.divisible)
+    for (size_t i = 0; i < spec.args.size(); ++i)
+      if (spec.args[i].name == name)
+        out.emplace_back(static_cast<unsigned>(i), d);
+  return out;
+}
+
+/// Stores `v` as element `i` of a buffer of `dtype` (rounded/wrapped like a cast).
+static void putElement(interp::Buffer &buf, int64_t i, double v) {
+  const DType t = buf.dtype;
+  const unsigned eb = dtypeBytes(t);
+  uint64_t bits = 0;
+  switch (t) {
+  case DType::F16:
+    bits = doubleToF16Bits(v);
+    break;
+  case DType::BF16:
+    bits = doubleToBF16Bits(v);
+    break;
+  case DType::F8E4M3:
+    bits = doubleToF8E4M3Bits(v);
+    break;
+  case DType::F8E5M2:
+    bits = doubleToF8E5M2Bits(v);
+    break;
+  case DType::F32: {
+    float f = static_cast<float>(v);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    bits = b;
+    break;
+  }
+  case DType::F64:
+    std::memcpy(&bits, &v, 8);
+    break;
+  case DType::Bool:
+    bits = v != 0;
+    break;
+  case DType::I8:
+  case DType::I16:
+  case DType::I32:
+  case DType::I64:
+  case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
+    bits = static_cast<uint64_t>(wrapToIntDType(t, static_cast<int64_t>(v)));
+    break;
+  }
+  std::memcpy(buf.data.data() + i * eb, &bits, eb);
+}
+
+void makeInputs(const CaseSpec &spec, uint64_t seed, std::vector<interp::Buffer> &buffers,
+                std::vector<interp::KernelArg> &args) {
+  std::mt19937_64 rng(seed);
+  buffers.clear();
+  args.clear();
+  for (const ArgSpec &a : spec.args) {
+    if (!a.isBuffer) {
+      if (isFloat(a.dtype))
+        args.push_back(interp::KernelArg::ofFloat(a.value));
+      else
+        args.push_back(interp::KernelArg::ofInt(static_cast<int64_t>(a.value)));
+      continue;
+    }
+    interp::Buffer buf;
+    buf.name = a.name;
+    buf.dtype = a.dtype;
+    buf.data.resize(a.count * dtypeBytes(a.dtype));
+    auto param = [&](size_t i, double dflt) { return i < a.fillParams.size() ? a.fillParams[i] : dflt; };
+    for (int64_t i = 0; i < a.count; ++i) {
+      double v = 0;
+      if (a.fill == "iota") {
+        v = param(0, 0) + double(i);
+      } else if (a.fill == "const") {
+        v = param(0, 0);
+      } else if (a.fill == "bool") {
+        v = double(rng() & 1);
+      } else if (a.fill == "uniform") {
+        double lo = param(0, -1), hi = param(1, 1);
+        if (isFloat(a.dtype)) {
+          v = std::uniform_real_distribution<double>(lo, hi)(rng);
+        } else {
+          v = double(std::uniform_int_distribution<int64_t>(int64_t(lo), int64_t(hi))(rng));
+        }
+      } else if (a.fill == "specials") {
+        static const double kSpecial[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e-40, -3e-39,
+                                          65504.0, 70000.0, 1.0, -1.0, 0.5};
+        uint64_t r = rng();
+        v = (r % 3 == 0) ? kSpecial[(r >> 8) % std::size(kSpecial)]
+                         : std::uniform_real_distribution<double>(-4, 4)(rng);
+      }
+      putElement(buf, i, v);
+    }
+    args.push_back(interp::KernelArg::ofBuffer(buffers.size()));
+    buffers.push_back(std::move(buf));
+  }
+}
+
+std::vector<uint8_t> scalarBytes(DType dtype, double value) {
+  interp::Buffer one;
+  one.dtype = dtype;
+  one.data.resize(dtypeBytes(dtype));
+  putElement(one, 0, value);
+  std::vector<uint8_t> out(one.data.size());
+  std::memcpy(out.data(), one.data.data(), out.size());
+  return out;
+}
+
+/// Element `i` as a double (floats) or as an integer value (others).
+static double floatAt(DType t, const std::byte *p) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, p, dtypeBytes(t));
+  switch (t) {
+  case DType::F16:
+    return f16BitsToDouble(uint16_t(bits));
+  case DType::BF16:
+    return bf16BitsToDouble(uint16_t(bits));
+  case DType::F8E4M3:
+    return f8E4M3BitsToDouble(uint8_t(bits));
+  case DType::F8E5M2:
+    return f8E5M2BitsToDouble(uint8_t(bits));
+  case DType::F32: {
+    float f;
+    uint32_t b = uint32_t(bits);
+    std::memcpy(&f, &b, 4);
+    return f;
+  }
+  case DType::F64: {
+    double d;
+    std::memcpy(&d, &bits, 8);
+    return d;
+  }
+  case DType::Bool:
+  case DType::I8:
+  case DType::I16:
+  case DType::I32:
+  case DType::I64:
+  case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
+    break;
+  }
+  return 0;
+}
+
+std::string compareBuffers(const interp::Buffer &expected, const std::vector<std::byte> &actual,
+                           double rtol, double atol) {
+  if (expected.data.size() != actual.size())
+    return "buffer '" + expected.name + "' changed size";
+  const DType t = expected.dtype;
+  const unsigned eb = dtypeBytes(t);
+  const int64_t n = expected.numElements();
+  std::ostringstream os;
+  int mismatches = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::byte *pe = expected.data.data() + i * eb, *pa = actual.data() + i * eb;
+    bool ok;
+    std::string se, sa;
+    if (isFloat(t)) {
+      double e = floatAt(t, pe), a = floatAt(t, pa);
+      if (std::isnan(e) || std::isnan(a))
+        ok = std::isnan(e) && std::isnan(a);
+      else if (std::isinf(e) || std::isinf(a))
+        ok = e == a;
+      else
+        ok = std::fabs(e - a) <= atol + rtol * std::fabs(e) ||
+             (rtol == 0 && atol == 0 && std::memcmp(pe, pa, eb) == 0);
+      if (rtol == 0 && atol == 0 && !std::isnan(e))
+        ok = ok && std::signbit(e) == std::signbit(a);
+      std::ostringstream x, y;
+      x.precision(17);
+      y.precision(17);
+      x << e;
+      y << a;
+      se = x.str();
+      sa = y.str();
+    } else {
+      ok = std::memcmp(pe, pa, eb) == 0;
+      uint64_t be = 0, ba = 0;
+      std::memcpy(&be, pe, eb);
+      std::memcpy(&ba, pa, eb);
+      se = std::to_string(be);
+      sa = std::to_string(ba);
+    }
+    if (!ok) {
+      if (mismatches < 8)
+        os << "  " << expected.name << "[" << i << "]: expected " << se << ", got " << sa << "\n";
+      ++mismatches;
+    }
+  }
+  if (mismatches)
+    os << "  (" << mismatches << " of " << n << " elements of '" << expected.name
+       << "' differ)\n";
+  return os.str();
+}
+
+uint64_t testSeed() {
+  if (const char *s = std::getenv("KILN_SEED"))
+    return std::strtoull(s, nullptr, 10);
+  return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+} // namespace kiln::spirvtest

@@ -1,0 +1,76 @@
+//===- KernelCase.h - Test kernels that describe their own inputs ---*- C++ -*-===//
+//
+// Every .tir file under tests/spirv/kernels/ is one differential test. Comment lines
+// starting with `// @` say how to run it:
+//
+//   // @grid 4 1 1                       programs along x, y, z (default 1 1 1)
+//   // @arg x f32[1000] uniform -1 1     a buffer argument and how to fill it
+//   // @arg n i32 1000                   a scalar argument
+//   // @tol 1e-6 1e-7                    relative and absolute tolerance for floats
+//                                        (default 0 0: bit-exact)
+//   // @divisible n 16                   compile knowing integer argument `n` is a
+//                                        multiple of 16 (CodegenOptions)
+//
+// A `.spec` file under tests/spirv/programs/ describes a Kiln program the same way and
+// names it: `// @source examples/softmax.kiln` (relative to the repository root),
+// `// @kernel softmax` and optionally `// @define BLOCK=256` (a const override).
+//
+// Buffer fills: `zero`, `iota [start]`, `uniform lo hi` (floats; integers: whole
+// numbers in [lo, hi]), `const v`, `bool` (0/1 at random), `specials` (floats mixed
+// with NaN, +-inf, +-0 and subnormals). Arguments are listed in parameter order.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/interp/Interpreter.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::spirvtest {
+
+struct ArgSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  bool isBuffer = false;
+  int64_t count = 0;               ///< buffers: elements
+  std::string fill = "zero";       ///< buffers: how to fill
+  std::vector<double> fillParams;  ///< buffers: numbers after the fill name
+  double value = 0;                ///< scalars
+};
+
+struct CaseSpec {
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  std::vector<ArgSpec> args;
+  double rtol = 0, atol = 0;
+  std::string source;                                        ///< .spec: the Kiln file
+  std::string kernel;                                        ///< .spec: the kernel
+  std::vector<std::pair<std::string, std::string>> defines;  ///< .spec: const overrides
+  std::vector<std::pair<std::string, int64_t>> divisible;     ///< argument -> divisor
+};
+
+/// CodegenOptions::paramDivisibility from the spec's @divisible lines (by argument name).
+std::vector<std::pair<unsigned, int64_t>> paramDivisibility(const CaseSpec &spec);
+
+/// Reads the `// @` lines of a .tir file. nullopt (with `error`) on a malformed line.
+std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &error);
+
+/// Fills buffers and arguments for the interpreter from `spec` with random `seed`.
+void makeInputs(const CaseSpec &spec, uint64_t seed, std::vector<interp::Buffer> &buffers,
+                std::vector<interp::KernelArg> &args);
+
+/// The bytes a scalar argument occupies in the kernel ABI (docs/codegen.md).
+std::vector<uint8_t> scalarBytes(DType dtype, double value);
+
+/// Compares two runs' buffer contents element by element; "" when they agree, else a
+/// description of the first mismatches.
+std::string compareBuffers(const interp::Buffer &expected, const std::vector<std::byte> &actual,
+                           double rtol, double atol);
+
+/// Seed for random inputs: $KILN_SEED when set, else from the clock.
+uint64_t testSeed();
+
+} // namespace kiln::spirvtest

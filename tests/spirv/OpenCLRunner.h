@@ -1,0 +1,64 @@
+//===- OpenCLRunner.h - Running generated SPIR-V on an OpenCL CPU device -*- C++ -*-===//
+//
+// The test harness that executes the code generator's SPIR-V without a GPU. PoCL (the
+// OpenCL implementation on the test machines) does not take SPIR-V directly, so a
+// module goes through the SPIR 1.2 route:
+//   1. scalar OpConstantNull instructions (valid SPIR-V that the old translator aborts
+//      on) are rewritten into OpConstant 0 / OpConstantFalse,
+//   2. `llvm-spirv-15 -r` turns the module into SPIR 1.2 bitcode,
+//   3. the bitcode is built with clCreateProgramWithBinary + "-x spir -spir-std=1.2"
+//      and launched with one work-group of `numThreads` work-items per program.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::spirvtest {
+
+/// Rewrites every OpConstantNull of a scalar integer, float or bool type; returns the
+/// new module (other instructions unchanged) or nullopt when the words are malformed.
+std::optional<std::vector<uint8_t>> rewriteScalarConstantNull(const std::vector<uint8_t> &spirv,
+                                                              std::string &error);
+
+/// Runs `llvm-spirv-15 -r` on a module; returns SPIR 1.2 bitcode.
+std::optional<std::vector<uint8_t>> spirvToSpirBitcode(const std::vector<uint8_t> &spirv,
+                                                       std::string &error);
+
+/// One kernel argument as the OpenCL runtime sees it.
+struct DeviceArg {
+  bool isBuffer = false;
+  std::vector<std::byte> *buffer = nullptr; ///< read before, written back after the run
+  std::vector<uint8_t> scalar;              ///< the scalar's bytes (by value)
+};
+
+/// An OpenCL context on the first device found (PoCL's CPU device on the test machines).
+class OpenCLDevice {
+public:
+  /// Null (and `error` set) when no OpenCL platform or device exists.
+  static std::unique_ptr<OpenCLDevice> open(std::string &error);
+  ~OpenCLDevice();
+  OpenCLDevice(const OpenCLDevice &) = delete;
+  OpenCLDevice &operator=(const OpenCLDevice &) = delete;
+
+  std::string deviceName() const;
+
+  /// Builds SPIR bitcode and runs kernel `entry` over `grid` programs of `numThreads`
+  /// work-items, with `localBytes` of local memory as a trailing argument when non-zero.
+  bool run(const std::vector<uint8_t> &spirBitcode, const std::string &entry,
+           std::vector<DeviceArg> &args, std::array<int64_t, 3> grid, int64_t numThreads,
+           int64_t localBytes, std::string &error);
+
+private:
+  OpenCLDevice() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kiln::spirvtest
