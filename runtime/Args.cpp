@@ -152,6 +152,9 @@ static std::string packBuffer(const BundleParam &p, const kiln_arg &a, const Buf
   if (offset % dtypeSizeBytes(p.dtype) != 0)
     return "offset " + std::to_string(offset) + " is not a multiple of the " + std::string(dtypeSpelling(p.dtype)) +
            " element size (" + std::to_string(dtypeSizeBytes(p.dtype)) + " bytes)";
+  if ((buf->address + offset) % p.divisibility != 0)
+    return "the kernel was compiled for addresses aligned to " + std::to_string(p.divisibility) +
+           " bytes, and this one (buffer offset " + std::to_string(offset) + ") is not";
   storeBits(slot, buf->address + offset, 8);
   return "";
 }
@@ -188,7 +191,14 @@ static std::string packOne(const BundleParam &p, const kiln_arg &a, const Buffer
   }
   if (a.kind == KILN_ARG_FLOAT)
     return "the parameter is the integer " + type + ", got " + describeArg(a);
-  return packInt(p.dtype, a, slot);
+  std::string why = packInt(p.dtype, a, slot);
+  // Two's complement keeps divisibility by a power of two, so the raw bits decide it.
+  uint64_t bits = a.kind == KILN_ARG_INT ? static_cast<uint64_t>(a.value.i) : a.value.u;
+  if (why.empty() && bits % p.divisibility != 0)
+    return "the kernel was compiled for values that are multiples of " + std::to_string(p.divisibility) +
+           ", got " + (a.kind == KILN_ARG_INT ? std::to_string(a.value.i) : std::to_string(a.value.u)) +
+           " (compile it without that assumption to launch it with this value)";
+  return why;
 }
 
 std::string packLaunchArgs(const std::string &kernelName, const std::vector<BundleParam> &params,

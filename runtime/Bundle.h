@@ -47,6 +47,11 @@ struct BundleParam {
   std::string name;
   DType dtype = DType::I32; ///< the scalar dtype, or the pointee when `pointer`
   bool pointer = false;
+  /// What the code was compiled assuming of the argument: a pointer's byte address, or
+  /// an integer scalar's value, is a multiple of this power of two (1: nothing assumed).
+  /// Specializing on it is what lets `x + row * stride + cols` become 16-byte vector
+  /// accesses; the runtime refuses a launch that breaks the assumption.
+  uint32_t divisibility = 1;
 
   bool operator==(const BundleParam &) const = default;
 };

@@ -86,6 +86,11 @@ std::string validateBundle(const Bundle &b) {
       return "parameter '" + p.name + "' appears twice";
     if (static_cast<size_t>(p.dtype) > static_cast<size_t>(DType::F64))
       return "parameter '" + p.name + "' has an unknown dtype";
+    // Only addresses and integers can be assumed divisible; 2^30 is far past any use.
+    bool divisible = p.pointer || (p.dtype != DType::Bool && !dtypeIsFloat(p.dtype));
+    if (p.divisibility == 0 || (p.divisibility & (p.divisibility - 1)) || p.divisibility > (1u << 30) ||
+        (!divisible && p.divisibility != 1))
+      return "parameter '" + p.name + "' has an invalid divisibility " + std::to_string(p.divisibility);
   }
   for (const ConstValue &c : b.consts) {
     if (!isIdentifier(c.name))
@@ -161,7 +166,8 @@ std::string encodeBundleMetadata(const Bundle &b) {
   line("kernel", b.kernelName);
   line("entry", b.entry);
   for (const BundleParam &p : b.params)
-    line("param", p.name + " " + paramTypeSpelling(p.dtype, p.pointer));
+    line("param", p.name + " " + paramTypeSpelling(p.dtype, p.pointer) +
+                      (p.divisibility > 1 ? " div " + std::to_string(p.divisibility) : ""));
   for (const ConstValue &c : b.consts) {
     std::string value;
     if (auto *i = std::get_if<int64_t>(&c.value))
@@ -232,11 +238,14 @@ static bool parseParam(std::string_view rest, BundleParam &p) {
   p.pointer = !rest.empty() && rest[0] == '*';
   if (p.pointer)
     rest.remove_prefix(1);
-  auto dt = parseDTypeSpelling(rest);
+  auto dt = parseDTypeSpelling(nextWord(rest));
   if (!dt)
     return false;
   p.dtype = *dt;
-  return true;
+  if (rest.empty())
+    return true;
+  // An optional "div N": the divisibility the code assumes (validateBundle checks N).
+  return nextWord(rest) == "div" && parseInt(nextWord(rest), p.divisibility) && rest.empty();
 }
 
 static bool parseSource(std::string_view rest, Bundle &b) {

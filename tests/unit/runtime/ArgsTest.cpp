@@ -132,6 +132,21 @@ TEST(Args, BufferChecks) {
   EXPECT_EQ(f.packed.slots[0], 0x1002u);
 }
 
+TEST(Args, DivisibilityAssumptionsAreChecked) {
+  Fixture f;
+  f.buffers[handle(1)] = {0x1000, 256, DType::F32};
+  std::vector<BundleParam> p = {{"x", DType::F32, true, 16}, {"stride", DType::I32, false, 16}};
+  EXPECT_EQ(f.pack(p, {buf(1, 32), i64(1024)}), "");
+  EXPECT_EQ(f.pack(p, {buf(1, 32), i64(-48)}), ""); // negative multiples count too
+  EXPECT_EQ(f.pack(p, {buf(1, 36), i64(1024)}),
+            "kernel 'k', argument 1 ('x: *f32'): the kernel was compiled for addresses aligned to 16 bytes, and "
+            "this one (buffer offset 36) is not");
+  EXPECT_EQ(f.pack(p, {buf(1), i64(1000)}),
+            "kernel 'k', argument 2 ('stride: i32'): the kernel was compiled for values that are multiples of 16, "
+            "got 1000 (compile it without that assumption to launch it with this value)");
+  EXPECT_TRUE(contains(f.pack(p, {buf(1), u64(8)}), "multiples of 16, got 8"));
+}
+
 TEST(Args, IntegerRangesAreExact) {
   Fixture f;
   struct Case {

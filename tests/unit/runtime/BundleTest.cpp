@@ -61,6 +61,8 @@ TEST(Bundle, RoundTripKeepsEveryField) {
   b.params.push_back({"flag", DType::Bool, false});
   b.params.push_back({"h", DType::BF16, true});
   b.params.push_back({"q", DType::F8E4M3, false});
+  b.params.push_back({"stride", DType::I64, false, 16});
+  b.params.push_back({"aligned", DType::F16, true, 16});
   b.sharedBytes = 98304;
   b.numWarps = 8;
   b.sourceFile = "dir with space/k.kiln";
@@ -87,6 +89,10 @@ TEST(Bundle, MetadataIsReadableText) {
   EXPECT_TRUE(contains(text, "param n i32\nconst BLOCK int 1024\nconst SCALE float 0.5\nconst CAUSAL bool true\n"));
   EXPECT_TRUE(contains(text, "num_warps 4\nshared_bytes 0\ntarget sm_90\ncompiler dslc 0.1.0\n"));
   EXPECT_TRUE(contains(text, "source_hash 9c1f0a\nsource 3 1 vadd.kiln\n"));
+  Bundle b = vaddBundle();
+  b.params[3].divisibility = 16;
+  bytes = serialize(b);
+  EXPECT_TRUE(contains(std::string(bytes.begin(), bytes.end()), "param n i32 div 16\nconst BLOCK"));
 }
 
 TEST(Bundle, EveryChangedByteIsDetected) {
@@ -201,6 +207,13 @@ TEST(Bundle, ValidationRefusesMeaninglessBundles) {
   EXPECT_TRUE(contains(invalid([](Bundle &b) { b.entry = "has space"; }), "entry symbol"));
   EXPECT_TRUE(contains(invalid([](Bundle &b) { b.params[1].name = "x"; }), "parameter 'x' appears twice"));
   EXPECT_TRUE(contains(invalid([](Bundle &b) { b.consts[0].name = "n"; }), "const 'n' has the name"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.params[3].divisibility = 12; }), "invalid divisibility 12"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.params[3].divisibility = 0; }), "invalid divisibility 0"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) {
+                         b.params[3].dtype = DType::F32;
+                         b.params[3].divisibility = 4;
+                       }),
+                       "parameter 'n' has an invalid divisibility 4"));
   EXPECT_TRUE(contains(invalid([](Bundle &b) { b.numWarps = 0; }), "num_warps 0"));
   EXPECT_TRUE(contains(invalid([](Bundle &b) { b.numWarps = 64; }), "num_warps 64"));
   EXPECT_TRUE(contains(invalid([](Bundle &b) { b.compilerVersion = "a\nb"; }), "compiler version"));

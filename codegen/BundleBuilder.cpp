@@ -1,0 +1,84 @@
+//===- BundleBuilder.cpp - Generated code into a launchable bundle --------===//
+
+#include "codegen/BundleBuilder.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SHA256.h"
+
+namespace kiln::codegen {
+
+rt::Target bundleTarget(Target target) {
+  switch (target) {
+  case Target::SM80: return rt::Target::SM80;
+  case Target::SM90: return rt::Target::SM90;
+  case Target::SM90a: return rt::Target::SM90a;
+  case Target::SPIRV64: return rt::Target::SPIRV64;
+  }
+  return rt::Target::SM90;
+}
+
+std::string compilerVersion() { return "kiln " KILN_VERSION; }
+
+std::string sourceHash(const ir::Module &module) {
+  llvm::SHA256 hash;
+  SourceManager &sources = *module.sources;
+  for (uint32_t file = 0; file < sources.size(); ++file) {
+    const std::string *text = sources.text(file);
+    // Length-prefixed, so that moving text from one file to the next changes the hash.
+    std::string length = std::to_string(text ? text->size() : 0) + ":";
+    hash.update(llvm::StringRef(length));
+    if (text)
+      hash.update(llvm::StringRef(*text));
+  }
+  std::array<uint8_t, 32> digest = hash.final();
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+rt::Bundle makeBundle(const ir::Module &module, const ir::Kernel &kernel, Target target,
+                      const CodegenOptions &options, const CodegenResult &result) {
+  rt::Bundle b;
+  b.kernelName = kernel.name;
+  b.entry = result.entry;
+  const auto &params = kernel.params();
+  for (const auto &p : params)
+    b.params.push_back(rt::BundleParam{p->nameHint, p->type.dtype, p->type.pointer,
+                                       p->type.pointer && options.assumeAlignedPointers ? 16u : 1u});
+  for (const auto &[index, divisor] : options.paramDivisibility)
+    if (index < b.params.size() && !b.params[index].pointer && divisor > 1)
+      b.params[index].divisibility = static_cast<uint32_t>(divisor);
+  for (const auto &[name, value] : kernel.constValues) {
+    rt::ConstValue c{name, int64_t(0)};
+    if (auto *i = std::get_if<int64_t>(&value))
+      c.value = *i;
+    else if (auto *d = std::get_if<double>(&value))
+      c.value = *d;
+    else if (auto *flag = std::get_if<bool>(&value))
+      c.value = *flag;
+    else
+      continue; // const parameters are numbers or bools; the verifier keeps them so
+    b.consts.push_back(std::move(c));
+  }
+  b.numWarps = static_cast<uint32_t>(kernel.numWarps);
+  b.sharedBytes = static_cast<uint32_t>(result.sharedBytes);
+  b.target = bundleTarget(target);
+  b.compilerVersion = compilerVersion();
+  b.sourceHash = sourceHash(module);
+  if (kernel.loc.valid() && !kernel.loc.isCommandLine() && kernel.loc.file < module.sources->size()) {
+    b.sourceFile = std::string(module.sources->name(kernel.loc.file));
+    b.sourceLine = kernel.loc.line;
+    b.sourceColumn = kernel.loc.col;
+  }
+  rt::CodeSection section;
+  section.target = b.target;
+  if (isNvptxTarget(target)) {
+    section.kind = rt::SectionKind::PTX;
+    section.bytes.assign(result.ptx.begin(), result.ptx.end());
+  } else {
+    section.kind = rt::SectionKind::SPIRV;
+    section.bytes = result.spirv;
+  }
+  b.sections.push_back(std::move(section));
+  return b;
+}
+
+} // namespace kiln::codegen
