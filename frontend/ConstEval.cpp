@@ -295,6 +295,18 @@ ir::Attr constAttr(const ConstVal &c) {
   return ir::Attr(int64_t(0));
 }
 
+std::string defineText(const ConstVal &c) {
+  if (!c.isFloat() || !std::isfinite(c.f))
+    return constString(c, DType::I64);
+  // The shortest text that reads back to the same double, kept a float by its '.'.
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, c.f);
+  std::string text(buffer, ec == std::errc() ? end : buffer);
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  return text;
+}
+
 std::optional<ConstVal> parseDefineValue(std::string_view text) {
   if (text == "true")
     return ConstVal::ofBool(true);

@@ -1,5 +1,6 @@
 # Semantic analysis: AST -> checked, specialized Tile IR (frontend/Sema*.cpp).
 add_library(kiln_sema STATIC
+  Autotune.cpp
   ConstEval.cpp
   Imports.cpp
   Sema.cpp

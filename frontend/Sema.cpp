@@ -186,7 +186,7 @@ Val Sema::globalConst(GlobalItem &g) {
   return v;
 }
 
-bool Sema::run(uint32_t main) {
+bool Sema::run(uint32_t main, bool specialize) {
   unsigned errorsBefore = diags.errorCount();
   opsEmitted = 0;
   try {
@@ -211,7 +211,8 @@ bool Sema::run(uint32_t main) {
             globalConst(it->second);
         }
       }
-    compileKernels();
+    if (specialize)
+      compileKernels();
   } catch (const BudgetExceeded &) {
     error(Location{main, 0, 0}, DiagCode::InputTooLarge,
           "the program grows beyond " + std::to_string(kMaxOps) +

@@ -26,6 +26,10 @@ struct SemaOptions {
   std::vector<std::string> includeDirs;                     ///< -I, searched after the importing file's folder
   std::vector<std::pair<std::string, std::string>> defines; ///< -D NAME=VALUE, as written
   std::optional<std::string> kernel; ///< --kernel; all kernels at their defaults when absent
+  /// Launch settings that replace the kernels' @num_warps / @num_stages (an @autotune
+  /// config's, see Autotune.h). Checked like the attributes.
+  std::optional<int64_t> numWarps;
+  std::optional<int64_t> numStages;
   ParseLimits limits;
 };
 

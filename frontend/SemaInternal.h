@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "frontend/Autotune.h"
 #include "frontend/Scope.h"
 #include "frontend/Sema.h"
 #include "frontend/TypeRules.h"
@@ -72,6 +73,7 @@ void addReduceBuiltins(std::vector<BuiltinInfo> &table); // SemaBuiltinsReduce.c
 struct KernelAttrs {
   int64_t numWarps = 4;
   int64_t numStages = 1;
+  std::optional<KernelAutotune> autotune;
 };
 
 /// Thrown (and caught per kernel) when unrolling and inlining make a kernel too large.
@@ -98,6 +100,8 @@ std::string constString(const ConstVal &c, DType dtype);
 ir::Attr constAttr(const ConstVal &c);
 /// Parses a -D value: an integer (decimal or 0x hex, optional sign), a float, true/false.
 std::optional<ConstVal> parseDefineValue(std::string_view text);
+/// The value as a -D value that parseDefineValue reads back to the same value and kind.
+std::string defineText(const ConstVal &c);
 
 //===--------------------------------------------------------------------===//
 // The analyser
@@ -106,7 +110,8 @@ std::optional<ConstVal> parseDefineValue(std::string_view text);
 class Sema {
 public:
   Sema(ir::Module &module, DiagnosticEngine &diags, const SemaOptions &options);
-  bool run(uint32_t mainFile);
+  /// Loads and checks the program; then, when `specialize`, lowers the kernels.
+  bool run(uint32_t mainFile, bool specialize = true);
 
   // ---- state ---------------------------------------------------------------
   ir::Module &module;

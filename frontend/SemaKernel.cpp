@@ -128,7 +128,12 @@ void Sema::checkKernelDecl(const ast::FunctionItem &k) {
 
 static bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-static void checkAutotune(Sema &s, const ast::FunctionItem &k, const ast::Attribute &attr) {
+/// Checks @autotune and returns its configs and key; nullopt when it is malformed.
+static std::optional<KernelAutotune> checkAutotune(Sema &s, const ast::FunctionItem &k,
+                                                   const ast::Attribute &attr) {
+  unsigned errorsBefore = s.diags.errorCount();
+  KernelAutotune spec;
+  spec.loc = attr.loc;
   const ast::Expr *configs = nullptr, *key = nullptr;
   for (const auto &arg : attr.args) {
     if (arg.name == "configs" && !configs)
@@ -161,6 +166,7 @@ static void checkAutotune(Sema &s, const ast::FunctionItem &k, const ast::Attrib
         continue;
       }
       std::set<std::string> seen;
+      AutotuneConfig &config = spec.configs.emplace_back();
       for (const auto &entry : dict->entries) {
         if (!seen.insert(entry.key).second) {
           s.error(entry.loc, DiagCode::UnknownAttribute,
@@ -181,17 +187,19 @@ static void checkAutotune(Sema &s, const ast::FunctionItem &k, const ast::Attrib
           s.error(entry.value->loc, DiagCode::UnknownAttribute,
                   entry.key == "num_warps" ? "num_warps must be a power of two in 1..32"
                                            : "num_stages must be a positive integer");
+        else if (v.isConst() && launch)
+          (entry.key == "num_warps" ? config.numWarps : config.numStages) = v.cst->i;
+        else if (v.isConst())
+          config.defines.emplace_back(entry.key, defineText(*v.cst));
       }
     }
   }
-  if (!key)
-    return;
   const auto *keys = ast::dyn_cast<ast::ListExpr>(key);
-  if (!keys) {
+  if (key && !keys)
     s.error(key->loc, DiagCode::UnknownAttribute,
             "@autotune key must be a list of parameter names, as in key = [n]");
-    return;
-  }
+  if (!keys)
+    return s.diags.errorCount() == errorsBefore ? std::optional(std::move(spec)) : std::nullopt;
   for (const auto &e : keys->elements) {
     std::string name;
     if (const auto *n = ast::dyn_cast<ast::NameExpr>(e.get()))
@@ -206,7 +214,10 @@ static void checkAutotune(Sema &s, const ast::FunctionItem &k, const ast::Attrib
               name.empty()
                   ? "@autotune key entries must be parameter names"
                   : "'" + name + "' in the @autotune key is not a parameter of kernel " + k.name);
+    else
+      spec.key.push_back(name);
   }
+  return s.diags.errorCount() == errorsBefore ? std::optional(std::move(spec)) : std::nullopt;
 }
 
 KernelAttrs Sema::checkAttributes(const ast::FunctionItem &k) {
@@ -240,7 +251,7 @@ KernelAttrs Sema::checkAttributes(const ast::FunctionItem &k) {
       continue;
     }
     if (attr.name == "autotune") {
-      checkAutotune(*this, k, attr);
+      out.autotune = checkAutotune(*this, k, attr);
       continue;
     }
     std::string close = closestName(attr.name, {"num_warps", "num_stages", "autotune"});
@@ -342,8 +353,8 @@ std::unique_ptr<ir::Kernel> Sema::specialize(const ast::FunctionItem &k) {
   kernel->name = k.name;
   kernel->loc = k.nameLoc.valid() ? k.nameLoc : k.loc;
   KernelAttrs attrs = kernelAttrs.count(&k) ? kernelAttrs[&k] : KernelAttrs{};
-  kernel->numWarps = attrs.numWarps;
-  kernel->numStages = attrs.numStages;
+  kernel->numWarps = options.numWarps.value_or(attrs.numWarps);
+  kernel->numStages = options.numStages.value_or(attrs.numStages);
 
   frames.clear();
   callStack.clear();
@@ -462,6 +473,17 @@ void Sema::compileKernels() {
             close.empty() ? std::string() : "did you mean -D " + close + "=...?");
       definesOk = false;
     }
+  }
+  // Launch-setting overrides obey the rules of @num_warps and @num_stages.
+  if (options.numWarps && (!isPowerOfTwo(*options.numWarps) || *options.numWarps > 32)) {
+    error(cmdLoc, DiagCode::UnknownAttribute,
+          "num_warps must be a power of two in 1..32, got " + std::to_string(*options.numWarps));
+    definesOk = false;
+  }
+  if (options.numStages && *options.numStages < 1) {
+    error(cmdLoc, DiagCode::UnknownAttribute,
+          "num_stages must be a positive integer, got " + std::to_string(*options.numStages));
+    definesOk = false;
   }
   if (!definesOk)
     return;

@@ -73,6 +73,8 @@ public:
   virtual Status write(uint64_t dst, const void *src, size_t bytes) = 0;
   virtual Status read(void *dst, uint64_t src, size_t bytes) = 0;
   virtual Status fill(uint64_t dst, uint8_t byte, size_t bytes) = 0;
+  /// Blocking device-to-device copy, ordered after all earlier launches.
+  virtual Status copy(uint64_t dst, uint64_t src, size_t bytes) = 0;
   virtual Status synchronize() = 0;
   virtual Status createEvent(std::unique_ptr<DeviceEvent> &out) = 0;
 };

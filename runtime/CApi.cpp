@@ -13,6 +13,7 @@
 #include <mutex>
 #include <new>
 #include <set>
+#include <tuple>
 
 namespace kiln::rt {
 namespace {
@@ -125,12 +126,17 @@ const char *kiln_status_name(kiln_status status) {
   case KILN_ERROR_LAUNCH: return "KILN_ERROR_LAUNCH";
   case KILN_ERROR_DRIVER: return "KILN_ERROR_DRIVER";
   case KILN_ERROR_UNSUPPORTED: return "KILN_ERROR_UNSUPPORTED";
+  case KILN_ERROR_COMPILE: return "KILN_ERROR_COMPILE";
   case KILN_STATUS_MAX_ENUM: break;
   }
   return "KILN_STATUS_UNKNOWN";
 }
 
 const char *kiln_last_error(void) { return lastError.c_str(); }
+
+kiln_status kiln_set_last_error(kiln_status status, const char *message) {
+  return guarded([&] { return fail(status, message ? message : ""); });
+}
 
 // ---- runtime ---------------------------------------------------------------------------
 
@@ -149,6 +155,15 @@ kiln_status kiln_runtime_create(const kiln_runtime_options *options, kiln_runtim
 }
 
 void kiln_runtime_destroy(kiln_runtime *runtime) { delete runtime; }
+
+kiln_status kiln_runtime_share(kiln_runtime *runtime, kiln_runtime **out) {
+  return guarded([&] {
+    if (!runtime || !out)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_runtime_share: null runtime or `out`");
+    *out = new kiln_runtime{runtime->state};
+    return KILN_SUCCESS;
+  });
+}
 
 kiln_backend kiln_runtime_backend(const kiln_runtime *runtime) {
   return runtime ? runtime->state->backend->kind() : KILN_BACKEND_AUTO;
@@ -222,6 +237,27 @@ size_t kiln_buffer_size(const kiln_buffer *buffer) { return buffer ? buffer->siz
 kiln_dtype kiln_buffer_dtype(const kiln_buffer *buffer) { return buffer ? buffer->dtype : KILN_DTYPE_NONE; }
 uint64_t kiln_buffer_device_address(const kiln_buffer *buffer) { return buffer ? buffer->address : 0; }
 
+kiln_status kiln_buffer_query(const kiln_runtime *runtime, const kiln_buffer *buffer, uint64_t *address, size_t *size,
+                              kiln_dtype *dtype) {
+  return guarded([&] {
+    if (!runtime)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_query: null runtime");
+    RuntimeState &rt = *runtime->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    // Only a handle known to be live in this runtime is dereferenced.
+    if (!buffer || !rt.buffers.count(buffer))
+      return fail(KILN_ERROR_INVALID_VALUE, buffer ? "the buffer was freed or belongs to another runtime"
+                                                   : "the buffer is null");
+    if (address)
+      *address = buffer->address;
+    if (size)
+      *size = buffer->size;
+    if (dtype)
+      *dtype = buffer->dtype;
+    return KILN_SUCCESS;
+  });
+}
+
 // Checks a host<->device copy's arguments; "" when fine.
 static std::string checkCopy(const char *fn, const kiln_buffer *buffer, size_t offset, const void *host, size_t bytes) {
   if (!buffer)
@@ -269,6 +305,31 @@ kiln_status kiln_buffer_fill(kiln_buffer *buffer, uint8_t byte) {
     RuntimeState &rt = *buffer->state;
     std::lock_guard<std::mutex> lock(rt.mutex);
     Status s = rt.backend->fill(buffer->address, byte, buffer->size);
+    return s.ok() ? KILN_SUCCESS : failAfterLaunch(rt, s);
+  });
+}
+
+kiln_status kiln_buffer_copy(kiln_buffer *dst, size_t dst_offset, const kiln_buffer *src, size_t src_offset,
+                             size_t bytes) {
+  return guarded([&] {
+    if (!dst || !src)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_copy: null buffer");
+    if (dst->state != src->state)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_copy: the buffers belong to different runtimes");
+    for (auto [what, buffer, offset] : {std::tuple{"destination", static_cast<const kiln_buffer *>(dst), dst_offset},
+                                        std::tuple{"source", src, src_offset}})
+      if (offset > buffer->size || bytes > buffer->size - offset)
+        return fail(KILN_ERROR_INVALID_VALUE, std::string("kiln_buffer_copy: ") + rangeText(offset, bytes) +
+                                                  " exceeds the " + std::to_string(buffer->size) + "-byte " + what +
+                                                  " buffer");
+    bool sameRange = dst == src && dst_offset == src_offset;
+    if (dst == src && !sameRange && dst_offset < src_offset + bytes && src_offset < dst_offset + bytes)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_copy: the source and destination ranges overlap");
+    if (bytes == 0 || sameRange)
+      return KILN_SUCCESS;
+    RuntimeState &rt = *dst->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    Status s = rt.backend->copy(dst->address + dst_offset, src->address + src_offset, bytes);
     return s.ok() ? KILN_SUCCESS : failAfterLaunch(rt, s);
   });
 }

@@ -129,6 +129,11 @@ public:
     detail::check(kiln_buffer_read(h_, offset, dst, bytes));
   }
   void fill(uint8_t byte) { detail::check(kiln_buffer_fill(h_, byte)); }
+  /// Copies `bytes` of `src`, from `src_offset`, into this buffer at `dst_offset`, on the
+  /// device (both buffers of one runtime).
+  void copy_from(const Buffer &src, size_t bytes, size_t src_offset = 0, size_t dst_offset = 0) {
+    detail::check(kiln_buffer_copy(h_, dst_offset, src.h_, src_offset, bytes));
+  }
 
   /// Copies `data` to the start of the buffer.
   template <typename T> void upload(std::span<const T> data) {

@@ -49,6 +49,7 @@ typedef enum kiln_status {
   KILN_ERROR_LAUNCH = 10,            /* a launch was rejected or the kernel faulted */
   KILN_ERROR_DRIVER = 11,            /* any other driver failure */
   KILN_ERROR_UNSUPPORTED = 12,       /* valid request this backend cannot serve */
+  KILN_ERROR_COMPILE = 13,           /* Kiln source has errors (the JIT, kiln_jit.h: the message is the located diagnostics) */
   KILN_STATUS_MAX_ENUM = 0x7fffffff  /* not a status: makes every enum here 32 bits wide */
 } kiln_status;
 
@@ -123,12 +124,19 @@ const char *kiln_status_name(kiln_status status);
 /* The message of the last failing call on this thread ("" if none failed yet). Valid
  * until the next failing call on this thread. */
 const char *kiln_last_error(void);
+/* Makes `message` this thread's last error and returns `status`: for libraries built on
+ * the runtime (the JIT, kiln_jit.h) so their failures read like the runtime's own. */
+kiln_status kiln_set_last_error(kiln_status status, const char *message);
 
 /* ---- runtime --------------------------------------------------------------------- */
 /* `options` may be NULL (auto backend, device 0). Environment overrides used mainly by
  * tests: KILN_CUDA_LIBRARY and KILN_ZE_LIBRARY name the driver library to dlopen. */
 kiln_status kiln_runtime_create(const kiln_runtime_options *options, kiln_runtime **out);
 void kiln_runtime_destroy(kiln_runtime *runtime);
+/* Another handle to the same runtime (same device, buffers and kernels), destroyed on its
+ * own with kiln_runtime_destroy; the device state lives until the last handle and object
+ * using it are gone. Lets a library keep a runtime its caller may release first. */
+kiln_status kiln_runtime_share(kiln_runtime *runtime, kiln_runtime **out);
 kiln_backend kiln_runtime_backend(const kiln_runtime *runtime);
 const char *kiln_runtime_device_name(const kiln_runtime *runtime);
 /* The code target this device runs: "sm_80", "sm_90", "sm_90a", ... or "spirv64". */
@@ -144,10 +152,20 @@ size_t kiln_buffer_size(const kiln_buffer *buffer);
 kiln_dtype kiln_buffer_dtype(const kiln_buffer *buffer);
 /* The raw device address (CUdeviceptr, or the Level Zero pointer), for interop. */
 uint64_t kiln_buffer_device_address(const kiln_buffer *buffer);
+/* Address, size and dtype of `buffer` if it is a live buffer of `runtime`; otherwise
+ * KILN_ERROR_INVALID_VALUE, without touching the handle (it may have been freed). For
+ * libraries that inspect launch arguments before launching them. Out pointers may be NULL. */
+kiln_status kiln_buffer_query(const kiln_runtime *runtime, const kiln_buffer *buffer, uint64_t *address, size_t *size,
+                              kiln_dtype *dtype);
 /* Blocking copies; they are ordered after every launch issued before them. */
 kiln_status kiln_buffer_write(kiln_buffer *buffer, size_t offset, const void *src, size_t bytes);
 kiln_status kiln_buffer_read(const kiln_buffer *buffer, size_t offset, void *dst, size_t bytes);
 kiln_status kiln_buffer_fill(kiln_buffer *buffer, uint8_t byte);
+/* Copies `bytes` from `src` at `src_offset` to `dst` at `dst_offset` on the device, both
+ * buffers of one runtime; blocking like the copies above. The ranges may not overlap
+ * unless they are the same. */
+kiln_status kiln_buffer_copy(kiln_buffer *dst, size_t dst_offset, const kiln_buffer *src, size_t src_offset,
+                             size_t bytes);
 
 /* ---- kernels --------------------------------------------------------------------- */
 kiln_status kiln_kernel_load_file(kiln_runtime *runtime, const char *path, kiln_kernel **out);

@@ -45,6 +45,7 @@ namespace kiln::rt {
   X(cuMemFree)                                                                           \
   X(cuMemcpyHtoD)                                                                        \
   X(cuMemcpyDtoH)                                                                        \
+  X(cuMemcpyDtoD)                                                                        \
   X(cuMemsetD8)                                                                          \
   X(cuStreamCreate)                                                                      \
   X(cuStreamSynchronize)                                                                 \

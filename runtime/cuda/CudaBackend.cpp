@@ -92,6 +92,7 @@ public:
   Status write(uint64_t dst, const void *src, size_t bytes) override;
   Status read(void *dst, uint64_t src, size_t bytes) override;
   Status fill(uint64_t dst, uint8_t byte, size_t bytes) override;
+  Status copy(uint64_t dst, uint64_t src, size_t bytes) override;
   Status synchronize() override;
   Status createEvent(std::unique_ptr<DeviceEvent> &out) override;
 
@@ -263,6 +264,15 @@ Status CudaBackend::fill(uint64_t dst, uint8_t byte, size_t bytes) {
   if (r == CUDA_SUCCESS)
     r = api.cuCtxSynchronize(); // memset is asynchronous to the host; the API promises blocking
   return r == CUDA_SUCCESS ? Status() : fail(r, "cuMemsetD8", KILN_ERROR_DRIVER);
+}
+
+Status CudaBackend::copy(uint64_t dst, uint64_t src, size_t bytes) {
+  if (Status s = enter(); !s.ok())
+    return s;
+  CUresult r = api.cuMemcpyDtoD(static_cast<CUdeviceptr>(dst), static_cast<CUdeviceptr>(src), bytes);
+  if (r == CUDA_SUCCESS)
+    r = api.cuCtxSynchronize(); // device-to-device copies do not block the host; the API promises it
+  return r == CUDA_SUCCESS ? Status() : fail(r, "cuMemcpyDtoD", KILN_ERROR_DRIVER);
 }
 
 Status CudaBackend::synchronize() {

@@ -84,6 +84,7 @@ public:
   Status write(uint64_t dst, const void *src, size_t bytes) override;
   Status read(void *dst, uint64_t src, size_t bytes) override;
   Status fill(uint64_t dst, uint8_t byte, size_t bytes) override;
+  Status copy(uint64_t dst, uint64_t src, size_t bytes) override;
   Status synchronize() override { return Status(); }
   Status createEvent(std::unique_ptr<DeviceEvent> &out) override;
 
@@ -257,6 +258,13 @@ Status ZeBackend::fill(uint64_t dst, uint8_t byte, size_t bytes) {
   ze_result_t r = api.zeCommandListAppendMemoryFill(list, reinterpret_cast<void *>(static_cast<uintptr_t>(dst)), &byte,
                                                     1, bytes, nullptr, 0, nullptr);
   return r == ZE_RESULT_SUCCESS ? Status() : fail(r, "zeCommandListAppendMemoryFill", KILN_ERROR_DRIVER);
+}
+
+Status ZeBackend::copy(uint64_t dst, uint64_t src, size_t bytes) {
+  ze_result_t r = api.zeCommandListAppendMemoryCopy(list, reinterpret_cast<void *>(static_cast<uintptr_t>(dst)),
+                                                    reinterpret_cast<const void *>(static_cast<uintptr_t>(src)), bytes,
+                                                    nullptr, 0, nullptr);
+  return r == ZE_RESULT_SUCCESS ? Status() : fail(r, "zeCommandListAppendMemoryCopy", KILN_ERROR_DRIVER);
 }
 
 Status ZeBackend::createEvent(std::unique_ptr<DeviceEvent> &out) {

@@ -3,6 +3,7 @@
 
 #include "support/FloatFormats.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +14,22 @@
 
 namespace kiln::spirvtest {
 
+/// A number as the spec lines write it: anything strtod reads, and `nan`, `inf`,
+/// `-inf`. Clears `ok` when `word` is not a number.
+static double parseNumber(const std::string &word, bool &ok) {
+  if (word == "nan")
+    return NAN;
+  if (word == "inf")
+    return INFINITY;
+  if (word == "-inf")
+    return -INFINITY;
+  char *end = nullptr;
+  double v = std::strtod(word.c_str(), &end);
+  if (word.empty() || *end != '\0')
+    ok = false;
+  return v;
+}
+
 std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &error) {
   CaseSpec spec;
   std::istringstream lines(text);
@@ -21,6 +38,7 @@ std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &erro
     auto at = line.find("// @");
     if (at == std::string::npos)
       continue;
+    bool ok = true;
     std::istringstream ws(line.substr(at + 4));
     std::string key;
     ws >> key;
@@ -46,7 +64,16 @@ std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &erro
       ws >> name >> d;
       spec.divisible.emplace_back(name, d);
     } else if (key == "tol") {
-      ws >> spec.rtol >> spec.atol;
+      std::string first;
+      ws >> first;
+      if (auto d = parseDType(first)) {
+        double r = 0, a = 0;
+        ws >> r >> a;
+        spec.dtypeTol.push_back({*d, {r, a}});
+      } else {
+        spec.rtol = parseNumber(first, ok);
+        ws >> spec.atol;
+      }
     } else if (key == "arg") {
       ArgSpec a;
       std::string type;
@@ -63,25 +90,46 @@ std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &erro
         a.isBuffer = true;
         a.count = std::stoll(type.substr(br + 1));
         ws >> a.fill;
-        double p;
-        while (ws >> p)
-          a.fillParams.push_back(p);
+        std::string word;
+        bool afterThen = false;
+        while (ws >> word) {
+          if (word == "then" && !afterThen) {
+            afterThen = true;
+            continue;
+          }
+          (afterThen ? a.leading : a.fillParams).push_back(parseNumber(word, ok));
+        }
+        // `while (ws >> word)` ends with the stream failed at its end; that is no error.
+        ws.clear(std::ios::eofbit);
+        static const char *const kFills[] = {"zero",   "iota", "uniform", "ints", "normal",
+                                             "signed", "bits", "const",   "bool", "specials"};
+        if (std::find(std::begin(kFills), std::end(kFills), a.fill) == std::end(kFills)) {
+          error = "unknown fill '" + a.fill + "' in: " + line;
+          return std::nullopt;
+        }
       } else {
         std::string v;
         ws >> v;
-        a.value = v == "inf" ? INFINITY : v == "-inf" ? -INFINITY : v == "nan" ? NAN : std::stod(v);
+        a.value = parseNumber(v, ok);
       }
       spec.args.push_back(a);
     } else {
       error = "unknown test directive: " + line;
       return std::nullopt;
     }
-    if (ws.fail() && !ws.eof()) {
+    if ((ws.fail() && !ws.eof()) || !ok) {
       error = "malformed test directive: " + line;
       return std::nullopt;
     }
   }
   return spec;
+}
+
+std::pair<double, double> toleranceFor(const CaseSpec &spec, DType dtype) {
+  for (const auto &[d, tol] : spec.dtypeTol)
+    if (d == dtype)
+      return tol;
+  return {spec.rtol, spec.atol};
 }
 
 std::vector<std::pair<unsigned, int64_t>> paramDivisibility(const CaseSpec &spec) {
@@ -164,6 +212,18 @@ void makeInputs(const CaseSpec &spec, uint64_t seed, std::vector<interp::Buffer>
         v = param(0, 0);
       } else if (a.fill == "bool") {
         v = double(rng() & 1);
+      } else if (a.fill == "ints") {
+        v = double(std::uniform_int_distribution<int64_t>(int64_t(param(0, 0)),
+                                                           int64_t(param(1, 1)))(rng));
+      } else if (a.fill == "normal") {
+        v = std::normal_distribution<double>(param(0, 0), param(1, 1))(rng);
+      } else if (a.fill == "signed") {
+        v = std::uniform_real_distribution<double>(param(0, 0.5), param(1, 2))(rng);
+        if (rng() & 1)
+          v = -v;
+      } else if (a.fill == "bits") {
+        // Stored below as raw bits, not converted like a value.
+        v = 0;
       } else if (a.fill == "uniform") {
         double lo = param(0, -1), hi = param(1, 1);
         if (isFloat(a.dtype)) {
@@ -177,6 +237,13 @@ void makeInputs(const CaseSpec &spec, uint64_t seed, std::vector<interp::Buffer>
         uint64_t r = rng();
         v = (r % 3 == 0) ? kSpecial[(r >> 8) % std::size(kSpecial)]
                          : std::uniform_real_distribution<double>(-4, 4)(rng);
+      }
+      if (i < int64_t(a.leading.size()))
+        v = a.leading[i];
+      if (a.fill == "bits" && i >= int64_t(a.leading.size())) {
+        const uint64_t bits = rng();
+        std::memcpy(buf.data.data() + i * dtypeBytes(a.dtype), &bits, dtypeBytes(a.dtype));
+        continue;
       }
       putElement(buf, i, v);
     }

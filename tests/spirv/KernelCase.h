@@ -8,6 +8,7 @@
 //   // @arg n i32 1000                   a scalar argument
 //   // @tol 1e-6 1e-7                    relative and absolute tolerance for floats
 //                                        (default 0 0: bit-exact)
+//   // @tol f16 2e-3 1e-3                the same for buffers of one dtype only
 //   // @divisible n 16                   compile knowing integer argument `n` is a
 //                                        multiple of 16 (CodegenOptions)
 //
@@ -16,8 +17,13 @@
 // `// @kernel softmax` and optionally `// @define BLOCK=256` (a const override).
 //
 // Buffer fills: `zero`, `iota [start]`, `uniform lo hi` (floats; integers: whole
-// numbers in [lo, hi]), `const v`, `bool` (0/1 at random), `specials` (floats mixed
-// with NaN, +-inf, +-0 and subnormals). Arguments are listed in parameter order.
+// numbers in [lo, hi]), `ints lo hi` (whole numbers in [lo, hi], for any dtype),
+// `normal mean sigma`, `signed lo hi` (magnitudes in [lo, hi) with a random sign),
+// `bits` (random bit patterns: every value of an integer dtype), `const v`, `bool` (0/1
+// at random), `specials` (floats mixed with NaN, +-inf, +-0 and subnormals). A fill may
+// end in `then v...`: the buffer's first elements are those values (nan and inf
+// allowed), the edge cases a random fill rarely hits. Arguments are listed in
+// parameter order.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -39,6 +45,7 @@ struct ArgSpec {
   int64_t count = 0;               ///< buffers: elements
   std::string fill = "zero";       ///< buffers: how to fill
   std::vector<double> fillParams;  ///< buffers: numbers after the fill name
+  std::vector<double> leading;     ///< buffers: the values after `then`
   double value = 0;                ///< scalars
 };
 
@@ -50,7 +57,12 @@ struct CaseSpec {
   std::string kernel;                                        ///< .spec: the kernel
   std::vector<std::pair<std::string, std::string>> defines;  ///< .spec: const overrides
   std::vector<std::pair<std::string, int64_t>> divisible;     ///< argument -> divisor
+  std::vector<std::pair<DType, std::pair<double, double>>> dtypeTol; ///< @tol DTYPE R A
 };
+
+/// The relative and absolute tolerance for buffers of `dtype`: its own @tol line, else
+/// the spec's general one.
+std::pair<double, double> toleranceFor(const CaseSpec &spec, DType dtype);
 
 /// CodegenOptions::paramDivisibility from the spec's @divisible lines (by argument name).
 std::vector<std::pair<unsigned, int64_t>> paramDivisibility(const CaseSpec &spec);

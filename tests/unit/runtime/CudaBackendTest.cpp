@@ -195,6 +195,51 @@ TEST_F(CudaBackend, CopiesRoundTripAndStayInBounds) {
   EXPECT_EQ(out[0], 0.0f);
 }
 
+TEST_F(CudaBackend, DeviceToDeviceCopiesStayInBoundsAndInOneRuntime) {
+  kiln_buffer *a = alloc(16), *b = alloc(16);
+  const float in[4] = {1, 2, 3, 4};
+  ASSERT_EQ(kiln_buffer_write(a, 0, in, sizeof in), KILN_SUCCESS);
+  ASSERT_EQ(kiln_buffer_fill(b, 0), KILN_SUCCESS);
+  ASSERT_EQ(kiln_buffer_copy(b, 4, a, 8, 8), KILN_SUCCESS) << kiln_last_error();
+  float out[4] = {};
+  ASSERT_EQ(kiln_buffer_read(b, 0, out, sizeof out), KILN_SUCCESS);
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], 3.0f);
+  EXPECT_EQ(out[2], 4.0f);
+  EXPECT_EQ(out[3], 0.0f);
+
+  EXPECT_EQ(kiln_buffer_copy(b, 12, a, 0, 8), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(std::string(kiln_last_error()),
+            "kiln_buffer_copy: 8 bytes at offset 12 exceeds the 16-byte destination buffer");
+  EXPECT_EQ(kiln_buffer_copy(b, 0, a, SIZE_MAX, 1), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(kiln_buffer_copy(a, 0, a, 4, 8), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(std::string(kiln_last_error()), "kiln_buffer_copy: the source and destination ranges overlap");
+  EXPECT_EQ(kiln_buffer_copy(a, 8, a, 0, 8), KILN_SUCCESS) << "adjacent ranges do not overlap";
+
+  kiln_runtime *first = rt;
+  ASSERT_EQ(make(), KILN_SUCCESS);
+  kiln_runtime *other = std::exchange(rt, first); // a second runtime on the same device
+  kiln_buffer *foreign = nullptr;
+  ASSERT_EQ(kiln_buffer_alloc(other, 16, KILN_DTYPE_F32, &foreign), KILN_SUCCESS);
+  EXPECT_EQ(kiln_buffer_copy(b, 0, foreign, 0, 4), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(std::string(kiln_last_error()), "kiln_buffer_copy: the buffers belong to different runtimes");
+  uint64_t address = 0;
+  size_t size = 0;
+  kiln_dtype dtype = KILN_DTYPE_NONE;
+  ASSERT_EQ(kiln_buffer_query(rt, a, &address, &size, &dtype), KILN_SUCCESS);
+  EXPECT_EQ(address, kiln_buffer_device_address(a));
+  EXPECT_EQ(size, 16u);
+  EXPECT_EQ(dtype, KILN_DTYPE_F32);
+  EXPECT_EQ(kiln_buffer_query(rt, foreign, &address, nullptr, nullptr), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(std::string(kiln_last_error()), "the buffer was freed or belongs to another runtime");
+  kiln_buffer_free(foreign);
+  kiln_runtime_destroy(other);
+
+  fake.failNext("cuMemcpyDtoD", CUDA_ERROR_ILLEGAL_ADDRESS);
+  EXPECT_EQ(kiln_buffer_copy(b, 0, a, 0, 4), KILN_ERROR_LAUNCH);
+  EXPECT_TRUE(contains(kiln_last_error(), "cuMemcpyDtoD: CUDA_ERROR_ILLEGAL_ADDRESS")) << kiln_last_error();
+}
+
 TEST_F(CudaBackend, EmptyAndTypedBuffers) {
   kiln_buffer *empty = alloc(0);
   EXPECT_EQ(kiln_buffer_device_address(empty), 0u);
@@ -317,6 +362,18 @@ TEST_F(CudaBackend, HandlesOutliveTheRuntimeHandle) {
   std::vector<kiln_arg> args = {bufArg(x), bufArg(x), bufArg(x), intArg(16)};
   EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
   EXPECT_EQ(fake.live("contexts"), 1);
+}
+
+TEST_F(CudaBackend, SharedRuntimeHandlesKeepOneDevice) {
+  kiln_runtime *shared = nullptr;
+  ASSERT_EQ(kiln_runtime_share(rt, &shared), KILN_SUCCESS);
+  EXPECT_EQ(std::string(kiln_runtime_device_name(shared)), kiln_runtime_device_name(rt));
+  kiln_runtime_destroy(rt);
+  rt = shared; // freed by TearDown: the device state lives on through the shared handle
+  kiln_buffer *x = alloc(16);
+  EXPECT_NE(kiln_buffer_device_address(x), 0u);
+  EXPECT_EQ(fake.live("contexts"), 1);
+  EXPECT_EQ(kiln_runtime_share(nullptr, &shared), KILN_ERROR_INVALID_VALUE);
 }
 
 TEST(CudaBackendCreation, DriverAndDeviceFailures) {

@@ -6,6 +6,10 @@
 // GPU. "Device memory" is host memory; a launch runs nothing but is recorded (grid,
 // block, shared memory, the bytes of every parameter, sized from the PTX entry's
 // `.param` list) so tests can check exactly what the backend handed to the driver.
+// A launch takes fake device time that tests can set per kernel (fake_cuda_set_launch_ms,
+// matched on the PTX text), and it can leave a mark in the memory its pointer arguments
+// point at (fake_cuda_mark_memory), so that tests of the autotuner see which config was
+// fastest and whether the timing runs changed the caller's data.
 //
 // The fake behaves like the real driver where the backend depends on it: unknown
 // pointers and handles are errors, copies must stay inside one allocation, dynamic
@@ -67,6 +71,10 @@ struct State {
   double nowMs = 0;
   int launches = 0;
   LastLaunch last;
+  /// (text in the PTX, milliseconds): a launch of a kernel whose module's PTX contains
+  /// the text takes that long; the first match counts, else 0.25 ms.
+  std::vector<std::pair<std::string, double>> launchMs;
+  bool markMemory = false; ///< each launch adds 1 to the u32 each pointer argument points at
 };
 
 std::mutex mutex;
@@ -185,6 +193,16 @@ size_t fake_cuda_last_param(size_t index, void *out, size_t capacity) {
   const auto &p = state.last.params[index];
   std::memcpy(out, p.data(), std::min(capacity, p.size()));
   return p.size();
+}
+
+void fake_cuda_set_launch_ms(const char *ptxText, double ms) {
+  std::lock_guard<std::mutex> lock(mutex);
+  state.launchMs.emplace_back(ptxText, ms);
+}
+
+void fake_cuda_mark_memory(int on) {
+  std::lock_guard<std::mutex> lock(mutex);
+  state.markMemory = on != 0;
 }
 
 /// Live objects, to check that the runtime releases everything it creates.
@@ -402,9 +420,29 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
     auto *p = static_cast<unsigned char *>(params[i]);
     l.params.emplace_back(p, p + f->paramSizes[i]);
   }
+  if (state.markMemory)
+    for (const auto &p : l.params) {
+      CUdeviceptr address = 0;
+      if (p.size() != sizeof address)
+        continue;
+      std::memcpy(&address, p.data(), sizeof address);
+      if (unsigned char *d = deviceRange(address, 4)) {
+        uint32_t counter;
+        std::memcpy(&counter, d, 4);
+        ++counter;
+        std::memcpy(d, &counter, 4);
+      }
+    }
   state.last = std::move(l);
   ++state.launches;
-  state.nowMs += 0.25; // every launch takes a quarter millisecond of fake device time
+  double ms = 0.25; // by default a launch takes a quarter millisecond of fake device time
+  const std::string &ptx = state.functions[f]->ptx;
+  for (const auto &[text, cost] : state.launchMs)
+    if (ptx.find(text) != std::string::npos) {
+      ms = cost;
+      break;
+    }
+  state.nowMs += ms;
   return CUDA_SUCCESS;
 }
 
@@ -439,6 +477,15 @@ CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes) {
   if (!s)
     return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(dst, s, bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  FAKE_ENTER("cuMemcpyDtoD");
+  unsigned char *d = deviceRange(dst, bytes), *s = deviceRange(src, bytes);
+  if (!d || !s)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memmove(d, s, bytes);
   return CUDA_SUCCESS;
 }
 

@@ -116,6 +116,9 @@ struct FakeCuda {
   size_t (*lastParam)(size_t, void *, size_t) = fakeSymbol<size_t (*)(size_t, void *, size_t)>(KILN_FAKE_CUDA_PATH,
                                                                                                "fake_cuda_last_param");
   int (*live)(const char *) = fakeSymbol<int (*)(const char *)>(KILN_FAKE_CUDA_PATH, "fake_cuda_live");
+  void (*setLaunchMs)(const char *, double) =
+      fakeSymbol<void (*)(const char *, double)>(KILN_FAKE_CUDA_PATH, "fake_cuda_set_launch_ms");
+  void (*markMemory)(int) = fakeSymbol<void (*)(int)>(KILN_FAKE_CUDA_PATH, "fake_cuda_mark_memory");
 
   /// Parameter `i` of the last launch as an integer of its size.
   uint64_t param(size_t i, size_t *size = nullptr) {

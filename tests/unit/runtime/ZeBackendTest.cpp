@@ -184,6 +184,12 @@ TEST_F(ZeBackend, CopiesAndFill) {
   ASSERT_EQ(kiln_buffer_fill(b, 0x01), KILN_SUCCESS) << kiln_last_error();
   ASSERT_EQ(kiln_buffer_read(b, 0, out, 4), KILN_SUCCESS);
   EXPECT_EQ(out[0], 0x01010101);
+  kiln_buffer *c = alloc(16);
+  ASSERT_EQ(kiln_buffer_write(c, 0, in, sizeof in), KILN_SUCCESS);
+  ASSERT_EQ(kiln_buffer_copy(b, 8, c, 0, 8), KILN_SUCCESS) << kiln_last_error();
+  ASSERT_EQ(kiln_buffer_read(b, 4, out, sizeof out), KILN_SUCCESS);
+  EXPECT_EQ(out[0], 0x01010101);
+  EXPECT_EQ(out[1], 10);
   fake.failNext("zeCommandListAppendMemoryCopy", ZE_RESULT_ERROR_DEVICE_LOST);
   EXPECT_EQ(kiln_buffer_read(b, 0, out, 4), KILN_ERROR_LAUNCH);
   EXPECT_EQ(std::string(kiln_last_error()), "zeCommandListAppendMemoryCopy: ZE_RESULT_ERROR_DEVICE_LOST");

@@ -1,83 +1,97 @@
-//===- GpuCase.cpp - case.txt of a prepared CUDA check --------------------===//
+//===- GpuCase.cpp - case.txt of a prepared GPU check ---------------------===//
 #include "tests/unit/codegen/gpu/GpuCase.h"
 
-#include <cstdio>
+#include <cmath>
 #include <sstream>
 
 namespace kiln::gputest {
 
-std::string writeCase(const GpuCase &c) {
+std::string scalarText(DType dtype, double value) {
+  if (std::isnan(value))
+    return "nan";
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
   std::ostringstream os;
-  os.precision(17);
-  os << "entry " << c.entry << "\n"
-     << "threads " << c.threads << "\n"
-     << "shared " << c.sharedBytes << "\n"
-     << "grid " << c.grid[0] << " " << c.grid[1] << " " << c.grid[2] << "\n"
-     << "tol " << c.rtol << " " << c.atol << "\n";
-  for (size_t i = 0; i < c.args.size(); ++i) {
-    const CaseArg &a = c.args[i];
-    if (a.isBuffer) {
-      os << "buffer " << i << " " << dtypeName(a.dtype) << " " << a.count << "\n";
-    } else {
-      os << "scalar ";
-      for (uint8_t byte : a.scalar) {
-        char hex[3];
-        std::snprintf(hex, sizeof hex, "%02x", byte);
-        os << hex;
-      }
-      os << "\n";
-    }
+  if (isFloat(dtype)) {
+    os.precision(17);
+    os << value;
+  } else if (value < 0) {
+    os << static_cast<int64_t>(value);
+  } else {
+    os << static_cast<uint64_t>(value);
   }
   return os.str();
 }
 
-bool readCase(const std::string &text, GpuCase &c, std::string &error) {
+std::string writeCase(const GpuCase &c) {
+  std::ostringstream os;
+  os.precision(17);
+  os << "source " << c.source << "\n"
+     << "seed " << c.seed << "\n"
+     << "grid " << c.grid[0] << " " << c.grid[1] << " " << c.grid[2] << "\n";
+  for (const std::string &b : c.bundles)
+    os << "bundle " << b << "\n";
+  for (const CaseArg &a : c.args) {
+    if (a.isBuffer)
+      os << "buffer " << a.name << " " << dtypeName(a.dtype) << " " << a.count << " " << a.rtol
+         << " " << a.atol << "\n";
+    else
+      os << "scalar " << a.name << " " << dtypeName(a.dtype) << " " << a.value << "\n";
+  }
+  return os.str();
+}
+
+std::optional<GpuCase> readCase(const std::string &text, std::string &error) {
+  GpuCase c;
   std::istringstream lines(text);
   std::string line;
+  int lineNo = 0;
+  auto fail = [&](const std::string &why) {
+    error = "case.txt:" + std::to_string(lineNo) + ": " + why + ": " + line;
+    return std::nullopt;
+  };
   while (std::getline(lines, line)) {
+    ++lineNo;
     std::istringstream ws(line);
     std::string key;
-    ws >> key;
-    if (key == "entry") {
-      ws >> c.entry;
-    } else if (key == "threads") {
-      ws >> c.threads;
-    } else if (key == "shared") {
-      ws >> c.sharedBytes;
+    if (!(ws >> key))
+      continue;
+    if (key == "source") {
+      ws >> c.source;
+    } else if (key == "seed") {
+      ws >> c.seed;
     } else if (key == "grid") {
       ws >> c.grid[0] >> c.grid[1] >> c.grid[2];
-    } else if (key == "tol") {
-      ws >> c.rtol >> c.atol;
-    } else if (key == "buffer") {
+    } else if (key == "bundle") {
+      std::string b;
+      ws >> b;
+      c.bundles.push_back(b);
+    } else if (key == "buffer" || key == "scalar") {
       CaseArg a;
-      size_t index;
       std::string dt;
-      ws >> index >> dt >> a.count;
+      ws >> a.name >> dt;
       auto d = parseDType(dt);
-      if (!d || index != c.args.size()) {
-        error = "bad buffer line: " + line;
-        return false;
-      }
-      a.isBuffer = true;
+      if (!d)
+        return fail("unknown dtype '" + dt + "'");
       a.dtype = *d;
+      a.isBuffer = key == "buffer";
+      if (a.isBuffer)
+        ws >> a.count >> a.rtol >> a.atol;
+      else
+        ws >> a.value;
       c.args.push_back(a);
-    } else if (key == "scalar") {
-      CaseArg a;
-      std::string hex;
-      ws >> hex;
-      for (size_t i = 0; i + 1 < hex.size(); i += 2)
-        a.scalar.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
-      c.args.push_back(a);
-    } else if (!key.empty()) {
-      error = "unknown line: " + line;
-      return false;
+    } else {
+      return fail("unknown line");
     }
-    if (ws.fail()) {
-      error = "malformed line: " + line;
-      return false;
-    }
+    std::string extra;
+    if (ws.fail() || ws >> extra)
+      return fail("malformed line");
   }
-  return !c.entry.empty();
+  if (c.bundles.empty()) {
+    error = "case.txt names no bundle";
+    return std::nullopt;
+  }
+  return c;
 }
 
 } // namespace kiln::gputest

@@ -1,24 +1,28 @@
-//===- GpuPrepare.cpp - Prepares the CUDA check of the test kernels -------===//
+//===- GpuPrepare.cpp - Prepares the GPU check of the test kernels --------===//
 //
-// kiln-gpu-prepare OUTDIR [DIR...]
+// kiln-gpu-prepare OUTDIR [INPUT...]
 //
-// For every kernel of every .tir file in the DIRs (default tests/spirv/kernels), every
-// Kiln program named by a .spec file there (when built with the frontend), and for
-// sm_80 and sm_90a: compiles it to PTX, makes random inputs as the file's `// @` lines
-// describe, runs the reference interpreter, and writes one case folder (see GpuCase.h)
-// for kiln-gpu-run. $KILN_SEED fixes the inputs.
+// Each INPUT is a `.tir` kernel file, a `.spec` program file (grammar in
+// tests/spirv/KernelCase.h) or a folder of them; by default tests/spirv/kernels,
+// tests/spirv/programs and tests/gpu/programs. For every kernel they hold: makes random
+// inputs as the file's `// @` lines describe, runs the reference interpreter for the
+// expected outputs, compiles the kernel for sm_80 and sm_90a into bundles, and writes
+// one case folder (GpuCase.h) that kiln-gpu-run executes on a GPU machine without the
+// compiler. $KILN_SEED fixes the inputs.
 //
-// kiln-gpu-prepare --bench OUTDIR DIR...: the same without inputs and interpreter runs
-// (for sizes too large to ship); the case folder keeps the `// @` lines as spec.txt and
-// kiln-gpu-run makes the inputs there and only times the kernel.
+// OUTDIR must be new, empty, or a folder this program wrote before (it then starts
+// afresh), so that a mistyped path never loses anyone's files.
 //
 //===----------------------------------------------------------------------===//
 #include "tests/spirv/KernelCase.h"
 #include "tests/unit/codegen/gpu/GpuCase.h"
 
+#include "codegen/BundleBuilder.h"
 #include "codegen/Codegen.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
+#include "support/FloatFormats.h"
+#include "support/Npy.h"
 #ifdef KILN_HAVE_SEMA
 #include "frontend/Sema.h"
 #endif
@@ -32,126 +36,235 @@
 using namespace kiln;
 namespace fs = std::filesystem;
 
-static void writeBytes(const fs::path &p, const void *data, size_t n) {
-  std::ofstream f(p, std::ios::binary);
-  f.write(static_cast<const char *>(data), static_cast<std::streamsize>(n));
+namespace {
+
+/// Marks a folder as written by kiln-gpu-prepare, hence safe to empty.
+constexpr const char *kMarker = ".kiln-gpu-cases";
+
+constexpr codegen::Target kTargets[] = {codegen::Target::SM80, codegen::Target::SM90a};
+
+std::string readText(const fs::path &p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
-int main(int argc, char **argv) {
-  if (argc < 2) {
-    std::cerr << "usage: kiln-gpu-prepare OUTDIR [DIR...]\n";
-    return 2;
-  }
-  int first = 1;
-  const bool benchOnly = std::string(argv[1]) == "--bench";
-  if (benchOnly)
-    ++first;
-  if (first >= argc) {
-    std::cerr << "usage: kiln-gpu-prepare [--bench] OUTDIR [DIR...]\n";
-    return 2;
-  }
-  const fs::path out = argv[first];
-  std::vector<fs::path> dirs;
-  for (int i = first + 1; i < argc; ++i)
-    dirs.push_back(argv[i]);
-  if (dirs.empty())
-    dirs.push_back(fs::path(KILN_SOURCE_DIR) / "tests/spirv/kernels");
+/// The .tir and .spec files named by `inputs` (files themselves, folders' contents).
+std::vector<fs::path> caseFiles(const std::vector<fs::path> &inputs) {
   std::vector<fs::path> files;
-  for (const fs::path &dir : dirs)
-    for (const auto &e : fs::directory_iterator(dir))
-      if (e.path().extension() == ".tir" || e.path().extension() == ".spec")
-        files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  auto isCase = [](const fs::path &p) { return p.extension() == ".tir" || p.extension() == ".spec"; };
+  for (const fs::path &in : inputs) {
+    if (fs::is_directory(in)) {
+      std::vector<fs::path> inside;
+      for (const auto &e : fs::directory_iterator(in))
+        if (isCase(e.path()))
+          inside.push_back(e.path());
+      std::sort(inside.begin(), inside.end());
+      files.insert(files.end(), inside.begin(), inside.end());
+    } else {
+      files.push_back(in);
+    }
+  }
+  return files;
+}
+
+/// Empties `out` for a new set of cases, or says why it will not.
+bool startOutput(const fs::path &out, std::string &error) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_empty(out, ec)) {
+    if (!fs::exists(out / kMarker)) {
+      error = out.string() + " exists and was not written by kiln-gpu-prepare; name a new folder";
+      return false;
+    }
+    fs::remove_all(out, ec);
+  }
+  fs::create_directories(out, ec);
+  if (ec) {
+    error = "cannot create " + out.string() + ": " + ec.message();
+    return false;
+  }
+  std::ofstream(out / kMarker) << "cases written by kiln-gpu-prepare; the folder is replaced on the next run\n";
+  return true;
+}
+
+/// Writes `buf` as an .npy file of `count` elements.
+bool writeArray(const fs::path &p, const interp::Buffer &buf, std::string &error) {
+  NpyArray a;
+  a.descr = npyDescrFor(buf.dtype);
+  a.shape = {buf.numElements()};
+  a.data = buf.data;
+  return writeNpyAtomic(p.string(), a, error);
+}
+
+/// Checks that the spec's @arg lines are the kernel's parameters, in order, and that
+/// the values of @divisible arguments are multiples of their divisor (the runtime
+/// would refuse the launch otherwise).
+bool checkSpec(const spirvtest::CaseSpec &spec, const ir::Kernel &kernel, std::string &error) {
+  const auto &params = kernel.params();
+  if (spec.args.size() != params.size()) {
+    error = "the spec has " + std::to_string(spec.args.size()) + " @arg lines, kernel '" +
+            kernel.name + "' " + std::to_string(params.size()) + " parameters";
+    return false;
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string &want = params[i]->nameHint;
+    if (!want.empty() && spec.args[i].name != want) {
+      error = "@arg " + std::to_string(i + 1) + " is '" + spec.args[i].name +
+              "', the kernel's parameter there is '" + want + "'";
+      return false;
+    }
+  }
+  for (const auto &[name, d] : spec.divisible) {
+    auto it = std::find_if(spec.args.begin(), spec.args.end(),
+                           [&](const spirvtest::ArgSpec &a) { return a.name == name; });
+    if (it == spec.args.end() || it->isBuffer) {
+      error = "@divisible names '" + name + "', which is no scalar argument";
+      return false;
+    }
+    if (static_cast<int64_t>(it->value) % d != 0) {
+      error = "@divisible " + name + " " + std::to_string(d) + ", but its value is " +
+              gputest::scalarText(it->dtype, it->value);
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Prepares every kernel of one .tir or .spec file. Returns the number of failures and
+/// adds to `cases`.
+int prepareFile(const fs::path &file, const fs::path &out, uint64_t seed, int &cases) {
+  const std::string text = readText(file);
+  auto sources = std::make_shared<SourceManager>();
+  DiagnosticEngine diags(*sources, std::cerr);
+  std::string error;
+  std::optional<spirvtest::CaseSpec> spec = spirvtest::parseCaseSpec(text, error);
+  if (!spec) {
+    std::cerr << file.string() << ": " << error << "\n";
+    return 1;
+  }
+  std::unique_ptr<ir::Module> module;
+  if (file.extension() == ".tir") {
+    module = ir::parseTir(sources, sources->addBuffer(file.string(), text), diags);
+  } else {
+#ifdef KILN_HAVE_SEMA
+    SemaOptions opts;
+    opts.kernel = spec->kernel;
+    opts.defines = spec->defines;
+    module = compileFileToTileIR(std::string(KILN_SOURCE_DIR) + "/" + spec->source, diags, opts,
+                                 sources);
+#else
+    std::cerr << file.string() << ": cannot prepare a program without the frontend\n";
+    return 1;
+#endif
+  }
+  if (!module || !ir::verifyModule(*module, diags) || module->kernels.empty()) {
+    std::cerr << file.string() << ": cannot compile\n";
+    return 1;
+  }
+  int failures = 0;
+  for (const auto &kernel : module->kernels) {
+    const std::string name = file.stem().string() + "." + kernel->name;
+    auto failed = [&](const std::string &why) {
+      std::cerr << file.string() << ": kernel " << kernel->name << ": " << why << "\n";
+      ++failures;
+    };
+    if (!checkSpec(*spec, *kernel, error)) {
+      failed(error);
+      continue;
+    }
+    std::vector<interp::Buffer> inputs;
+    std::vector<interp::KernelArg> args;
+    spirvtest::makeInputs(*spec, seed, inputs, args);
+    std::vector<interp::Buffer> expected = inputs;
+    interp::RunOptions opts;
+    opts.grid = spec->grid;
+    std::ostringstream printed; // the GPU check compares buffers, not printed text
+    opts.printStream = &printed;
+    if (!interp::runKernel(*kernel, args, expected, opts, diags)) {
+      failed("the interpreter run failed");
+      continue;
+    }
+
+    const fs::path dir = out / name;
+    fs::create_directories(dir);
+    gputest::GpuCase c;
+    c.source = fs::relative(file, KILN_SOURCE_DIR).string();
+    c.seed = seed;
+    c.grid = spec->grid;
+    bool ok = true;
+    for (size_t i = 0; i < args.size() && ok; ++i) {
+      const spirvtest::ArgSpec &s = spec->args[i];
+      gputest::CaseArg a;
+      a.name = s.name;
+      a.dtype = kernel->params()[i]->type.dtype;
+      a.isBuffer = args[i].kind == interp::KernelArg::Kind::Buffer;
+      if (a.isBuffer) {
+        const size_t b = args[i].buffer;
+        a.count = inputs[b].numElements();
+        std::tie(a.rtol, a.atol) = spirvtest::toleranceFor(*spec, a.dtype);
+        ok = writeArray(dir / gputest::inputFile(a.name), inputs[b], error) &&
+             writeArray(dir / gputest::expectedFile(a.name), expected[b], error);
+      } else {
+        // The value the interpreter saw, as the parameter's dtype holds it.
+        a.value = gputest::scalarText(a.dtype, isFloat(a.dtype) ? roundToFloatDType(a.dtype, s.value) : s.value);
+      }
+      c.args.push_back(a);
+    }
+    for (codegen::Target t : kTargets) {
+      if (!ok)
+        break;
+      codegen::CodegenOptions cgOptions;
+      cgOptions.paramDivisibility = spirvtest::paramDivisibility(*spec);
+      std::optional<codegen::CodegenResult> gen = codegen::generate(*module, *kernel, t, diags, cgOptions);
+      if (!gen) {
+        error = "no code for " + std::string(codegen::targetName(t));
+        ok = false;
+        break;
+      }
+      rt::Bundle bundle = codegen::makeBundle(*module, *kernel, t, cgOptions, *gen);
+      const std::string bundleName = std::string(codegen::targetName(t)) + ".kbin";
+      ok = rt::writeBundleAtomic((dir / bundleName).string(), bundle, error);
+      c.bundles.push_back(bundleName);
+    }
+    if (!ok) {
+      failed(error);
+      fs::remove_all(dir);
+      continue;
+    }
+    std::ofstream(dir / "case.txt") << gputest::writeCase(c);
+    ++cases;
+  }
+  return failures;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2 || std::string(argv[1]).starts_with("-")) {
+    std::cerr << "usage: kiln-gpu-prepare OUTDIR [INPUT...]\n"
+                 "Compiles every kernel of the .tir and .spec INPUTs (files or folders; by default\n"
+                 "tests/spirv/kernels, tests/spirv/programs, tests/gpu/programs) for sm_80 and "
+                 "sm_90a,\nruns the interpreter on random inputs ($KILN_SEED fixes them) and writes "
+                 "one case\nfolder per kernel into OUTDIR for kiln-gpu-run.\n";
+    return 2;
+  }
+  const fs::path out = argv[1];
+  std::vector<fs::path> inputs(argv + 2, argv + argc);
+  if (inputs.empty())
+    for (const char *d : {"tests/spirv/kernels", "tests/spirv/programs", "tests/gpu/programs"})
+      inputs.push_back(fs::path(KILN_SOURCE_DIR) / d);
+  std::string error;
+  if (!startOutput(out, error)) {
+    std::cerr << "kiln-gpu-prepare: " << error << "\n";
+    return 2;
+  }
   const uint64_t seed = spirvtest::testSeed();
   std::cout << "KILN_SEED=" << seed << "\n";
   int failures = 0, cases = 0;
-  for (const fs::path &file : files) {
-    std::ifstream in(file);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto sources = std::make_shared<SourceManager>();
-    uint32_t id = sources->addBuffer(file.string(), text.str());
-    DiagnosticEngine diags(*sources, std::cerr);
-    std::string error;
-    auto spec = spirvtest::parseCaseSpec(text.str(), error);
-    std::unique_ptr<ir::Module> module;
-    if (file.extension() == ".tir") {
-      module = ir::parseTir(sources, id, diags);
-    } else if (spec) {
-#ifdef KILN_HAVE_SEMA
-      SemaOptions opts;
-      opts.kernel = spec->kernel;
-      opts.defines = spec->defines;
-      module = compileFileToTileIR(std::string(KILN_SOURCE_DIR) + "/" + spec->source, diags, opts,
-                                   sources);
-#else
-      std::cout << file.string() << ": skipped (built without the frontend)\n";
-      continue;
-#endif
-    }
-    if (!module || !ir::verifyModule(*module, diags) || !spec) {
-      std::cerr << file << ": cannot prepare: " << error << "\n";
-      ++failures;
-      continue;
-    }
-    for (const auto &kernel : module->kernels) {
-      std::vector<interp::Buffer> buffers;
-      std::vector<interp::KernelArg> args;
-      spirvtest::makeInputs(*spec, seed, buffers, args);
-      std::vector<interp::Buffer> expected = buffers;
-      interp::RunOptions opts;
-      opts.grid = spec->grid;
-      std::ostringstream printed;
-      opts.printStream = &printed;
-      if (!benchOnly && !interp::runKernel(*kernel, args, expected, opts, diags)) {
-        ++failures;
-        continue;
-      }
-      for (codegen::Target t : {codegen::Target::SM80, codegen::Target::SM90a}) {
-        codegen::CodegenOptions cgOptions;
-        cgOptions.paramDivisibility = spirvtest::paramDivisibility(*spec);
-        auto gen = codegen::generate(*module, *kernel, t, diags, cgOptions);
-        if (!gen) {
-          ++failures;
-          continue;
-        }
-        const fs::path dir = out / (file.stem().string() + "." + kernel->name + "." +
-                                    std::string(codegen::targetName(t)));
-        fs::create_directories(dir);
-        std::ofstream(dir / "kernel.ptx") << gen->ptx;
-        gputest::GpuCase c;
-        c.entry = gen->entry;
-        c.threads = gen->numThreads;
-        c.sharedBytes = gen->sharedBytes;
-        c.grid = spec->grid;
-        c.rtol = spec->rtol;
-        c.atol = spec->atol;
-        for (size_t i = 0; i < args.size(); ++i) {
-          gputest::CaseArg a;
-          if (args[i].kind == interp::KernelArg::Kind::Buffer) {
-            const interp::Buffer &b = buffers[args[i].buffer];
-            a.isBuffer = true;
-            a.dtype = b.dtype;
-            a.count = b.numElements();
-            if (benchOnly) {
-              c.args.push_back(a);
-              continue;
-            }
-            writeBytes(dir / ("in" + std::to_string(i) + ".bin"), b.data.data(), b.data.size());
-            const interp::Buffer &e = expected[args[i].buffer];
-            writeBytes(dir / ("out" + std::to_string(i) + ".bin"), e.data.data(), e.data.size());
-          } else {
-            a.scalar = spirvtest::scalarBytes(kernel->params()[i]->type.dtype, spec->args[i].value);
-          }
-          c.args.push_back(a);
-        }
-        std::ofstream(dir / "case.txt") << gputest::writeCase(c);
-        if (benchOnly)
-          std::ofstream(dir / "spec.txt") << text.str();
-        ++cases;
-      }
-    }
-  }
-  std::cout << cases << " cases prepared, " << failures << " failures\n";
+  for (const fs::path &file : caseFiles(inputs))
+    failures += prepareFile(fs::absolute(file), out, seed, cases);
+  std::cout << cases << " cases prepared (" << cases * std::size(kTargets) << " bundles), "
+            << failures << " failures\n";
   return failures ? 1 : 0;
 }

@@ -1,0 +1,189 @@
+//===- CApi.cpp - The C ABI of the JIT (kiln_jit.h) -----------------------===//
+//
+// Handles and argument checks; the work is in KernelFamily (Kernel.cpp). No exception
+// crosses the ABI: Failure becomes its status, anything else an internal error, and
+// the message goes where the runtime's go (kiln_last_error).
+//
+//===----------------------------------------------------------------------===//
+#include "jit/Kernel.h"
+#include "jit/kiln_jit.h"
+#include "runtime/DTypes.h"
+
+#include <new>
+
+using namespace kiln;
+using namespace kiln::jit;
+
+struct kiln_jit {
+  std::shared_ptr<JitState> state;
+};
+struct kiln_jit_kernel {
+  std::unique_ptr<KernelFamily> family;
+};
+
+namespace {
+
+kiln_status fail(kiln_status status, const std::string &message) {
+  return kiln_set_last_error(status, message.c_str());
+}
+
+template <typename Body> kiln_status guarded(Body &&body) {
+  try {
+    return body();
+  } catch (const Failure &f) {
+    return fail(f.status, f.message);
+  } catch (const InternalCompilerError &e) {
+    return fail(KILN_ERROR_COMPILE, std::string("internal compiler error: ") + e.what() + " (raised at " + e.file +
+                                        ":" + std::to_string(e.line) +
+                                        "); this is a bug in Kiln, not in your program; please report it with the input");
+  } catch (const std::bad_alloc &) {
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception &e) {
+    return fail(KILN_ERROR_DRIVER, std::string("internal error in the Kiln JIT: ") + e.what());
+  } catch (...) {
+    return fail(KILN_ERROR_DRIVER, "internal error in the Kiln JIT");
+  }
+}
+
+SemaOptions semaOptions(const kiln_compile_options *options) {
+  SemaOptions out;
+  if (!options)
+    return out;
+  for (size_t i = 0; i < options->num_defines; ++i) {
+    const kiln_define &d = options->defines[i];
+    if (!d.name || !d.value)
+      throw Failure{KILN_ERROR_INVALID_VALUE, "define " + std::to_string(i) + " has a null name or value"};
+    out.defines.emplace_back(d.name, d.value);
+  }
+  for (size_t i = 0; i < options->num_include_dirs; ++i)
+    if (options->include_dirs[i])
+      out.includeDirs.emplace_back(options->include_dirs[i]);
+  if (options->num_warps)
+    out.numWarps = options->num_warps;
+  return out;
+}
+
+kiln_status compile(kiln_jit *jit, const Source &source, const char *kernel, const kiln_compile_options *options,
+                    kiln_jit_kernel **out) {
+  return guarded([&] {
+    auto family = std::make_unique<KernelFamily>(jit->state, source, kernel, semaOptions(options));
+    *out = new kiln_jit_kernel{std::move(family)};
+    return KILN_SUCCESS;
+  });
+}
+
+} // namespace
+
+extern "C" {
+
+void kiln_jit_options_init(kiln_jit_options *options) {
+  if (options)
+    *options = kiln_jit_options{nullptr, 1, 3, 2, 5, nullptr, nullptr};
+}
+
+kiln_status kiln_jit_create(kiln_runtime *runtime, const kiln_jit_options *options, kiln_jit **out) {
+  return guarded([&] {
+    if (!runtime || !out)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_create: null runtime or `out`");
+    *out = nullptr;
+    kiln_jit_options o;
+    kiln_jit_options_init(&o);
+    if (options)
+      o = *options;
+    if (o.opt_level < 0 || o.opt_level > 3)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_create: opt_level must be 0..3, got " + std::to_string(o.opt_level));
+    std::string target = kiln_runtime_target(runtime);
+    std::optional<codegen::Target> codeTarget = targetForDevice(target);
+    if (!codeTarget)
+      return fail(KILN_ERROR_UNSUPPORTED, "the Kiln JIT cannot generate code for " + target + " (" +
+                                              kiln_runtime_device_name(runtime) +
+                                              "): it targets sm_80 and newer NVIDIA GPUs and SPIR-V devices");
+    kiln_runtime *shared = nullptr;
+    if (kiln_status s = kiln_runtime_share(runtime, &shared); s != KILN_SUCCESS)
+      return s;
+    auto state = std::make_shared<JitState>(
+        shared, o.cache_dir ? std::string(o.cache_dir) : DiskCache::directoryFromEnvironment(), Log{o.log, o.log_user_data});
+    state->target = *codeTarget;
+    state->deviceName = kiln_runtime_device_name(runtime);
+    state->specialize = o.specialize != 0;
+    state->codegen.optLevel = o.opt_level;
+    state->codegen.emitSpirvAsm = false;
+    state->autotuneWarmup = o.autotune_warmup;
+    state->autotuneRuns = o.autotune_runs ? o.autotune_runs : 1;
+    *out = new kiln_jit{std::move(state)};
+    return KILN_SUCCESS;
+  });
+}
+
+void kiln_jit_destroy(kiln_jit *jit) { delete jit; }
+
+const char *kiln_jit_cache_dir(const kiln_jit *jit) { return jit ? jit->state->cache.directory().c_str() : ""; }
+
+kiln_status kiln_jit_compile_file(kiln_jit *jit, const char *path, const char *kernel,
+                                  const kiln_compile_options *options, kiln_jit_kernel **out) {
+  if (!jit || !path || !kernel || !out)
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_compile_file: null jit, path, kernel name or `out`");
+  *out = nullptr;
+  return compile(jit, Source{path, std::nullopt}, kernel, options, out);
+}
+
+kiln_status kiln_jit_compile_string(kiln_jit *jit, const char *source, const char *source_name, const char *kernel,
+                                    const kiln_compile_options *options, kiln_jit_kernel **out) {
+  if (!jit || !source || !kernel || !out)
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_compile_string: null jit, source, kernel name or `out`");
+  *out = nullptr;
+  return compile(jit, Source{source_name ? source_name : "<string>", std::string(source)}, kernel, options, out);
+}
+
+void kiln_jit_kernel_destroy(kiln_jit_kernel *kernel) {
+  delete kernel;
+}
+
+const char *kiln_jit_kernel_name(const kiln_jit_kernel *kernel) { return kernel ? kernel->family->name().c_str() : ""; }
+
+size_t kiln_jit_kernel_num_params(const kiln_jit_kernel *kernel) { return kernel ? kernel->family->params().size() : 0; }
+
+kiln_status kiln_jit_kernel_param(const kiln_jit_kernel *kernel, size_t index, const char **name, kiln_dtype *dtype,
+                                  int *is_pointer) {
+  if (!kernel || index >= kernel->family->params().size())
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_kernel_param: null kernel or index out of range");
+  const rt::BundleParam &p = kernel->family->params()[index];
+  if (name)
+    *name = p.name.c_str();
+  if (dtype)
+    *dtype = rt::toCDType(p.dtype);
+  if (is_pointer)
+    *is_pointer = p.pointer ? 1 : 0;
+  return KILN_SUCCESS;
+}
+
+size_t kiln_jit_kernel_num_configs(const kiln_jit_kernel *kernel) { return kernel ? kernel->family->numConfigs() : 0; }
+
+const char *kiln_jit_kernel_config(const kiln_jit_kernel *kernel, size_t index) {
+  return kernel && index < kernel->family->numConfigs() ? kernel->family->configText(index).c_str() : "";
+}
+
+kiln_status kiln_jit_launch(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args) {
+  if (!kernel || (!args && num_args))
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_launch: null kernel or argument array");
+  return guarded([&] {
+    kernel->family->launch(grid, std::span<const kiln_arg>(args, num_args));
+    return KILN_SUCCESS;
+  });
+}
+
+kiln_status kiln_jit_kernel_select(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args,
+                                   kiln_kernel **selected, size_t *config_index) {
+  if (!kernel || (!args && num_args))
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_kernel_select: null kernel or argument array");
+  return guarded([&] {
+    KernelFamily::Selection s = kernel->family->select(grid, std::span<const kiln_arg>(args, num_args));
+    if (selected)
+      *selected = s.kernel;
+    if (config_index)
+      *config_index = s.config;
+    return KILN_SUCCESS;
+  });
+}
+
+} // extern "C"

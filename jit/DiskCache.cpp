@@ -1,0 +1,147 @@
+//===- DiskCache.cpp - Compiled kernels and tuning choices on disk --------===//
+
+#include "jit/DiskCache.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <utility>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace kiln::jit {
+
+void Log::emit(kiln_jit_severity severity, const std::string &message) const {
+  if (fn) {
+    fn(userData, severity, message.c_str());
+    return;
+  }
+  std::cerr << (severity == KILN_JIT_WARNING ? "kiln: warning: " : "kiln: note: ") << message << "\n";
+}
+
+std::string DiskCache::directoryFromEnvironment() {
+  if (const char *dir = std::getenv("KILN_CACHE_DIR"))
+    return dir; // set but empty: the disk cache is off
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/kiln";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/kiln";
+  return "";
+}
+
+std::string DiskCache::pathOf(const std::string &key, const char *ext) const {
+  return dir_ + "/" + key.substr(0, 2) + "/" + key + "." + ext;
+}
+
+void DiskCache::reportDamaged(const std::string &path, const std::string &why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (reported_.insert(path).second)
+    log_.note("the cache entry '" + path + "' is damaged (" + why + "); compiling it again");
+}
+
+std::optional<rt::Bundle> DiskCache::loadBundle(const std::string &key, const std::string &kernelName,
+                                                rt::Target target) {
+  if (!enabled())
+    return std::nullopt;
+  std::string path = pathOf(key, "kbin"), error;
+  bool ioError = false;
+  std::optional<rt::Bundle> bundle = rt::readBundle(path, error, &ioError);
+  if (!bundle) {
+    // A missing file is an ordinary miss; one that cannot be read is treated as one too
+    // (storing will say why the directory is unusable, if it is).
+    if (!ioError)
+      reportDamaged(path, error.substr(error.rfind("': ") == std::string::npos ? 0 : error.rfind("': ") + 3));
+    return std::nullopt;
+  }
+  // A whole bundle of another kernel under this key is damage too (a file copied over).
+  if (bundle->kernelName != kernelName || bundle->target != target) {
+    reportDamaged(path, "it holds kernel '" + bundle->kernelName + "' for " + std::string(rt::targetName(bundle->target)));
+    return std::nullopt;
+  }
+  return bundle;
+}
+
+void DiskCache::storeBundle(const std::string &key, const rt::Bundle &bundle) {
+  if (!enabled())
+    return;
+  std::string error;
+  std::vector<uint8_t> bytes = rt::serializeBundle(bundle, error);
+  if (bytes.empty())
+    return; // the bundle came from the compiler; the runtime's loading reports the problem
+  store(key, "kbin", bytes);
+}
+
+std::optional<std::string> DiskCache::loadText(const std::string &key, const char *ext,
+                                               const std::function<bool(const std::string &)> &check) {
+  if (!enabled())
+    return std::nullopt;
+  std::string path = pathOf(key, ext);
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!check(text.str())) {
+    reportDamaged(path, "its content is not a record this build writes");
+    return std::nullopt;
+  }
+  return text.str();
+}
+
+void DiskCache::storeText(const std::string &key, const char *ext, const std::string &text) {
+  if (enabled())
+    store(key, ext, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+void DiskCache::store(const std::string &key, const char *ext, const std::vector<uint8_t> &bytes) {
+  std::string path = pathOf(key, ext);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::string why = ec ? "cannot create '" + std::filesystem::path(path).parent_path().string() + "': " + ec.message()
+                       : writeFileAtomic(path, bytes);
+  if (why.empty())
+    return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!std::exchange(warnedUnwritable_, true))
+    log_.warning("the kernel cache in '" + dir_ + "' cannot be written (" + why +
+                 "); kernels are compiled in memory only. Set KILN_CACHE_DIR to a writable directory, or to "
+                 "the empty string to turn the disk cache off");
+}
+
+std::string writeFileAtomic(const std::string &path, const std::vector<uint8_t> &bytes) {
+  // The temporary name is unique per process and call, and lies beside `path` so that
+  // the rename stays on one file system (where rename is atomic).
+  static std::atomic<unsigned> counter{0};
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return "cannot create '" + tmp + "': " + std::strerror(errno);
+  std::string why;
+  for (size_t done = 0; done < bytes.size() && why.empty();) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      why = "cannot write '" + tmp + "': " + std::strerror(n < 0 ? errno : EIO);
+    else
+      done += static_cast<size_t>(n);
+  }
+  // Flushed before the rename: after a crash the name points at the whole file or the old one.
+  if (why.empty() && ::fsync(fd) != 0)
+    why = "cannot flush '" + tmp + "': " + std::strerror(errno);
+  if (::close(fd) != 0 && why.empty())
+    why = "cannot close '" + tmp + "': " + std::strerror(errno);
+  if (why.empty() && ::rename(tmp.c_str(), path.c_str()) != 0)
+    why = "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno);
+  if (!why.empty())
+    ::unlink(tmp.c_str());
+  return why;
+}
+
+} // namespace kiln::jit

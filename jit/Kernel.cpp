@@ -1,0 +1,290 @@
+//===- Kernel.cpp - One JIT-compiled kernel and its variants --------------===//
+
+#include "jit/Kernel.h"
+
+#include "codegen/BundleBuilder.h"
+#include "jit/Autotuner.h"
+#include "runtime/Args.h"
+#include "runtime/DTypes.h"
+
+#include <cstdio>
+
+namespace kiln::jit {
+
+JitState::JitState(kiln_runtime *runtime, std::string cacheDir, Log log)
+    : runtime(runtime), log(log), cache(std::move(cacheDir), this->log) {}
+
+JitState::~JitState() { kiln_runtime_destroy(runtime); }
+
+static Failure compileFailure(std::string diagnostics) {
+  while (!diagnostics.empty() && diagnostics.back() == '\n')
+    diagnostics.pop_back();
+  return Failure{KILN_ERROR_COMPILE, std::move(diagnostics)};
+}
+
+// The first line of a diagnostics text, for one-line notes.
+static std::string firstLine(const std::string &text) { return text.substr(0, text.find('\n')); }
+
+KernelFamily::KernelFamily(std::shared_ptr<JitState> jit, const Source &source, const std::string &kernel,
+                           const SemaOptions &options)
+    : jit_(std::move(jit)), name_(kernel) {
+  std::optional<KernelAutotune> autotune;
+  std::string diagnostics;
+  if (!listConfigs(source, kernel, options, autotune, diagnostics))
+    throw compileFailure(diagnostics);
+  autotuned_ = autotune.has_value();
+  if (!autotune) {
+    Config &c = configs_.emplace_back();
+    c.text = "{}";
+    c.lowered = lowerKernel(source, kernel, options, c.failure);
+    if (!c.lowered)
+      throw compileFailure(c.failure);
+  } else {
+    // A value the caller fixes cannot also be tuned: say so rather than pick one.
+    for (const AutotuneConfig &config : autotune->configs)
+      for (const auto &[name, value] : config.defines)
+        for (const auto &define : options.defines)
+          if (define.first == name)
+            throw Failure{KILN_ERROR_INVALID_VALUE, "kernel '" + kernel + "': const " + name +
+                                                        " is tuned by its @autotune configs and cannot also be set"};
+    std::string all;
+    for (const AutotuneConfig &config : autotune->configs) {
+      Config &c = configs_.emplace_back();
+      c.text = config.text();
+      c.lowered = lowerKernel(source, kernel, config.apply(options), c.failure);
+      if (!c.lowered) {
+        jit_->log.note("kernel '" + kernel + "': @autotune config " + c.text + " does not compile and is skipped: " +
+                       firstLine(c.failure));
+        all += c.failure;
+      }
+    }
+    if (std::none_of(configs_.begin(), configs_.end(), [](const Config &c) { return c.lowered != nullptr; }))
+      throw compileFailure(all);
+  }
+
+  const Config &first = *std::find_if(configs_.begin(), configs_.end(), [](const Config &c) { return c.lowered != nullptr; });
+  for (const auto &p : first.lowered->kernel->params())
+    params_.push_back(rt::BundleParam{p->nameHint, p->type.dtype, p->type.pointer, 1});
+
+  if (autotuned_) {
+    // A key parameter that is `const` is fixed for this kernel object: nothing to key on.
+    for (const std::string &name : autotune->key)
+      for (size_t i = 0; i < params_.size(); ++i)
+        if (params_[i].name == name)
+          keyParams_.emplace_back(name, i);
+    tuningKey_.add("kiln-autotune", 1).append(codegenKey(jit_->target, jit_->codegen));
+    for (const Config &c : configs_)
+      tuningKey_.add("config", c.text + " " + (c.lowered ? c.lowered->key.digest() : "does-not-compile"));
+  }
+
+  // Without launch-time specialization every variant there will be is known now;
+  // compiling it here reports code-generation errors from the compile call.
+  if (!jit_->specialize) {
+    std::string errors;
+    for (size_t i = 0; i < configs_.size(); ++i) {
+      if (!configs_[i].lowered)
+        continue;
+      try {
+        variant(i, genericFacts());
+      } catch (const Failure &f) {
+        if (!autotuned_)
+          throw;
+        jit_->log.note("kernel '" + kernel + "': @autotune config " + configs_[i].text + " is skipped: " +
+                       firstLine(f.message));
+        configs_[i].failure = f.message;
+        configs_[i].lowered.reset();
+        errors += f.message + "\n";
+      }
+    }
+    if (std::none_of(configs_.begin(), configs_.end(), [](const Config &c) { return c.lowered != nullptr; }))
+      throw compileFailure(errors);
+  }
+}
+
+KernelFamily::~KernelFamily() {
+  for (Config &c : configs_)
+    for (auto &[facts, k] : c.variants)
+      kiln_kernel_destroy(k);
+}
+
+std::vector<uint64_t> KernelFamily::checkArgs(std::span<const kiln_arg> args) const {
+  // The runtime's own check, with buffers looked up safely through the runtime, so the
+  // messages are the runtime's and nothing is compiled for arguments it would refuse.
+  rt::BufferResolver resolve = [&](const kiln_buffer *buffer, std::string &why) -> std::optional<rt::BufferRef> {
+    uint64_t address = 0;
+    size_t size = 0;
+    kiln_dtype dtype = KILN_DTYPE_NONE;
+    if (kiln_buffer_query(jit_->runtime, buffer, &address, &size, &dtype) != KILN_SUCCESS) {
+      why = kiln_last_error();
+      return std::nullopt;
+    }
+    return rt::BufferRef{address, size, rt::fromCDType(dtype)};
+  };
+  rt::PackedArgs packed;
+  std::string why = rt::packLaunchArgs(name_, params_, args, resolve, packed);
+  if (!why.empty())
+    throw Failure{KILN_ERROR_ARGUMENT_MISMATCH, why};
+  std::vector<uint64_t> addresses;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].pointer)
+      addresses.push_back(packed.slots[i]);
+  return addresses;
+}
+
+kiln_kernel *KernelFamily::variant(size_t index, const ArgFacts &facts) {
+  Config &config = configs_[index];
+  if (auto it = config.variants.find(facts); it != config.variants.end())
+    return it->second;
+  if (!config.lowered)
+    throw compileFailure(config.failure);
+  JitState &jit = *jit_;
+  codegen::CodegenOptions options = facts.applyTo(jit.codegen);
+  std::string key = KeyText(config.lowered->key).append(codegenKey(jit.target, options)).digest();
+  std::optional<rt::Bundle> bundle = jit.cache.loadBundle(key, name_, codegen::bundleTarget(jit.target));
+  if (!bundle) {
+    std::string diagnostics;
+    bundle = generateBundle(*config.lowered, jit.target, options, diagnostics);
+    if (!bundle)
+      throw compileFailure(diagnostics);
+    jit.cache.storeBundle(key, *bundle);
+  }
+  std::string error;
+  std::vector<uint8_t> bytes = rt::serializeBundle(*bundle, error);
+  kiln_kernel *loaded = nullptr;
+  if (bytes.empty())
+    throw Failure{KILN_ERROR_INVALID_BUNDLE, "kernel '" + name_ + "': " + error};
+  if (kiln_status s = kiln_kernel_load_memory(jit.runtime, bytes.data(), bytes.size(), &loaded); s != KILN_SUCCESS)
+    throw Failure{s, kiln_last_error()};
+  config.variants.emplace(facts, loaded);
+  return loaded;
+}
+
+std::string KernelFamily::keyValues(std::span<const kiln_arg> args) const {
+  std::string out;
+  for (const auto &[name, index] : keyParams_) {
+    const kiln_arg &a = args[index];
+    std::string value;
+    char text[64];
+    switch (a.kind) {
+    case KILN_ARG_BUFFER: {
+      // A buffer is keyed by the bytes the kernel can see: problem size, not address.
+      size_t size = kiln_buffer_size(a.value.buffer.buffer);
+      value = std::to_string(size - std::min<uint64_t>(size, a.value.buffer.offset)) + "B";
+      break;
+    }
+    case KILN_ARG_INT: value = std::to_string(a.value.i); break;
+    case KILN_ARG_UINT: value = std::to_string(a.value.u); break;
+    case KILN_ARG_FLOAT:
+      std::snprintf(text, sizeof text, "%.17g", a.value.f);
+      value = text;
+      break;
+    case KILN_ARG_BOOL: value = a.value.b ? "true" : "false"; break;
+    case KILN_ARG_KIND_MAX_ENUM: break;
+    }
+    out += (out.empty() ? "" : ", ") + name + "=" + value;
+  }
+  return out;
+}
+
+size_t KernelFamily::chooseConfig(kiln_grid grid, std::span<const kiln_arg> args, const ArgFacts &facts) {
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) // nothing runs, so there is nothing to time
+    return std::find_if(configs_.begin(), configs_.end(), [](const Config &c) { return c.lowered != nullptr; }) - configs_.begin();
+  std::string values = keyValues(args);
+  std::string choiceKey = values + "; " + facts.text();
+  if (auto it = choices_.find(choiceKey); it != choices_.end())
+    return it->second;
+  JitState &jit = *jit_;
+  std::string recordKey =
+      KeyText(tuningKey_).add("key", values).add("facts", facts.text()).add("device", jit.deviceName).digest();
+  std::vector<std::string> texts;
+  for (const Config &c : configs_)
+    texts.push_back(c.text);
+  auto sound = [&](const std::string &text) { return TuningRecord::parseBest(text, texts).has_value(); };
+  if (std::optional<std::string> record = jit.cache.loadText(recordKey, "tune", sound)) {
+    size_t best = *TuningRecord::parseBest(*record, texts);
+    if (configs_[best].lowered)
+      return choices_[choiceKey] = best;
+  }
+  bool keep = true;
+  size_t best = tune(grid, args, facts, values, keep);
+  if (keep)
+    choices_[choiceKey] = best;
+  return best;
+}
+
+size_t KernelFamily::tune(kiln_grid grid, std::span<const kiln_arg> args, const ArgFacts &facts,
+                          const std::string &values, bool &keep) {
+  JitState &jit = *jit_;
+  TuningRecord record;
+  record.keyValues = values;
+  ArgumentSnapshot snapshot;
+  if (std::string why = snapshot.take(jit.runtime, args); !why.empty()) {
+    // Timing on the caller's only copy could change its data; run the first config untimed.
+    keep = false;
+    jit.log.warning("kernel '" + name_ + "': cannot copy the arguments to autotune on (" + why +
+                    "); using the first config that compiles without timing");
+    for (size_t i = 0; i < configs_.size(); ++i)
+      if (configs_[i].lowered)
+        return i;
+  }
+  std::optional<size_t> best;
+  std::string reasons;
+  for (size_t i = 0; i < configs_.size(); ++i) {
+    record.configs.push_back(configs_[i].text);
+    record.medianMs.emplace_back();
+    record.skipped.emplace_back();
+    std::string why;
+    try {
+      kiln_kernel *k = variant(i, facts);
+      float ms = 0;
+      why = snapshot.restore();
+      if (why.empty())
+        why = timeLaunch(jit.runtime, k, grid, args, jit.autotuneWarmup, jit.autotuneRuns, ms);
+      if (why.empty()) {
+        record.medianMs.back() = ms;
+        if (!best || ms < *record.medianMs[*best])
+          best = i;
+      }
+    } catch (const Failure &f) {
+      why = firstLine(f.message);
+    }
+    if (!why.empty()) {
+      record.skipped.back() = why;
+      reasons += "\n  " + configs_[i].text + ": " + why;
+    }
+  }
+  if (std::string why = snapshot.restore(); !why.empty())
+    throw Failure{KILN_ERROR_DRIVER, "kernel '" + name_ + "': cannot restore the arguments after autotuning: " + why};
+  if (!best)
+    throw Failure{KILN_ERROR_LAUNCH, "kernel '" + name_ + "': no @autotune config could run:" + reasons};
+  record.best = *best;
+  std::string recordKey =
+      KeyText(tuningKey_).add("key", values).add("facts", facts.text()).add("device", jit.deviceName).digest();
+  jit.cache.storeText(recordKey, "tune", record.serialize());
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.4f", *record.medianMs[*best]);
+  jit.log.note("kernel '" + name_ + "' autotuned for " + (values.empty() ? "its arguments" : values) + ": " +
+               configs_[*best].text + " (" + ms + " ms, fastest of " + std::to_string(configs_.size()) + ")");
+  return *best;
+}
+
+KernelFamily::Selection KernelFamily::selectLocked(kiln_grid grid, std::span<const kiln_arg> args) {
+  std::vector<uint64_t> addresses = checkArgs(args);
+  ArgFacts facts = jit_->specialize ? factsOf(params_, args, addresses) : genericFacts();
+  size_t config = autotuned_ ? chooseConfig(grid, args, facts) : 0;
+  return Selection{variant(config, facts), config};
+}
+
+KernelFamily::Selection KernelFamily::select(kiln_grid grid, std::span<const kiln_arg> args) {
+  std::lock_guard<std::mutex> lock(jit_->mutex);
+  return selectLocked(grid, args);
+}
+
+void KernelFamily::launch(kiln_grid grid, std::span<const kiln_arg> args) {
+  std::lock_guard<std::mutex> lock(jit_->mutex);
+  Selection s = selectLocked(grid, args);
+  if (kiln_status status = kiln_launch(s.kernel, grid, args.data(), args.size()); status != KILN_SUCCESS)
+    throw Failure{status, kiln_last_error()};
+}
+
+} // namespace kiln::jit

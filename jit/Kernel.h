@@ -1,0 +1,104 @@
+//===- Kernel.h - One JIT-compiled kernel and its variants --------*- C++ -*-===//
+//
+// What a kiln_jit_kernel holds: one kernel of a program, lowered to Tile IR once per
+// @autotune config (once when there is none), and the code variants compiled from it
+// per specialization (Specialization.h). A launch picks the config — timing all of them
+// on the first launch per key value — and the variant for its arguments, compiling or
+// loading from the disk cache what is not loaded yet.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/Codegen.h"
+#include "jit/Compile.h"
+#include "jit/DiskCache.h"
+#include "jit/Log.h"
+#include "jit/Specialization.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace kiln::jit {
+
+/// A failure to hand back through the C ABI: a status and kiln_last_error()'s message.
+struct Failure {
+  kiln_status status;
+  std::string message;
+};
+
+/// What every kernel of one kiln_jit shares.
+struct JitState {
+  JitState(kiln_runtime *runtime, std::string cacheDir, Log log);
+  ~JitState();
+  JitState(const JitState &) = delete;
+  JitState &operator=(const JitState &) = delete;
+
+  kiln_runtime *runtime; ///< the JIT's own handle (kiln_runtime_share)
+  Log log;
+  DiskCache cache;
+  codegen::Target target = codegen::Target::SM90;
+  std::string deviceName;
+  bool specialize = true;
+  codegen::CodegenOptions codegen; ///< everything but the specialization facts
+  unsigned autotuneWarmup = 2;
+  unsigned autotuneRuns = 5;
+  std::mutex mutex; ///< one compile, tuning or launch of this JIT at a time
+};
+
+class KernelFamily {
+public:
+  /// Compiles kernel `kernel` of `source` through the frontend (every @autotune config),
+  /// and, without launch-time specialization, to code. Throws Failure.
+  KernelFamily(std::shared_ptr<JitState> jit, const Source &source, const std::string &kernel,
+               const SemaOptions &options);
+  ~KernelFamily();
+  KernelFamily(const KernelFamily &) = delete;
+  KernelFamily &operator=(const KernelFamily &) = delete;
+
+  const std::string &name() const { return name_; }
+  const std::vector<rt::BundleParam> &params() const { return params_; }
+  size_t numConfigs() const { return configs_.size(); }
+  const std::string &configText(size_t index) const { return configs_[index].text; }
+
+  struct Selection {
+    kiln_kernel *kernel = nullptr;
+    size_t config = 0;
+  };
+  /// The variant a launch with `grid` and `args` runs. Throws Failure.
+  Selection select(kiln_grid grid, std::span<const kiln_arg> args);
+  /// Selects and launches. Throws Failure.
+  void launch(kiln_grid grid, std::span<const kiln_arg> args);
+
+private:
+  struct Config {
+    std::string text;                       ///< "{BLOCK: 64, num_warps: 4}"
+    std::unique_ptr<LoweredKernel> lowered; ///< null when the frontend rejected it
+    std::string failure;                    ///< its diagnostics, then
+    std::map<ArgFacts, kiln_kernel *> variants;
+  };
+
+  Selection selectLocked(kiln_grid grid, std::span<const kiln_arg> args);
+  /// Checks `args` against the signature; returns the pointer arguments' addresses.
+  std::vector<uint64_t> checkArgs(std::span<const kiln_arg> args) const;
+  kiln_kernel *variant(size_t config, const ArgFacts &facts);
+  size_t chooseConfig(kiln_grid grid, std::span<const kiln_arg> args, const ArgFacts &facts);
+  /// Times every config; returns the fastest and whether the choice may be kept.
+  size_t tune(kiln_grid grid, std::span<const kiln_arg> args, const ArgFacts &facts, const std::string &keyValues,
+              bool &keep);
+  std::string keyValues(std::span<const kiln_arg> args) const;
+
+  std::shared_ptr<JitState> jit_;
+  std::string name_;
+  std::vector<rt::BundleParam> params_; ///< runtime parameters, nothing assumed
+  std::vector<Config> configs_;
+  bool autotuned_ = false;
+  std::vector<std::pair<std::string, size_t>> keyParams_; ///< @autotune key: (name, parameter index)
+  KeyText tuningKey_;                                     ///< what every tuning record of this kernel depends on
+  std::map<std::string, size_t> choices_;                 ///< key values + facts -> config
+};
+
+} // namespace kiln::jit

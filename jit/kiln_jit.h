@@ -1,0 +1,119 @@
+/*===- kiln_jit.h - C ABI of the Kiln JIT ---------------------------*- C -*-===//
+ *
+ * Compiles Kiln source at run time for the device of a kiln_runtime and launches it.
+ * Compiled kernels are kept in a disk cache, so the second run of a program skips code
+ * generation; @autotune kernels are timed on their first launch per key value and the
+ * choice is cached too. docs/jit.md describes the cache, the key and the tuning.
+ *
+ * Conventions are those of kiln_runtime.h: every fallible call returns a kiln_status and
+ * kiln_last_error() says why. A Kiln program with errors gives KILN_ERROR_COMPILE and the
+ * compiler's diagnostics as the message ("softmax.kiln:7:13: error[E0200]: ..." with the
+ * source line and a caret). Handles keep what they need alive, so they may be released
+ * in any order; calls on one kiln_jit are serialized, so handles may be shared by threads.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef KILN_JIT_H
+#define KILN_JIT_H
+
+#include "runtime/kiln_runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any incompatible change to the declarations below. */
+#define KILN_JIT_ABI_VERSION 1
+
+typedef struct kiln_jit kiln_jit;
+typedef struct kiln_jit_kernel kiln_jit_kernel;
+
+typedef enum kiln_jit_severity {
+  KILN_JIT_NOTE = 0,    /* worth knowing: a damaged cache entry was rebuilt, a config was tuned */
+  KILN_JIT_WARNING = 1, /* something degraded: the cache cannot be written, tuning was skipped */
+  KILN_JIT_SEVERITY_MAX_ENUM = 0x7fffffff
+} kiln_jit_severity;
+
+/* Receives the JIT's notes and warnings (one line each, no trailing newline). */
+typedef void (*kiln_jit_log_fn)(void *user_data, kiln_jit_severity severity, const char *message);
+
+typedef struct kiln_jit_options {
+  /* Where compiled kernels and tuning choices are kept. NULL: the environment decides
+   * ($KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln; KILN_CACHE_DIR
+   * set to the empty string turns the disk cache off). "": no disk cache. */
+  const char *cache_dir;
+  /* Nonzero: specialize each launch on facts of its arguments (16-byte aligned pointers,
+   * integers that are multiples of 16), compiling a variant per combination seen, as
+   * Triton does. Zero: one variant, compiled by kiln_jit_compile_*, that assumes
+   * aligned pointers only (what dslc emits). */
+  int specialize;
+  int opt_level;            /* LLVM optimization level, 0..3 */
+  uint32_t autotune_warmup; /* launches of each config before it is timed */
+  uint32_t autotune_runs;   /* timed launches of each config; their median counts */
+  kiln_jit_log_fn log;      /* NULL: notes and warnings go to stderr as "kiln: note: ..." */
+  void *log_user_data;
+} kiln_jit_options;
+
+/* The defaults: cache from the environment, specialize on, -O3, 2 warm-up and 5 timed
+ * launches per config, log to stderr. */
+void kiln_jit_options_init(kiln_jit_options *options);
+
+/* A `const` parameter value, written as dslc's -D NAME=VALUE takes it: "1024", "0.5",
+ * "true". */
+typedef struct kiln_define {
+  const char *name;
+  const char *value;
+} kiln_define;
+
+typedef struct kiln_compile_options {
+  const kiln_define *defines;
+  size_t num_defines;
+  const char *const *include_dirs; /* searched for imports after the importing file's folder */
+  size_t num_include_dirs;
+  uint32_t num_warps; /* 0: the kernel's @num_warps (4 without one); an @autotune config's wins */
+} kiln_compile_options;
+
+/* ---- the JIT --------------------------------------------------------------------- */
+/* Compiles for `runtime`'s device; the JIT keeps its own handle to the runtime
+ * (kiln_runtime_share). `options` may be NULL (the defaults). */
+kiln_status kiln_jit_create(kiln_runtime *runtime, const kiln_jit_options *options, kiln_jit **out);
+void kiln_jit_destroy(kiln_jit *jit);
+/* The disk cache directory in use; "" when there is none. */
+const char *kiln_jit_cache_dir(const kiln_jit *jit);
+
+/* ---- compiling ------------------------------------------------------------------- */
+/* Compiles kernel `kernel` of the Kiln file at `path` (with its imports). Source errors
+ * come back as KILN_ERROR_COMPILE. `options` may be NULL. */
+kiln_status kiln_jit_compile_file(kiln_jit *jit, const char *path, const char *kernel,
+                                  const kiln_compile_options *options, kiln_jit_kernel **out);
+/* The same from source text; `source_name` names it in diagnostics ("<string>" when
+ * NULL) and imports are looked up from the current directory and the include dirs. */
+kiln_status kiln_jit_compile_string(kiln_jit *jit, const char *source, const char *source_name, const char *kernel,
+                                    const kiln_compile_options *options, kiln_jit_kernel **out);
+void kiln_jit_kernel_destroy(kiln_jit_kernel *kernel);
+
+/* The signature (runtime parameters only: `const` ones are compiled in). */
+const char *kiln_jit_kernel_name(const kiln_jit_kernel *kernel);
+size_t kiln_jit_kernel_num_params(const kiln_jit_kernel *kernel);
+kiln_status kiln_jit_kernel_param(const kiln_jit_kernel *kernel, size_t index, const char **name, kiln_dtype *dtype,
+                                  int *is_pointer);
+/* @autotune configs: how many (1 for a kernel without @autotune) and each one's text,
+ * "{BLOCK: 64, num_warps: 4}" ("{}" for the kernel as written). */
+size_t kiln_jit_kernel_num_configs(const kiln_jit_kernel *kernel);
+const char *kiln_jit_kernel_config(const kiln_jit_kernel *kernel, size_t index);
+
+/* ---- launching ------------------------------------------------------------------- */
+/* Checks `args` against the signature, picks the variant for them (compiling it, or on
+ * the first launch of an @autotune kernel per key value, timing every config on copies
+ * of the argument buffers' contents, which are restored), and launches it. */
+kiln_status kiln_jit_launch(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args);
+/* What kiln_jit_launch would launch for `grid` and `args`, without launching it (an
+ * @autotune kernel may be timed, as on a launch): the loaded kernel (owned by `kernel`,
+ * valid while it lives) and the index of its config. Either out pointer may be NULL. */
+kiln_status kiln_jit_kernel_select(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args,
+                                   kiln_kernel **selected, size_t *config_index);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_JIT_H */

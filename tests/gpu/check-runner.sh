@@ -1,0 +1,75 @@
+#!/bin/sh
+# kiln-gpu-run end to end on a machine without a GPU (the CTest kiln-gpu-run-fake-driver):
+#
+#   check-runner.sh KILN_GPU_PREPARE KILN_GPU_RUN FAKE_CUDA_LIBRARY WORKDIR
+#
+# 1. with no driver library it says "no CUDA driver" and exits 77 (skipped);
+# 2. kiln-gpu-prepare writes a case (bundles for sm_80 and sm_90a, .npy files);
+# 3. through the runtime's CUDA backend on the stand-in driver of the runtime tests,
+#    which loads, allocates, copies and launches but computes nothing: the output keeps
+#    its zeros, so the run must FAIL naming the output and leave the inputs alone;
+# 4. once the expected outputs are what the stand-in leaves (the inputs), it must PASS
+#    on both targets;
+# 5. a damaged bundle is a FAIL with the runtime's reason, not a crash.
+set -u
+prepare=$1 run=$2 fake=$3 work=$4
+src=$(cd "$(dirname "$0")/../.." && pwd)
+case_dir=$work/vector_add.add
+
+fail() {
+  echo "check-runner: $*" >&2
+  exit 1
+}
+# expect_output TEXT: the last run's output must contain TEXT.
+expect_output() {
+  case $out in
+    *"$1"*) ;;
+    *) fail "expected '$1' in the output of kiln-gpu-run:
+$out" ;;
+  esac
+}
+
+out=$(KILN_CUDA_LIBRARY=/nonexistent/libcuda.so.1 "$run" "$work" 2>&1)
+[ $? -eq 77 ] || fail "without a driver kiln-gpu-run must exit 77:
+$out"
+expect_output "kiln-gpu-run: skipped, no CUDA driver"
+
+rm -rf "$work"
+out=$(KILN_SEED=7 "$prepare" "$work" "$src/tests/spirv/kernels/vector_add.tir" 2>&1) ||
+  fail "kiln-gpu-prepare failed:
+$out"
+expect_output "1 cases prepared (2 bundles), 0 failures"
+for f in case.txt sm_80.kbin sm_90a.kbin x.in.npy x.expected.npy out.in.npy out.expected.npy; do
+  [ -s "$case_dir/$f" ] || fail "kiln-gpu-prepare wrote no $case_dir/$f"
+done
+
+out=$(KILN_CUDA_LIBRARY=$fake "$run" "$work" 2>&1)
+[ $? -eq 1 ] || fail "a kernel that computed nothing must fail:
+$out"
+expect_output "device: Fake H200 (sm_90)"
+expect_output "FAIL vector_add.add sm_80:
+  out["
+expect_output "FAIL vector_add.add sm_90a:"
+expect_output "elements of 'out' differ"
+expect_output "KILN_SEED=7"
+expect_output "total: 0 passed, 2 failed, 0 skipped"
+case $out in *"of 'x' differ"* | *"of 'y' differ"*) fail "untouched inputs reported:
+$out" ;; esac
+
+for f in "$case_dir"/*.in.npy; do
+  cp "$f" "${f%.in.npy}.expected.npy"
+done
+out=$(KILN_CUDA_LIBRARY=$fake "$run" "$case_dir" 2>&1) || fail "the stand-in's results must pass:
+$out"
+expect_output "PASS vector_add.add sm_80"
+expect_output "PASS vector_add.add sm_90a"
+expect_output "total: 2 passed, 0 failed, 0 skipped"
+
+# One byte of the metadata flipped: the bundle's checksum catches it.
+printf 'X' | dd of="$case_dir/sm_80.kbin" bs=1 seek=60 conv=notrunc 2>/dev/null
+out=$(KILN_CUDA_LIBRARY=$fake "$run" "$case_dir" 2>&1)
+[ $? -eq 1 ] || fail "a damaged bundle must fail:
+$out"
+expect_output "FAIL vector_add.add sm_80: "
+expect_output "PASS vector_add.add sm_90a"
+echo "check-runner: kiln-gpu-run behaves without a driver and on the stand-in driver"

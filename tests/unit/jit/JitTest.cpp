@@ -1,0 +1,263 @@
+//===- JitTest.cpp - Compiling, specializing and caching, end to end ------===//
+//
+// The JIT through its C++ API on the stand-in CUDA driver: real frontend, pipeline and
+// code generation, bundles in a real cache directory, launches recorded by the fake.
+//
+//===----------------------------------------------------------------------===//
+#include "JitFixture.h"
+
+#include <set>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+namespace kiln::jit::test {
+namespace {
+
+const std::string kSoftmax = KILN_SOURCE_DIR "/examples/softmax.kiln";
+
+struct Rows {
+  Rows(Runtime &rt, int rows, int cols) : x(rt.alloc<float>(size_t(rows) * cols)), y(rt.alloc<float>(size_t(rows) * cols)) {}
+  Buffer x, y;
+};
+
+ino_t inodeOf(const std::string &path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+TEST_F(JitOnFakeCuda, CompileErrorsAreTheCompilersDiagnostics) {
+  auto jit = makeJit();
+  try {
+    jit->compile_string("kernel k(x: *f32) {\n    store(x, yy);\n}\n", "k", {}, "broken.kiln");
+    FAIL() << "compiled a program with an error";
+  } catch (const CompileError &e) {
+    EXPECT_EQ(e.status(), KILN_ERROR_COMPILE);
+    std::string text = e.what();
+    EXPECT_TRUE(contains(text, "broken.kiln:2:14: error[E0200]: undefined name 'yy'")) << text;
+    EXPECT_TRUE(contains(text, "    store(x, yy);")) << "with the source line" << text;
+    EXPECT_TRUE(contains(text, "^")) << "and a caret" << text;
+  }
+  try {
+    jit->compile_file(kSoftmax, "softmx");
+    FAIL();
+  } catch (const CompileError &e) {
+    EXPECT_TRUE(contains(e.what(), "error[E0106]: no kernel named 'softmx'")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "did you mean 'softmax'?")) << e.what();
+  }
+  try {
+    jit->compile_file(cache.file("missing.kiln"), "k");
+    FAIL();
+  } catch (const CompileError &e) {
+    EXPECT_TRUE(contains(e.what(), "error[E0001]: cannot read '" + cache.file("missing.kiln") + "'")) << e.what();
+  }
+  try {
+    jit->compile_file(kSoftmax, "softmax", {{"BLOCK", 1.5}});
+    FAIL();
+  } catch (const CompileError &e) {
+    EXPECT_TRUE(contains(e.what(), "-D BLOCK=1.5 does not fit const BLOCK: i32")) << e.what();
+  }
+  EXPECT_TRUE(bundles().empty());
+}
+
+TEST_F(JitOnFakeCuda, CompilesLaunchesAndTheNextProcessLoadsFromDisk) {
+  Rows data(*runtime, 4, 1024);
+  {
+    auto jit = makeJit();
+    EXPECT_EQ(jit->cache_dir(), cache.path());
+    JitKernel k = jit->compile_file(kSoftmax, "softmax", {{"BLOCK", 1024}});
+    EXPECT_EQ(k.name(), "softmax");
+    ASSERT_EQ(k.params().size(), 4u);
+    EXPECT_EQ(k.params()[2].name, "n_cols");
+    EXPECT_EQ(k.configs(), std::vector<std::string>{"{}"});
+    EXPECT_TRUE(bundles().empty()) << "code is generated at the first launch, for its arguments";
+    k.launch({4, 1, 1}, data.x, data.y, 1024, 1024);
+    EXPECT_EQ(fake.launchCount(), 1);
+  }
+  unsigned grid[3], block[3], shared = 0;
+  char function[64];
+  ASSERT_TRUE(fake.lastLaunch(grid, block, &shared, function, sizeof function));
+  EXPECT_EQ(grid[0], 4u);
+  EXPECT_EQ(block[0], 128u) << "num_warps 4";
+  EXPECT_EQ(fake.param(2), 1024u);
+  auto files = bundles();
+  ASSERT_EQ(files.size(), 1u);
+  ino_t written = inodeOf(files[0]);
+
+  // A new JIT (as in a new process) finds the code on disk: nothing is written again.
+  auto jit = makeJit();
+  JitKernel k = jit->compile_file(kSoftmax, "softmax", {{"BLOCK", 1024}});
+  k.launch({4, 1, 1}, data.x, data.y, 1024, 1024);
+  EXPECT_EQ(fake.launchCount(), 2);
+  EXPECT_EQ(bundles(), files);
+  EXPECT_EQ(inodeOf(files[0]), written) << "a cache hit does not rewrite the entry";
+  EXPECT_TRUE(messages.empty());
+
+  // Different const values are different code.
+  JitKernel k512 = jit->compile_file(kSoftmax, "softmax", {{"BLOCK", 512}});
+  k512.launch({4, 1, 1}, data.x, data.y, 512, 1024);
+  EXPECT_EQ(bundles().size(), 2u);
+}
+
+TEST_F(JitOnFakeCuda, LaunchesAreSpecializedOnAlignmentAndMultiplesOf16) {
+  Rows data(*runtime, 4, 1024);
+  auto jit = makeJit();
+  JitKernel k = jit->compile_file(kSoftmax, "softmax");
+  k.launch({4, 1, 1}, data.x, data.y, 1024, 1024);
+  k.launch({4, 1, 1}, data.x, data.y, 1000, 1000);
+  k.launch({4, 1, 1}, data.x, data.y, 1000, 1024);
+  k.launch({4, 1, 1}, data.x, data.y, 1024, 1024); // seen before: no new variant
+  k.launch({1, 1, 1}, data.x.at(4), data.y, 1000, 1000);
+  EXPECT_EQ(fake.launchCount(), 5);
+  auto files = bundles();
+  ASSERT_EQ(files.size(), 4u);
+  // What each variant assumed, as the runtime checks it: (x, y, n_cols, row_stride).
+  std::set<std::vector<uint32_t>> assumed;
+  for (const std::string &f : files) {
+    std::string error;
+    std::optional<rt::Bundle> b = rt::readBundle(f, error);
+    ASSERT_TRUE(b) << error;
+    std::vector<uint32_t> d;
+    for (const auto &p : b->params)
+      d.push_back(p.divisibility);
+    assumed.insert(d);
+  }
+  EXPECT_EQ(assumed, (std::set<std::vector<uint32_t>>{
+                         {16, 16, 16, 16}, {16, 16, 1, 1}, {16, 16, 1, 16}, {1, 1, 1, 1}}));
+}
+
+TEST_F(JitOnFakeCuda, WithoutSpecializationOneVariantIsCompiledUpFront) {
+  Rows data(*runtime, 4, 1024);
+  Jit::Options options;
+  options.specialize = false;
+  auto jit = makeJit(options);
+  JitKernel k = jit->compile_file(kSoftmax, "softmax");
+  EXPECT_EQ(bundles().size(), 1u) << "compiled by compile_file";
+  k.launch({4, 1, 1}, data.x, data.y, 1000, 1000);
+  k.launch({4, 1, 1}, data.x, data.y, 1024, 1024);
+  EXPECT_EQ(bundles().size(), 1u);
+  // The one variant assumes aligned pointers, as dslc's output does; the runtime says so.
+  try {
+    k.launch({1, 1, 1}, data.x.at(4), data.y, 1000, 1000);
+    FAIL();
+  } catch (const RuntimeError &e) {
+    EXPECT_EQ(e.status(), KILN_ERROR_ARGUMENT_MISMATCH);
+    EXPECT_TRUE(contains(e.what(), "aligned to 16")) << e.what();
+  }
+}
+
+TEST_F(JitOnFakeCuda, BadArgumentsAreRefusedBeforeAnythingIsCompiled) {
+  Rows data(*runtime, 1, 16);
+  auto jit = makeJit();
+  JitKernel k = jit->compile_file(kSoftmax, "softmax");
+  try {
+    k.launch({1, 1, 1}, data.x, data.y, 16);
+    FAIL();
+  } catch (const RuntimeError &e) {
+    EXPECT_EQ(e.status(), KILN_ERROR_ARGUMENT_MISMATCH);
+    EXPECT_EQ(std::string(e.what()), "kernel 'softmax' takes 4 arguments, got 3; its signature is "
+                                     "softmax(x: *f32, y: *f32, n_cols: i32, row_stride: i32)");
+  }
+  try {
+    k.launch({1, 1, 1}, data.x, 2.5f, 16, 16);
+    FAIL();
+  } catch (const RuntimeError &e) {
+    EXPECT_TRUE(contains(e.what(), "argument 2 ('y: *f32')")) << e.what();
+  }
+  EXPECT_TRUE(bundles().empty());
+  EXPECT_EQ(fake.launchCount(), 0);
+}
+
+TEST_F(JitOnFakeCuda, DamagedEntryIsNotedOnceAndRebuilt) {
+  Rows data(*runtime, 1, 1024);
+  makeJit()->compile_file(kSoftmax, "softmax").launch({1, 1, 1}, data.x, data.y, 1024, 1024);
+  auto files = bundles();
+  ASSERT_EQ(files.size(), 1u);
+  std::string whole = readFile(files[0]);
+  writeFile(files[0], whole.substr(0, 100));
+
+  auto jit = makeJit();
+  JitKernel k = jit->compile_file(kSoftmax, "softmax");
+  k.launch({1, 1, 1}, data.x, data.y, 1024, 1024);
+  k.launch({1, 1, 1}, data.x, data.y, 1024, 1024);
+  auto notes = logged(KILN_JIT_NOTE);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(contains(notes[0], "is damaged (truncated")) << notes[0];
+  EXPECT_TRUE(logged(KILN_JIT_WARNING).empty());
+  EXPECT_EQ(readFile(files[0]), whole) << "rebuilt to the same bytes";
+  EXPECT_EQ(fake.launchCount(), 3);
+}
+
+TEST_F(JitOnFakeCuda, UnwritableOrDisabledCacheCompilesInMemory) {
+  Rows data(*runtime, 1, 1024);
+  writeFile(cache.file("plain-file"), "x");
+  Jit::Options unwritable;
+  unwritable.cache_dir = cache.file("plain-file") + "/kiln";
+  auto jit = makeJit(unwritable);
+  JitKernel k = jit->compile_file(kSoftmax, "softmax");
+  k.launch({1, 1, 1}, data.x, data.y, 1024, 1024);
+  k.launch({1, 1, 1}, data.x, data.y, 1000, 1000);
+  EXPECT_EQ(fake.launchCount(), 2);
+  ASSERT_EQ(logged(KILN_JIT_WARNING).size(), 1u) << "warned once";
+  EXPECT_TRUE(contains(logged(KILN_JIT_WARNING)[0], "cannot be written")) << logged(KILN_JIT_WARNING)[0];
+
+  Jit::Options off;
+  off.cache_dir = "";
+  auto memoryOnly = makeJit(off);
+  EXPECT_EQ(memoryOnly->cache_dir(), "");
+  memoryOnly->compile_file(kSoftmax, "softmax").launch({1, 1, 1}, data.x, data.y, 1024, 1024);
+  EXPECT_EQ(bundles().size(), 0u);
+  EXPECT_EQ(logged(KILN_JIT_WARNING).size(), 1u) << "turning the cache off is no warning";
+}
+
+TEST_F(JitOnFakeCuda, CacheDirectoryComesFromTheEnvironment) {
+  rt::test::ScopedEnv env("KILN_CACHE_DIR", cache.file("from-env").c_str());
+  Jit jit(*runtime);
+  EXPECT_EQ(jit.cache_dir(), cache.file("from-env"));
+}
+
+// Several processes compiling the same kernel into one empty cache at the same moment
+// all succeed, and leave one whole entry and no temporary file.
+TEST_F(JitOnFakeCuda, ConcurrentProcessesShareOneCache) {
+  constexpr int kProcesses = 6;
+  int gate[2];
+  ASSERT_EQ(::pipe(gate), 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < kProcesses; ++i) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(gate[1]);
+      char c;
+      (void)::read(gate[0], &c, 1); // wait until every process exists
+      int status = 1;
+      try {
+        Runtime rt(Runtime::Options{Backend::Cuda, 0});
+        Jit::Options options;
+        options.cache_dir = cache.path();
+        Jit jit(rt, options);
+        JitKernel k = jit.compile_file(kSoftmax, "softmax", {{"BLOCK", 256}});
+        Buffer x = rt.alloc<float>(256), y = rt.alloc<float>(256);
+        k.launch({1, 1, 1}, x, y, 256, 256);
+        status = 0;
+      } catch (const std::exception &e) {
+        std::fprintf(stderr, "process %d: %s\n", i, e.what());
+      }
+      ::_exit(status);
+    }
+    children.push_back(pid);
+  }
+  ::close(gate[0]);
+  ::close(gate[1]); // opens the gate: every child's read returns
+  for (pid_t pid : children) {
+    int status = -1;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a process failed";
+  }
+  auto files = filesEndingIn(cache.path(), "");
+  ASSERT_EQ(files.size(), 1u) << "one entry, no temporary files";
+  std::string error;
+  EXPECT_TRUE(rt::readBundle(files[0], error)) << error;
+}
+
+} // namespace
+} // namespace kiln::jit::test
