@@ -10,7 +10,7 @@
 #    its zeros, so the run must FAIL naming the output and leave the inputs alone;
 # 4. once the expected outputs are what the stand-in leaves (the inputs), it must PASS
 #    on both targets;
-# 5. a damaged bundle is a FAIL with the runtime's reason, not a crash.
+# 5. a damaged bundle or case.txt is a FAIL with the reason, not a crash.
 set -u
 prepare=$1 run=$2 fake=$3 work=$4
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -72,4 +72,11 @@ out=$(KILN_CUDA_LIBRARY=$fake "$run" "$case_dir" 2>&1)
 $out"
 expect_output "FAIL vector_add.add sm_80: "
 expect_output "PASS vector_add.add sm_90a"
+# A scalar value that is no number: a FAIL naming it, not an uncaught exception.
+sed 's/^scalar n i32 3500$/scalar n i32 35x0/' "$case_dir/case.txt" >"$case_dir/case.txt.new" &&
+  mv "$case_dir/case.txt.new" "$case_dir/case.txt"
+out=$(KILN_CUDA_LIBRARY=$fake "$run" "$case_dir" 2>&1)
+[ $? -eq 1 ] || fail "a malformed scalar must fail:
+$out"
+expect_output "FAIL vector_add.add sm_90a: case.txt gives scalar 'n' the value '35x0', which is no i32"
 echo "check-runner: kiln-gpu-run behaves without a driver and on the stand-in driver"

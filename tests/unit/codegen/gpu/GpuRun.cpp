@@ -22,6 +22,7 @@
 #include "runtime/Runtime.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -44,22 +45,31 @@ std::string readText(const fs::path &p) {
   return ss.str();
 }
 
-/// The launch argument for scalar `a`, from its exact case.txt value.
-kiln_arg scalarArg(const gputest::CaseArg &a) {
+/// The launch argument for scalar `a`, from its exact case.txt value; nullopt when the
+/// value is not wholly a number of its kind.
+std::optional<kiln_arg> scalarArg(const gputest::CaseArg &a) {
+  const char *first = a.value.data(), *last = a.value.data() + a.value.size();
   kiln_arg k{};
+  std::from_chars_result r{};
   if (a.dtype == DType::Bool) {
+    if (a.value != "0" && a.value != "1")
+      return std::nullopt;
     k.kind = KILN_ARG_BOOL;
-    k.value.b = a.value != "0";
-  } else if (isFloat(a.dtype)) {
+    k.value.b = a.value == "1";
+    return k;
+  }
+  if (isFloat(a.dtype)) {
     k.kind = KILN_ARG_FLOAT;
-    k.value.f = std::strtod(a.value.c_str(), nullptr);
+    r = std::from_chars(first, last, k.value.f);
   } else if (a.value.starts_with('-')) {
     k.kind = KILN_ARG_INT;
-    k.value.i = std::stoll(a.value);
+    r = std::from_chars(first, last, k.value.i);
   } else {
     k.kind = KILN_ARG_UINT;
-    k.value.u = std::stoull(a.value);
+    r = std::from_chars(first, last, k.value.u);
   }
+  if (r.ec != std::errc() || r.ptr != last || first == last)
+    return std::nullopt;
   return k;
 }
 
@@ -80,7 +90,13 @@ Outcome runBundle(Runtime &rt, const fs::path &dir, const gputest::GpuCase &c,
     for (size_t i = 0; i < c.args.size(); ++i) {
       const gputest::CaseArg &a = c.args[i];
       if (!a.isBuffer) {
-        args.push_back(scalarArg(a));
+        std::optional<kiln_arg> k = scalarArg(a);
+        if (!k) {
+          detail = "case.txt gives scalar '" + a.name + "' the value '" + a.value + "', which is no " +
+                   std::string(dtypeName(a.dtype));
+          return Outcome::Fail;
+        }
+        args.push_back(*k);
         continue;
       }
       auto input = gputest::readCaseArray(dir / gputest::inputFile(a.name), a, detail);
