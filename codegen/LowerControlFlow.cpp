@@ -57,6 +57,18 @@ void Lowering::lowerFor(const ir::Op &op) {
   std::vector<const Regs *> inits;
   for (unsigned j = 3; j < op.numOperands(); ++j)
     inits.push_back(&get(op.operand(j)));
+  // A tensor-core accumulator carried by the loop stays in mma fragment order inside it.
+  const size_t numCarried = inits.size();
+  std::vector<const ir::Op *> mmaDots(numCarried, nullptr);
+  std::vector<Regs> mmaInits(numCarried);
+  for (unsigned j = 0; j < numCarried; ++j)
+    if (const ir::Op *dot = mmaCarriedDot(op, j)) {
+      mmaDots[j] = dot;
+      mmaInits[j] = mmaFromBlocked(*dot, *inits[j]);
+      inits[j] = &mmaInits[j];
+      mmaAccumulators.insert(op.region(0)->argument(1 + j));
+      mmaAccumulators.insert(dot->result());
+    }
 
   // Accesses of one iteration follow those of the previous one; shared memory read in
   // the previous iteration must be released before the body writes it again.
@@ -117,6 +129,11 @@ void Lowering::lowerFor(const ir::Op &op) {
   }
   addOutstanding(body);
   arenaClean = false;
+  for (size_t j = 0; j < numCarried; ++j)
+    if (mmaDots[j]) {
+      const ir::Value *result = op.result(static_cast<unsigned>(j));
+      set(result, mmaToBlocked(*mmaDots[j], get(result)));
+    }
 }
 
 void Lowering::lowerIf(const ir::Op &op) {

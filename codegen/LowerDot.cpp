@@ -3,12 +3,20 @@
 // Two paths.
 //
 // Tensor cores (NVPTX, f16 or bf16 operands, M % 16 == N % 8 == K % 16 == 0): the
-// operands go to shared memory as their 16-bit values (B transposed, so that every
-// fragment register is one 32-bit load), each warp computes 16x8 tiles of the result
-// with mma.sync.m16n8k16 (f32 accumulation) over k, and the tiles come back through
-// shared memory into the result's layout. Products of 16-bit floats are exact in f32;
-// the sums run in the tensor core's order, so results differ from the interpreter's
-// k = 0 .. K-1 order by reassociation only.
+// operands go to shared memory as their 16-bit values, row-major with every row padded
+// by 16 bytes (so the eight rows an ldmatrix reads fall in distinct banks). The warps
+// form a WM x WN grid over the result (MmaTiling); each computes its block as 16x8
+// tiles with mma.sync.m16n8k16 (f32 accumulation), loading A fragments with
+// ldmatrix.x4 and B fragments with ldmatrix.x4.trans, each reused across a row or
+// column of tiles. Products of 16-bit floats are exact in f32; the sums run in the
+// tensor core's order, so results differ from the interpreter's k = 0 .. K-1 order by
+// reassociation only.
+//
+// The accumulator normally enters and leaves through shared memory, in the blocked
+// layout every other op expects. In the common loop `for k { acc = dot(a, b, acc) }`
+// the carried accumulator is instead held in the mma fragment order for the whole loop
+// (mmaCarriedDot): it is converted once before the loop and once after it, and each
+// iteration's dot reads and writes registers only.
 //
 // The FMA path, correct for any M, N, K and every dtype: both operands go to shared
 // memory in their compute type (f32 for float inputs, f64 when one is f64, i32 for
@@ -19,7 +27,10 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <algorithm>
 
 namespace kiln::codegen::detail {
 
@@ -38,111 +49,277 @@ bool Lowering::useTensorCores(const ir::Op &op) const {
   return M % 16 == 0 && N % 8 == 0 && K % 16 == 0;
 }
 
-/// dot on tensor cores; see the file comment. Scratch: A [M, K] and B^T [N, K] as
-/// 16-bit values, C [M, N] as f32 (holding acc on the way in, the result on the way out).
+/// How the warps of a program share an [M, N] tensor-core product: a wm x wn grid of
+/// warp blocks of (M / wm) x (N / wn), each made of mTiles x nTiles 16x8 tiles. When
+/// the product has fewer tiles than warps, only `active` warps have a block; the others
+/// repeat one (and never write).
+struct MmaTiling {
+  int64_t wm = 1, wn = 1, mTiles = 1, nTiles = 1, active = 1;
+
+  static MmaTiling make(int64_t M, int64_t N, int64_t warps) {
+    MmaTiling best;
+    int64_t bestCost = -1;
+    for (int64_t active = warps; active >= 1 && bestCost < 0; active /= 2)
+      for (int64_t wm = 1; wm <= active; wm *= 2) {
+        const int64_t wn = active / wm;
+        if ((M / 16) % wm != 0 || (N / 8) % wn != 0)
+          continue;
+        MmaTiling t{wm, wn, M / 16 / wm, N / 8 / wn, active};
+        // ldmatrix instructions per k step: one per row of tiles (A), one per two
+        // columns (B); fewer loads per mma is better, then the squarer block.
+        const int64_t cost = t.mTiles + (t.nTiles + 1) / 2;
+        if (bestCost < 0 || cost < bestCost) {
+          best = t;
+          bestCost = cost;
+        }
+      }
+    return best;
+  }
+  int64_t regsPerThread() const { return mTiles * nTiles * 4; }
+};
+
+static MmaTiling tilingOf(const Lowering &L, const ir::Op &dot) {
+  return MmaTiling::make(dot.operand(0)->type.shape[0], dot.operand(1)->type.shape[1], L.T / 32);
+}
+
+/// Where the current lane works: its warp block's first row and column, and the lane's
+/// place in the m16n8 fragment (row g, columns 2t and 2t + 1).
+struct MmaLane {
+  llvm::Value *warp, *lane, *rowBase, *colBase, *g, *t2, *writer;
+};
+
+static MmaLane mmaLane(Lowering &L, const MmaTiling &tl, int64_t M, int64_t N) {
+  auto &b = L.b;
+  MmaLane m;
+  m.warp = b.CreateLShr(L.tid, L.i32(5));
+  const int64_t warps = L.T / 32;
+  m.writer = tl.active == warps ? nullptr : b.CreateICmpULT(m.warp, L.i32(tl.active));
+  llvm::Value *w = tl.active == warps ? m.warp : b.CreateAnd(m.warp, L.i32(tl.active - 1));
+  m.lane = b.CreateAnd(L.tid, L.i32(31));
+  m.rowBase = b.CreateMul(b.CreateUDiv(w, L.i32(tl.wn)), L.i32(M / tl.wm));
+  m.colBase = b.CreateMul(b.CreateURem(w, L.i32(tl.wn)), L.i32(N / tl.wn));
+  m.g = b.CreateLShr(m.lane, L.i32(2));
+  m.t2 = b.CreateShl(b.CreateAnd(m.lane, L.i32(3)), L.i32(1));
+  return m;
+}
+
+/// Row and column of fragment register `reg` (tile (mi, ni), element c of 4).
+static std::pair<llvm::Value *, llvm::Value *> fragmentCoord(Lowering &L, const MmaTiling &tl,
+                                                             const MmaLane &m, int64_t reg) {
+  auto &b = L.b;
+  const int64_t tile = reg / 4, c = reg % 4, mi = tile / tl.nTiles, ni = tile % tl.nTiles;
+  llvm::Value *row = b.CreateAdd(m.rowBase, b.CreateAdd(m.g, L.i32(mi * 16 + (c >= 2 ? 8 : 0))));
+  llvm::Value *col = b.CreateAdd(m.colBase, b.CreateAdd(m.t2, L.i32(ni * 8 + (c & 1))));
+  return {row, col};
+}
+
+/// Counts the operands equal to `v` in `block` and its nested regions.
+static int64_t usesIn(const ir::Block &block, const ir::Value *v) {
+  int64_t n = 0;
+  for (const auto &op : block.ops()) {
+    for (const ir::Value *o : op->operands())
+      n += o == v;
+    for (const auto &r : op->regions())
+      n += usesIn(*r, v);
+  }
+  return n;
+}
+
+const ir::Op *Lowering::mmaCarriedDot(const ir::Op &forOp, unsigned j) const {
+  const ir::Block &body = *forOp.region(0);
+  const ir::Value *arg = body.argument(1 + j);
+  const ir::Op *yield = body.terminator();
+  if (!yield || j >= yield->numOperands())
+    return nullptr;
+  const ir::Op *dot = yield->operand(j)->definingOp();
+  if (!dot || dot->kind() != OpKind::Dot || dot->parentBlock() != &body ||
+      dot->numOperands() < 3 || dot->operand(2) != arg || !useTensorCores(*dot))
+    return nullptr;
+  // The registers are f32 sums: no rounding to a narrower accumulator in between.
+  if (arg->type.dtype != DType::F32 || dot->result()->type.dtype != DType::F32)
+    return nullptr;
+  // Every warp owns a block, so fragments and blocked registers count the same.
+  if (tilingOf(*this, *dot).active != T / 32)
+    return nullptr;
+  if (usesIn(body, arg) != 1 || usesIn(body, dot->result()) != 1)
+    return nullptr;
+  return dot;
+}
+
+Regs Lowering::mmaFromBlocked(const ir::Op &dot, const Regs &blocked) {
+  const Type &rt = dot.result()->type;
+  const MmaTiling tl = tilingOf(*this, dot);
+  // A splat constant (zeros, typically) is the same in any order.
+  if (auto *c = llvm::dyn_cast<llvm::Constant>(blocked.v[0])) {
+    if (std::all_of(blocked.v.begin(), blocked.v.end(), [&](llvm::Value *v) { return v == c; }))
+      return Regs{Values(static_cast<size_t>(tl.regsPerThread()), c)};
+  }
+  beginSharedUse();
+  storeTileToShared(blocked, rt, 0);
+  sharedWritten();
+  const MmaLane m = mmaLane(*this, tl, rt.shape[0], rt.shape[1]);
+  Regs out;
+  for (int64_t reg = 0; reg < tl.regsPerThread(); ++reg) {
+    auto [row, col] = fragmentCoord(*this, tl, m, reg);
+    out.v.push_back(loadShared(b.getFloatTy(), 0, b.CreateAdd(b.CreateMul(row, i32(rt.shape[1])), col)));
+  }
+  sharedRead();
+  return out;
+}
+
+/// Writes fragment registers to `offset` as a row-major f32 [M, N] tile.
+static void storeFragments(Lowering &L, const MmaTiling &tl, const MmaLane &m, const Values &frag,
+                           int64_t N, int64_t offset) {
+  L.guardedVoid(m.writer, [&] {
+    for (int64_t reg = 0; reg < tl.regsPerThread(); ++reg) {
+      auto [row, col] = fragmentCoord(L, tl, m, reg);
+      L.storeShared(frag[reg], offset, L.b.CreateAdd(L.b.CreateMul(row, L.i32(N)), col));
+    }
+  });
+}
+
+Regs Lowering::mmaToBlocked(const ir::Op &dot, const Regs &fragments) {
+  const Type &rt = dot.result()->type;
+  const MmaTiling tl = tilingOf(*this, dot);
+  beginSharedUse();
+  storeFragments(*this, tl, mmaLane(*this, tl, rt.shape[0], rt.shape[1]), fragments.v,
+                 rt.shape[1], 0);
+  sharedWritten();
+  Regs out = gatherFromShared(rt, rt, 0, [](llvm::Value *e) { return e; });
+  sharedRead();
+  return out;
+}
+
+/// Writes a 16-bit operand tile to shared memory row-major with `ld` elements per row,
+/// each chunk of the blocked layout as one vector store.
+static void stageOperand(Lowering &L, const Type &t, const Regs &r, int64_t offset, int64_t ld) {
+  auto &b = L.b;
+  const Layout l = L.layoutOf(t);
+  const int64_t cols = t.shape[1];
+  auto *vty = llvm::FixedVectorType::get(b.getInt16Ty(), static_cast<unsigned>(l.vec));
+  for (int64_t round = 0; round < l.numRounds(); ++round) {
+    // A chunk never crosses a row: vec divides the row length (a multiple of 8).
+    llvm::Value *e = L.elementIndex(l, round * l.vec);
+    llvm::Value *row = b.CreateUDiv(e, L.i32(cols)), *col = b.CreateURem(e, L.i32(cols));
+    llvm::Value *vec = llvm::PoisonValue::get(vty);
+    for (int64_t j = 0; j < l.vec; ++j)
+      vec = b.CreateInsertElement(vec, L.encodeNarrow(t.dtype, r.v[round * l.vec + j], false), j);
+    llvm::Value *addr =
+        L.sharedAddr(offset, b.CreateAdd(b.CreateMul(row, L.i32(ld)), col), b.getInt16Ty());
+    b.CreateAlignedStore(vec, addr, llvm::Align(l.vec * 2));
+  }
+}
+
+/// ldmatrix.sync.aligned.m8n8.{x2,x4}[.trans].shared.b16 at a shared address.
+static Values ldmatrix(Lowering &L, llvm::Value *addr, int count, bool trans) {
+  auto &b = L.b;
+  std::string text = "ldmatrix.sync.aligned.m8n8.x" + std::to_string(count) +
+                     (trans ? ".trans" : "") + ".shared.b16 {";
+  std::string cons;
+  for (int i = 0; i < count; ++i) {
+    text += (i ? ", $" : "$") + std::to_string(i);
+    cons += "=r,";
+  }
+  text += "}, [$" + std::to_string(count) + "];";
+  cons += "l,~{memory}";
+  std::vector<llvm::Type *> rets(static_cast<size_t>(count), b.getInt32Ty());
+  auto *sty = llvm::StructType::get(L.ctx, rets);
+  auto *fty = llvm::FunctionType::get(sty, {b.getInt64Ty()}, false);
+  auto *asmv = llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true);
+  llvm::Value *r = b.CreateCall(fty, asmv, {b.CreatePtrToInt(addr, b.getInt64Ty())});
+  Values out;
+  for (int i = 0; i < count; ++i)
+    out.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
+  return out;
+}
+
+/// dot on tensor cores; see the file comment.
 static void lowerDotMma(Lowering &L, const ir::Op &op) {
   auto &b = L.b;
   const Type &at = op.operand(0)->type, &bt = op.operand(1)->type, &rt = op.result()->type;
   const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+  const int64_t lda = K + kMmaRowPad, ldb = N + kMmaRowPad;
   const bool bf16 = at.dtype == DType::BF16;
   const ScratchPlan plan = layoutAreas(scratchAreas(op, L.T, true));
   const int64_t aOff = plan.offsets[0], bOff = plan.offsets[1], cOff = plan.offsets[2];
-  const Regs *acc = op.numOperands() > 2 ? &L.get(op.operand(2)) : nullptr;
+  const bool hasAcc = op.numOperands() > 2;
+  const bool accIn = hasAcc && L.mmaAccumulators.count(op.operand(2));
+  const bool accOut = L.mmaAccumulators.count(op.result()) != 0;
+  const MmaTiling tl = MmaTiling::make(M, N, L.T / 32);
 
-  // Stage the operands (and acc).
   L.beginSharedUse();
-  {
-    const Layout la = L.layoutOf(at);
-    const Regs &ra = L.get(op.operand(0));
-    for (int64_t reg = 0; reg < la.numRegs(); ++reg)
-      L.storeShared(L.encodeNarrow(at.dtype, ra.v[reg], false), aOff, L.elementIndex(la, reg));
-    const Layout lb = L.layoutOf(bt);
-    const Regs &rb = L.get(op.operand(1));
-    for (int64_t reg = 0; reg < lb.numRegs(); ++reg) {
-      llvm::Value *e = L.elementIndex(lb, reg);
-      llvm::Value *k = b.CreateUDiv(e, L.i32(N)), *n = b.CreateURem(e, L.i32(N));
-      L.storeShared(L.encodeNarrow(bt.dtype, rb.v[reg], false), bOff,
-                    b.CreateAdd(b.CreateMul(n, L.i32(K)), k));
-    }
-    if (acc) {
-      const Layout lc = L.layoutOf(rt);
-      for (int64_t reg = 0; reg < lc.numRegs(); ++reg)
-        L.storeShared(L.convert(op.operand(2)->type.dtype, DType::F32, acc->v[reg]), cOff,
-                      L.elementIndex(lc, reg));
-    }
+  stageOperand(L, at, L.get(op.operand(0)), aOff, lda);
+  stageOperand(L, bt, L.get(op.operand(1)), bOff, ldb);
+  if (hasAcc && !accIn) {
+    const Regs &acc = L.get(op.operand(2));
+    const Layout lc = L.layoutOf(rt);
+    for (int64_t reg = 0; reg < lc.numRegs(); ++reg)
+      L.storeShared(L.convert(op.operand(2)->type.dtype, DType::F32, acc.v[reg]), cOff,
+                    L.elementIndex(lc, reg));
   }
   L.sharedWritten();
 
-  // Each warp takes tiles warp, warp + W, ...; a lane holds rows g and g + 8 and
-  // columns 2t, 2t + 1 of a tile (the m16n8k16 fragment layout).
-  const int64_t W = L.T / 32, tilesN = N / 8, tiles = (M / 16) * tilesN;
-  const int64_t perWarp = (tiles + W - 1) / W;
-  llvm::Value *warp = b.CreateLShr(L.tid, L.i32(5));
-  llvm::Value *lane = b.CreateAnd(L.tid, L.i32(31));
-  llvm::Value *g = b.CreateLShr(lane, L.i32(2));
-  llvm::Value *t2 = b.CreateShl(b.CreateAnd(lane, L.i32(3)), L.i32(1));
-  struct TileRefs {
-    llvm::Value *valid, *row0, *row1, *col, *bRow;
-  };
-  std::vector<TileRefs> refs;
+  const MmaLane m = mmaLane(L, tl, M, N);
   Values init;
-  for (int64_t i = 0; i < perWarp; ++i) {
-    llvm::Value *idx = b.CreateAdd(warp, L.i32(i * W));
-    llvm::Value *valid = tiles % W == 0 ? nullptr : b.CreateICmpULT(idx, L.i32(tiles));
-    if (valid)
-      idx = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, idx, L.i32(tiles - 1));
-    llvm::Value *tm = b.CreateUDiv(idx, L.i32(tilesN)), *tn = b.CreateURem(idx, L.i32(tilesN));
-    TileRefs r;
-    r.valid = valid;
-    r.row0 = b.CreateAdd(b.CreateMul(tm, L.i32(16)), g);
-    r.row1 = b.CreateAdd(r.row0, L.i32(8));
-    r.col = b.CreateAdd(b.CreateMul(tn, L.i32(8)), t2);
-    r.bRow = b.CreateMul(b.CreateAdd(b.CreateMul(tn, L.i32(8)), g), L.i32(K));
-    for (llvm::Value *row : {r.row0, r.row1})
-      for (int j = 0; j < 2; ++j) {
-        llvm::Value *ci = b.CreateAdd(b.CreateMul(row, L.i32(N)), b.CreateAdd(r.col, L.i32(j)));
-        init.push_back(acc ? L.loadShared(b.getFloatTy(), cOff, ci) : L.f32(0.0));
-      }
-    refs.push_back(r);
+  if (accIn) {
+    init = L.get(op.operand(2)).v;
+  } else {
+    for (int64_t reg = 0; reg < tl.regsPerThread(); ++reg) {
+      auto [row, col] = fragmentCoord(L, tl, m, reg);
+      init.push_back(hasAcc ? L.loadShared(b.getFloatTy(), cOff,
+                                           b.CreateAdd(b.CreateMul(row, L.i32(N)), col))
+                            : L.f32(0.0));
+    }
   }
-  // Two 16-bit values at 16-bit element index `e` of an area, as one 32-bit register.
-  auto pair = [&](int64_t off, llvm::Value *e) -> llvm::Value * {
-    llvm::Value *addr = L.sharedAddr(off, e, b.getInt16Ty());
-    llvm::Value *v = b.CreateAlignedLoad(b.getInt32Ty(), addr, llvm::Align(4));
+  // ldmatrix row addresses. A (x4): lanes 0-15 give rows 0-15 at k, lanes 16-31 the
+  // same rows at k + 8 -> a0..a3. B (x4.trans): lanes give rows k .. k + 15 of columns
+  // n (lanes 0-15) and n + 8 (lanes 16-31) -> b0, b1 of two adjacent tiles.
+  llvm::Value *lane16 = b.CreateAnd(m.lane, L.i32(15));
+  llvm::Value *half = b.CreateShl(b.CreateLShr(m.lane, L.i32(4)), L.i32(3));
+  llvm::Value *aLane = b.CreateAdd(b.CreateMul(b.CreateAdd(m.rowBase, lane16), L.i32(lda)), half);
+  llvm::Value *bLane = b.CreateAdd(b.CreateMul(lane16, L.i32(ldb)), b.CreateAdd(m.colBase, half));
+  llvm::Value *bLaneX2 = b.CreateAdd(b.CreateMul(lane16, L.i32(ldb)), m.colBase);
+  auto toOperand = [&](llvm::Value *v) -> llvm::Value * {
     return bf16 ? v : b.CreateBitCast(v, llvm::FixedVectorType::get(b.getHalfTy(), 2));
   };
   const llvm::Intrinsic::ID id = bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
                                       : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
   Values sums = L.loop(L.i32(0), L.i32(K / 16), 1, init, [&](llvm::Value *ks, const Values &cur) {
-    llvm::Value *kb = b.CreateAdd(b.CreateMul(ks, L.i32(16)), t2);
-    Values next;
-    for (int64_t i = 0; i < perWarp; ++i) {
-      const TileRefs &r = refs[i];
-      llvm::Value *a0 = pair(aOff, b.CreateAdd(b.CreateMul(r.row0, L.i32(K)), kb));
-      llvm::Value *a1 = pair(aOff, b.CreateAdd(b.CreateMul(r.row1, L.i32(K)), kb));
-      llvm::Value *a2 = pair(aOff, b.CreateAdd(b.CreateMul(r.row0, L.i32(K)), b.CreateAdd(kb, L.i32(8))));
-      llvm::Value *a3 = pair(aOff, b.CreateAdd(b.CreateMul(r.row1, L.i32(K)), b.CreateAdd(kb, L.i32(8))));
-      llvm::Value *b0 = pair(bOff, b.CreateAdd(r.bRow, kb));
-      llvm::Value *b1 = pair(bOff, b.CreateAdd(r.bRow, b.CreateAdd(kb, L.i32(8))));
-      llvm::Value *d = b.CreateIntrinsic(id, llvm::ArrayRef<llvm::Type *>{},
-                                         {a0, a1, a2, a3, b0, b1, cur[4 * i], cur[4 * i + 1],
-                                                   cur[4 * i + 2], cur[4 * i + 3]});
-      for (unsigned j = 0; j < 4; ++j)
-        next.push_back(b.CreateExtractValue(d, j));
+    llvm::Value *k0 = b.CreateMul(ks, L.i32(16));
+    std::vector<Values> af, bfr;
+    for (int64_t mi = 0; mi < tl.mTiles; ++mi)
+      af.push_back(ldmatrix(L, L.sharedAddr(aOff, b.CreateAdd(aLane, b.CreateAdd(k0, L.i32(mi * 16 * lda))),
+                                            b.getInt16Ty()),
+                            4, false));
+    llvm::Value *kRow = b.CreateMul(k0, L.i32(ldb));
+    for (int64_t ni = 0; ni < tl.nTiles; ni += 2) {
+      const bool pair = ni + 1 < tl.nTiles;
+      llvm::Value *e = b.CreateAdd(pair ? bLane : bLaneX2, b.CreateAdd(kRow, L.i32(ni * 8)));
+      Values r = ldmatrix(L, L.sharedAddr(bOff, e, b.getInt16Ty()), pair ? 4 : 2, true);
+      bfr.push_back({r[0], r[1]});
+      if (pair)
+        bfr.push_back({r[2], r[3]});
     }
+    Values next(cur.size());
+    for (int64_t mi = 0; mi < tl.mTiles; ++mi)
+      for (int64_t ni = 0; ni < tl.nTiles; ++ni) {
+        const int64_t base = (mi * tl.nTiles + ni) * 4;
+        llvm::Value *d = b.CreateIntrinsic(
+            id, llvm::ArrayRef<llvm::Type *>{},
+            {toOperand(af[mi][0]), toOperand(af[mi][1]), toOperand(af[mi][2]), toOperand(af[mi][3]),
+             toOperand(bfr[ni][0]), toOperand(bfr[ni][1]), cur[base], cur[base + 1], cur[base + 2],
+             cur[base + 3]});
+        for (unsigned j = 0; j < 4; ++j)
+          next[base + j] = b.CreateExtractValue(d, j);
+      }
     return next;
   });
-  // Write each tile (a clamped duplicate tile does not write), then read back.
-  for (int64_t i = 0; i < perWarp; ++i) {
-    const TileRefs &r = refs[i];
-    L.guardedVoid(r.valid, [&] {
-      int j = 0;
-      for (llvm::Value *row : {r.row0, r.row1})
-        for (int c = 0; c < 2; ++c, ++j)
-          L.storeShared(sums[4 * i + j], cOff,
-                        b.CreateAdd(b.CreateMul(row, L.i32(N)), b.CreateAdd(r.col, L.i32(c))));
-    });
-  }
+  L.sharedRead();
+  if (accOut)
+    return L.set(op.result(), Regs{std::move(sums)});
+  // Back to the blocked layout through shared memory.
+  L.beginSharedUse();
+  storeFragments(L, tl, m, sums, N, cOff);
   L.sharedWritten();
   const Layout lr = L.layoutOf(rt);
   Regs out;

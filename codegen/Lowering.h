@@ -40,6 +40,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace kiln::codegen::detail {
@@ -257,6 +258,16 @@ public:
   // LowerDot.cpp
   void lowerDot(const ir::Op &op);
   bool useTensorCores(const ir::Op &op) const;
+  /// Values whose registers hold a tensor-core dot's accumulator in the mma fragment
+  /// order instead of the blocked layout: a `for` loop's carried accumulator and the
+  /// dot that produces it, so the accumulator stays in registers across iterations.
+  std::unordered_set<const ir::Value *> mmaAccumulators;
+  /// The dot that carried value `j` of `forOp` feeds, when that value can be held in
+  /// mma fragment order for the whole loop (the dot's only input and output there).
+  const ir::Op *mmaCarriedDot(const ir::Op &forOp, unsigned j) const;
+  /// A blocked-layout accumulator of `dot` in mma fragment order, and back.
+  Regs mmaFromBlocked(const ir::Op &dot, const Regs &blocked);
+  Regs mmaToBlocked(const ir::Op &dot, const Regs &fragments);
 
   // LowerDebug.cpp
   void lowerAssert(const ir::Op &op);

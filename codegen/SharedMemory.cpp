@@ -123,8 +123,9 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool ten
   }
   case OpKind::Dot: {
     const Type &a = op.operand(0)->type, &b = op.operand(1)->type;
-    if (tensorCoreDot) // A and B^T as 16-bit values, the [M, N] result as f32
-      return {a.numElements() * 2, b.numElements() * 2, a.shape[0] * b.shape[1] * 4};
+    if (tensorCoreDot) // A and B as padded rows of 16-bit values, the [M, N] result as f32
+      return {a.shape[0] * (a.shape[1] + kMmaRowPad) * 2, b.shape[0] * (b.shape[1] + kMmaRowPad) * 2,
+              a.shape[0] * b.shape[1] * 4};
     // Operands in their compute type (f32, f64 or i32).
     const int64_t e = (a.dtype == DType::F64 || b.dtype == DType::F64) ? 8 : 4;
     return {a.numElements() * e, b.numElements() * e};

@@ -22,6 +22,11 @@ namespace kiln::codegen {
 /// kept in their register form there: bool as a byte, the narrow floats as f32.
 int64_t sharedElementBytes(const Type &type);
 
+/// Elements of padding after every row of a tensor-core dot's operands in shared
+/// memory: 16 bytes, so that the eight 16-byte rows one ldmatrix reads start in
+/// distinct banks whatever the row length.
+inline constexpr int64_t kMmaRowPad = 8;
+
 /// What an op's scratch looks like; chosen once and used by planner and lowering alike.
 struct ScratchPlan {
   std::vector<int64_t> offsets; ///< byte offset of each area in the arena
