@@ -1,0 +1,326 @@
+//===- Problem.cpp - Inputs, launch and CPU check of each workload kind ---===//
+//
+// Inputs are uniform random numbers from a fixed-seed generator. Outputs are poisoned
+// with 0xFF bytes (NaN in every float format) before the checked launch, so an element
+// the kernel never wrote fails the check. Where a full reference would take minutes on
+// the CPU (matrix products), sampled elements are compared; every output element is
+// still checked to have been written.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/Problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace kiln::bench {
+
+//===--------------------------------------------------------------------===//
+// Host data
+//===--------------------------------------------------------------------===//
+
+/// splitmix64: fast, and good enough for benchmark inputs.
+class Random {
+public:
+  explicit Random(uint64_t seed) : s_(seed) {}
+  uint64_t next() {
+    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [lo, hi).
+  float uniform(float lo, float hi) {
+    return lo + (hi - lo) * static_cast<float>(next() >> 40) * (1.0f / 16777216.0f);
+  }
+
+private:
+  uint64_t s_;
+};
+
+static uint16_t toBF16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7FFF + ((u >> 16) & 1); // round to nearest even (inputs are finite)
+  return static_cast<uint16_t>(u >> 16);
+}
+
+static double fromBF16(uint16_t h) {
+  uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+static std::vector<float> randomF32(size_t n, Random &r, float lo, float hi) {
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = r.uniform(lo, hi);
+  return v;
+}
+
+static std::vector<uint16_t> randomBF16(size_t n, Random &r, float lo, float hi) {
+  std::vector<uint16_t> v(n);
+  for (uint16_t &x : v)
+    x = toBF16(r.uniform(lo, hi));
+  return v;
+}
+
+template <typename T> static Buffer upload(Runtime &rt, const std::vector<T> &host, kiln_dtype dtype) {
+  kiln_buffer *h = nullptr;
+  detail::check(kiln_buffer_alloc(rt.handle(), host.size() * sizeof(T), dtype, &h));
+  Buffer b(h);
+  b.write(host.data(), host.size() * sizeof(T));
+  return b;
+}
+
+static Buffer allocate(Runtime &rt, size_t bytes, kiln_dtype dtype) {
+  kiln_buffer *h = nullptr;
+  detail::check(kiln_buffer_alloc(rt.handle(), bytes, dtype, &h));
+  return Buffer(h);
+}
+
+static kiln_arg bufferArg(const Buffer &b) { return detail::toArg(b); }
+static kiln_arg intArg(int64_t v) { return detail::toArg(v); }
+
+//===--------------------------------------------------------------------===//
+// Comparison
+//===--------------------------------------------------------------------===//
+
+/// Accumulates |out - ref| against `atol + rtol * |ref|` and the relative L2 error.
+class Comparison {
+public:
+  Comparison(double rtol, double atol) : rtol_(rtol), atol_(atol) {}
+  void add(double out, double ref, const std::string &where) {
+    ++n_;
+    diff2_ += (out - ref) * (out - ref);
+    ref2_ += ref * ref;
+    if (!(std::fabs(out - ref) <= atol_ + rtol_ * std::fabs(ref)) && message_.empty())
+      message_ = where + ": got " + std::to_string(out) + ", expected " + std::to_string(ref);
+  }
+  void fail(const std::string &why) {
+    if (message_.empty())
+      message_ = why;
+  }
+  CheckResult result() const {
+    CheckResult r;
+    r.checked = n_;
+    r.relError = ref2_ > 0 ? std::sqrt(diff2_ / ref2_) : std::sqrt(diff2_);
+    r.message = message_;
+    r.ok = message_.empty();
+    return r;
+  }
+
+private:
+  double rtol_, atol_;
+  double diff2_ = 0, ref2_ = 0;
+  int64_t n_ = 0;
+  std::string message_;
+};
+
+/// Every element of a bf16 output was written (the poison is NaN) and is finite.
+static void checkAllFinite(const std::vector<uint16_t> &out, Comparison &cmp) {
+  for (size_t i = 0; i < out.size(); ++i)
+    if ((out[i] & 0x7F80) == 0x7F80) {
+      cmp.fail("element " + std::to_string(i) + " is not finite (unwritten?)");
+      return;
+    }
+}
+
+/// `count` row indices spread over [0, rows), first and last included.
+static std::vector<int64_t> sampleRows(int64_t rows, int64_t count) {
+  std::vector<int64_t> r;
+  for (int64_t i = 0; i < count; ++i)
+    r.push_back(count == 1 ? 0 : i * (rows - 1) / (count - 1));
+  r.erase(std::unique(r.begin(), r.end()), r.end());
+  return r;
+}
+
+//===--------------------------------------------------------------------===//
+// Vector add
+//===--------------------------------------------------------------------===//
+
+class VectorAddProblem final : public Problem {
+public:
+  VectorAddProblem(Runtime &rt, const Workload &w, Random &r) : n_(w.rows) {
+    hx_ = randomF32(n_, r, -1, 1);
+    hy_ = randomF32(n_, r, -1, 1);
+    x_ = upload(rt, hx_, KILN_DTYPE_F32);
+    y_ = upload(rt, hy_, KILN_DTYPE_F32);
+    out_ = allocate(rt, n_ * 4, KILN_DTYPE_F32);
+  }
+  std::vector<kiln_arg> args() const override {
+    return {bufferArg(x_), bufferArg(y_), bufferArg(out_), intArg(n_)};
+  }
+  Grid grid(const Workload &w) const override {
+    const int64_t block = std::stoll(w.defines.at(0).second);
+    return Grid((n_ + block - 1) / block);
+  }
+  void poisonOutputs() override { out_.fill(0xFF); }
+  CheckResult check() const override {
+    std::vector<float> out = out_.download<float>();
+    Comparison cmp(0, 0); // f32 addition is exact to compare
+    for (int64_t i = 0; i < n_; ++i)
+      if (out[i] != hx_[i] + hy_[i]) {
+        cmp.add(out[i], double(hx_[i] + hy_[i]), "out[" + std::to_string(i) + "]");
+        break;
+      }
+    CheckResult res = cmp.result();
+    res.checked = n_;
+    return res;
+  }
+  double bytes() const override { return 12.0 * double(n_); }
+  double flops() const override { return 0; }
+
+private:
+  int64_t n_;
+  std::vector<float> hx_, hy_;
+  Buffer x_, y_, out_;
+};
+
+//===--------------------------------------------------------------------===//
+// Row-wise: softmax and layernorm
+//===--------------------------------------------------------------------===//
+
+class RowwiseProblem final : public Problem {
+public:
+  RowwiseProblem(Runtime &rt, const Workload &w, Random &r)
+      : kind_(w.kind), rows_(w.rows), cols_(w.cols) {
+    // Softmax sees logits of a realistic spread; layernorm a shifted, scaled input.
+    const bool softmax = kind_ == WorkloadKind::Softmax;
+    hx_ = softmax ? randomBF16(rows_ * cols_, r, -8, 8) : randomBF16(rows_ * cols_, r, -2, 4);
+    x_ = upload(rt, hx_, KILN_DTYPE_BF16);
+    y_ = allocate(rt, rows_ * cols_ * 2, KILN_DTYPE_BF16);
+    if (!softmax) {
+      hw_ = randomBF16(cols_, r, 0.5f, 1.5f);
+      hb_ = randomBF16(cols_, r, -1, 1);
+      w_ = upload(rt, hw_, KILN_DTYPE_BF16);
+      b_ = upload(rt, hb_, KILN_DTYPE_BF16);
+    }
+  }
+  std::vector<kiln_arg> args() const override {
+    if (kind_ == WorkloadKind::Softmax)
+      return {bufferArg(x_), bufferArg(y_), intArg(cols_), intArg(cols_)};
+    kiln_arg eps{};
+    eps.kind = KILN_ARG_FLOAT;
+    eps.value.f = double(float(kEps)); // an f32 parameter takes only f32 values
+    return {bufferArg(x_), bufferArg(w_), bufferArg(b_), bufferArg(y_), intArg(cols_), eps};
+  }
+  Grid grid(const Workload &) const override { return Grid(rows_); }
+  void poisonOutputs() override { y_.fill(0xFF); }
+  CheckResult check() const override {
+    std::vector<uint16_t> out(rows_ * cols_);
+    y_.read(out.data(), out.size() * 2);
+    // bf16 keeps 8 significant bits: half an ulp is 2^-9 of the value.
+    Comparison cmp(8e-3, kind_ == WorkloadKind::Softmax ? 1e-6 : 2e-2);
+    checkAllFinite(out, cmp);
+    for (int64_t row : sampleRows(rows_, 257)) {
+      std::vector<double> ref = reference(row);
+      for (int64_t c = 0; c < cols_; ++c)
+        cmp.add(fromBF16(out[row * cols_ + c]), ref[c],
+                "row " + std::to_string(row) + " col " + std::to_string(c));
+    }
+    return cmp.result();
+  }
+  double bytes() const override {
+    const double weights = kind_ == WorkloadKind::LayerNorm ? 4.0 * double(cols_) : 0.0;
+    return 4.0 * double(rows_) * double(cols_) + weights;
+  }
+  double flops() const override { return 0; }
+
+private:
+  static constexpr double kEps = 1e-5;
+
+  std::vector<double> reference(int64_t row) const {
+    std::vector<double> x(cols_), y(cols_);
+    for (int64_t c = 0; c < cols_; ++c)
+      x[c] = fromBF16(hx_[row * cols_ + c]);
+    if (kind_ == WorkloadKind::Softmax) {
+      const double m = *std::max_element(x.begin(), x.end());
+      double s = 0;
+      for (int64_t c = 0; c < cols_; ++c)
+        s += (y[c] = std::exp(x[c] - m));
+      for (double &v : y)
+        v /= s;
+      return y;
+    }
+    double mean = 0, var = 0;
+    for (double v : x)
+      mean += v;
+    mean /= double(cols_);
+    for (double v : x)
+      var += (v - mean) * (v - mean);
+    const double rstd = 1.0 / std::sqrt(var / double(cols_) + double(float(kEps)));
+    for (int64_t c = 0; c < cols_; ++c)
+      y[c] = (x[c] - mean) * rstd * fromBF16(hw_[c]) + fromBF16(hb_[c]);
+    return y;
+  }
+
+  WorkloadKind kind_;
+  int64_t rows_, cols_;
+  std::vector<uint16_t> hx_, hw_, hb_;
+  Buffer x_, y_, w_, b_;
+};
+
+//===--------------------------------------------------------------------===//
+// Matrix product
+//===--------------------------------------------------------------------===//
+
+class MatmulProblem final : public Problem {
+public:
+  MatmulProblem(Runtime &rt, const Workload &w, Random &r) : m_(w.rows), n_(w.cols), k_(w.depth) {
+    ha_ = randomBF16(m_ * k_, r, -1, 1);
+    hb_ = randomBF16(k_ * n_, r, -1, 1);
+    a_ = upload(rt, ha_, KILN_DTYPE_BF16);
+    b_ = upload(rt, hb_, KILN_DTYPE_BF16);
+    c_ = allocate(rt, m_ * n_ * 2, KILN_DTYPE_BF16);
+  }
+  std::vector<kiln_arg> args() const override {
+    return {bufferArg(a_), bufferArg(b_), bufferArg(c_), intArg(m_), intArg(n_), intArg(k_)};
+  }
+  Grid grid(const Workload &w) const override {
+    const int64_t bm = std::stoll(w.defines.at(0).second), bn = std::stoll(w.defines.at(1).second);
+    return Grid(m_ / bm, n_ / bn);
+  }
+  void poisonOutputs() override { c_.fill(0xFF); }
+  CheckResult check() const override {
+    std::vector<uint16_t> out(m_ * n_);
+    c_.read(out.data(), out.size() * 2);
+    // Sums of 4096 products in f32 in any order, then one bf16 rounding.
+    Comparison cmp(8e-3, 1e-2);
+    checkAllFinite(out, cmp);
+    Random pick(12345);
+    std::vector<double> col(k_);
+    for (int s = 0; s < 1024; ++s) {
+      const int64_t i = int64_t(pick.next() % uint64_t(m_)), j = int64_t(pick.next() % uint64_t(n_));
+      double ref = 0;
+      for (int64_t kk = 0; kk < k_; ++kk)
+        ref += fromBF16(ha_[i * k_ + kk]) * fromBF16(hb_[kk * n_ + j]);
+      cmp.add(fromBF16(out[i * n_ + j]), ref, "c[" + std::to_string(i) + ", " + std::to_string(j) + "]");
+    }
+    return cmp.result();
+  }
+  double bytes() const override { return 0; }
+  double flops() const override { return 2.0 * double(m_) * double(n_) * double(k_); }
+
+private:
+  int64_t m_, n_, k_;
+  std::vector<uint16_t> ha_, hb_;
+  Buffer a_, b_, c_;
+};
+
+std::unique_ptr<Problem> makeProblem(Runtime &rt, const Workload &w, uint64_t seed) {
+  Random r(seed);
+  switch (w.kind) {
+  case WorkloadKind::VectorAdd:
+    return std::make_unique<VectorAddProblem>(rt, w, r);
+  case WorkloadKind::Softmax:
+  case WorkloadKind::LayerNorm:
+    return std::make_unique<RowwiseProblem>(rt, w, r);
+  case WorkloadKind::Matmul:
+    return std::make_unique<MatmulProblem>(rt, w, r);
+  }
+  return nullptr;
+}
+
+} // namespace kiln::bench

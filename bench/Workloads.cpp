@@ -1,0 +1,108 @@
+//===- Workloads.cpp - The benchmark workloads ----------------------------===//
+//
+// The sizes are those of the performance targets (docs/benchmarks.md): every input is
+// larger than the H200's L2 cache or, where it is not, the harness flushes the cache
+// before each timed launch. Each problem is run in a few configurations, as an
+// autotuner would try them; the report names the configuration of every row.
+//
+//===----------------------------------------------------------------------===//
+#include "bench/Workloads.h"
+
+namespace kiln::bench {
+
+std::string Workload::config() const {
+  std::string s = kernel;
+  for (const auto &[name, value] : defines)
+    s += " " + name + "=" + value;
+  if (numWarps > 0)
+    s += " warps=" + std::to_string(numWarps);
+  if (numStages > 0)
+    s += " stages=" + std::to_string(numStages);
+  return s;
+}
+
+static Workload vectorAdd(int64_t block, int64_t warps) {
+  Workload w;
+  w.kind = WorkloadKind::VectorAdd;
+  w.label = "vector add f32 2^28";
+  w.rows = int64_t(1) << 28;
+  w.source = "examples/vector_add.kiln";
+  w.kernel = "vector_add";
+  w.defines = {{"BLOCK", std::to_string(block)}};
+  w.numWarps = warps;
+  w.divisibility = {{"n", 16}};
+  w.name = "vector_add_b" + std::to_string(block) + "_w" + std::to_string(warps);
+  return w;
+}
+
+static Workload rowwise(WorkloadKind kind, int64_t rows, int64_t cols, int64_t warps,
+                        const std::string &kernel) {
+  const bool softmax = kind == WorkloadKind::Softmax;
+  Workload w;
+  w.kind = kind;
+  const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+  w.label = std::string(softmax ? "softmax" : "layernorm") + " bf16 " + shape;
+  w.rows = rows;
+  w.cols = cols;
+  w.source = softmax ? "bench/kernels/softmax_bf16.kiln" : "bench/kernels/layernorm_bf16.kiln";
+  w.kernel = kernel;
+  w.defines = {{"BLOCK", std::to_string(cols)}};
+  w.numWarps = warps;
+  if (softmax)
+    w.divisibility = {{"n_cols", 16}, {"row_stride", 16}};
+  else
+    w.divisibility = {{"n_cols", 16}};
+  w.name = w.kernel + "_" + shape + "_w" + std::to_string(warps);
+  return w;
+}
+
+static Workload matmul(int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages,
+                       int64_t size = 4096) {
+  Workload w;
+  w.kind = WorkloadKind::Matmul;
+  w.label = "matmul bf16 " + std::to_string(size) + "^3";
+  w.rows = w.cols = w.depth = size;
+  w.source = "bench/kernels/matmul_bf16.kiln";
+  w.kernel = "matmul_bf16";
+  w.defines = {{"BM", std::to_string(bm)}, {"BN", std::to_string(bn)}, {"BK", std::to_string(bk)}};
+  w.numWarps = warps;
+  w.numStages = stages;
+  w.divisibility = {{"M", 16}, {"N", 16}, {"K", 16}};
+  w.name = "matmul_bf16_" + std::to_string(size) + "_" + std::to_string(bm) + "x" + std::to_string(bn) + "x" +
+           std::to_string(bk) + "_w" + std::to_string(warps) + "_s" + std::to_string(stages);
+  return w;
+}
+
+const std::vector<Workload> &workloads() {
+  using K = WorkloadKind;
+  static const std::vector<Workload> table = {
+      vectorAdd(1024, 4),
+      vectorAdd(4096, 4),
+      vectorAdd(4096, 8),
+      rowwise(K::Softmax, 16384, 1024, 2, "softmax_bf16"),
+      rowwise(K::Softmax, 16384, 1024, 4, "softmax_bf16"),
+      rowwise(K::Softmax, 16384, 1024, 2, "softmax_bf16_exp2"),
+      rowwise(K::Softmax, 16384, 1024, 4, "softmax_bf16_exp2"),
+      rowwise(K::Softmax, 4096, 8192, 8, "softmax_bf16"),
+      rowwise(K::Softmax, 4096, 8192, 16, "softmax_bf16"),
+      rowwise(K::Softmax, 4096, 8192, 8, "softmax_bf16_exp2"),
+      rowwise(K::Softmax, 4096, 8192, 16, "softmax_bf16_exp2"),
+      rowwise(K::LayerNorm, 16384, 4096, 4, "layernorm_bf16"),
+      rowwise(K::LayerNorm, 16384, 4096, 8, "layernorm_bf16"),
+      rowwise(K::LayerNorm, 16384, 4096, 16, "layernorm_bf16"),
+      matmul(128, 128, 32, 8, 3),
+      matmul(128, 128, 32, 8, 4),
+      matmul(128, 128, 64, 8, 3),
+      matmul(128, 256, 32, 8, 3),
+      matmul(64, 64, 32, 4, 3),
+      // Without streamed operands (num_stages 1), for comparison.
+      matmul(128, 128, 32, 8, 1),
+      // Small tiles, for the check more than the time: one column of 16x8 tiles per
+      // warp, and a product with fewer tiles than warps.
+      matmul(64, 8, 16, 4, 3, 1024),
+      matmul(16, 8, 16, 4, 3, 1024),
+  };
+  return table;
+}
+
+} // namespace kiln::bench

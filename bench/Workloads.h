@@ -1,0 +1,52 @@
+//===- Workloads.h - The benchmark workloads and how each is compiled -*- C++ -*-===//
+//
+// One table names every benchmark run: which Kiln kernel, at which sizes, with which
+// const values, warps and divisibility specialization. kiln-bench-prepare compiles each
+// entry to `<name>.kbin`; kiln-bench loads the same entries on the GPU machine, makes
+// inputs, checks the results against a CPU reference and times them. Several entries
+// may share a `label` (the same problem in different configurations); the report
+// compares each against the peers measured for that label.
+//
+// Pure data: no compiler and no runtime types, so both tools link it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln::bench {
+
+/// What a workload computes; fixes its arguments, reference and figure of merit.
+enum class WorkloadKind {
+  VectorAdd, ///< out = x + y, f32; bandwidth
+  Softmax,   ///< row softmax, bf16; bandwidth
+  LayerNorm, ///< row layernorm with weight and bias, bf16; bandwidth
+  Matmul,    ///< c = a @ b, bf16 in and out, f32 accumulation; TFLOP/s
+};
+
+struct Workload {
+  std::string name;  ///< unique; the bundle's file stem
+  std::string label; ///< the problem, as the report and the peers name it
+  WorkloadKind kind;
+  /// Sizes: VectorAdd n = rows; Softmax/LayerNorm rows x cols; Matmul M = rows,
+  /// N = cols, K = depth.
+  int64_t rows = 1, cols = 1, depth = 1;
+  std::string source; ///< Kiln file, relative to the repository root
+  std::string kernel;
+  std::vector<std::pair<std::string, std::string>> defines; ///< const parameters
+  int64_t numWarps = 0;  ///< 0: the kernel's own @num_warps
+  int64_t numStages = 0; ///< 0: the kernel's own @num_stages
+  /// Integer parameters the launch guarantees to be multiples of a power of two.
+  std::vector<std::pair<std::string, int64_t>> divisibility;
+
+  /// "softmax_bf16 BLOCK=1024 warps=4": the kernel and its configuration, for the report.
+  std::string config() const;
+};
+
+/// Every benchmark workload, in report order.
+const std::vector<Workload> &workloads();
+
+} // namespace kiln::bench
