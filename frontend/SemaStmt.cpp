@@ -22,6 +22,10 @@ void Sema::pushScope() { frame().scopes.push_back(std::make_unique<Scope>()); }
 void Sema::popScope() { frame().scopes.pop_back(); }
 
 Binding *Sema::declare(BindingKind kind, const std::string &name, Location loc, Val value) {
+  // The IR value takes the name it was bound to, so printed Tile IR reads like the
+  // source (`%offs`, `%mask`); a value that already has a name (a parameter) keeps it.
+  if (value.ir && value.ir->nameHint.empty())
+    value.ir->nameHint = name;
   Scope &scope = *frame().scopes.back();
   if (Binding *prev = scope.find(name)) {
     error(loc, DiagCode::Redeclaration, "'" + name + "' is already declared in this scope",
@@ -260,6 +264,8 @@ static void checkAssign(Sema &s, const ast::AssignStmt &a) {
   if (!t.pointer)
     nv = s.convertTo(nv, t.dtype, a.loc);
   b->value = s.broadcastTo(nv, t.shape, a.loc);
+  if (b->value.ir && b->value.ir->nameHint.empty())
+    b->value.ir->nameHint = a.target; // printed as %acc_1, %acc_2, ...: each new value of the var
 }
 
 //===--------------------------------------------------------------------===//

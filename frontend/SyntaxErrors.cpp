@@ -121,8 +121,13 @@ static bool mentions(const std::vector<std::string> &names, const std::string &n
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-/// A hint for the two places where users most often bring syntax from elsewhere.
-static std::string hintFor(const std::vector<std::string> &names) {
+/// A hint for the places where users most often bring syntax from elsewhere.
+static std::string hintFor(antlr4::Parser *recognizer, const antlr4::Token *offending,
+                           const std::vector<std::string> &names) {
+  // `launch k(grid)(args)`: CUDA's `k<<<grid>>>(args)` carried over with parentheses.
+  if (offending && offending->getType() == KilnParser::LPAREN &&
+      dynamic_cast<KilnParser::LaunchStmtContext *>(recognizer->getContext()))
+    return "a launch gives its grid in brackets before the arguments: launch k[(grid,)](args);";
   if (mentions(names, "item"))
     return "a Kiln file is a list of items: import, const, fn, kernel and graph declarations";
   if (mentions(names, "':'") && mentions(names, "'None'"))
@@ -279,7 +284,7 @@ void KilnErrorStrategy::reportUnexpected(antlr4::Parser *recognizer, antlr4::Tok
   } else {
     r.message = "unexpected " + quoteToken(offending) + "; expected " + joinAlternatives(names);
   }
-  r.hint = hintFor(names);
+  r.hint = hintFor(recognizer, offending, names);
   sink_(r);
 }
 
@@ -359,6 +364,7 @@ void KilnErrorStrategy::reportMissingToken(antlr4::Parser *recognizer) {
     r.noteAt = open;
     r.note = "to close this " + quoteToken(open);
   }
+  r.hint = hintFor(recognizer, t, names);
   sink_(r);
 }
 

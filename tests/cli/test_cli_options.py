@@ -273,7 +273,7 @@ class TileIRInput(clitest.CliTestCase):
         cases = {
             "garbage.tir": ("this is not tile ir\n", "E0700"),
             "unknown-op.tir": (good.replace("= sub ", "= frobnicate ", 1), "E0700"),
-            "undefined-value.tir": (re.sub(r"= sub %\d+", "= sub %999", good, count=1), "E0700"),
+            "undefined-value.tir": (re.sub(r"= sub %\w+", "= sub %999", good, count=1), "E0700"),
             "truncated.tir": (good[:len(good) // 2], "E0700"),
             "binary.tir": (b"\x00\xff\xfe", "E0700"),
             "no-return.tir": (good.replace("  return\n", ""), "E0701"),

@@ -141,7 +141,7 @@ kernel k(x: *bf16, y: *f32, i: *i32, n: i32) {
 )");
   EXPECT_COMPILES(c);
   EXPECT_TRUE(has(c.ir, "constant {value = 0.5} : bf16")) << c.ir;
-  EXPECT_TRUE(has(c.ir, "mul %0, %1 : bf16")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "mul %a, %0 : bf16")) << c.ir;
   EXPECT_TRUE(has(c.ir, "cast %n : f32")) << c.ir;
   EXPECT_TRUE(has(c.ir, "constant {value = 2} : i32")) << c.ir;
 }
@@ -202,8 +202,8 @@ kernel k(p: *f32) {
 }
 )");
   EXPECT_COMPILES(c);
-  EXPECT_TRUE(has(c.ir, "expand_dims %0 {axis = 1} : tile<i32, [4, 1]>")) << c.ir;
-  EXPECT_TRUE(has(c.ir, "expand_dims %1 {axis = 0} : tile<i32, [1, 8]>")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "expand_dims %r {axis = 1} : tile<i32, [4, 1]>")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "expand_dims %c {axis = 0} : tile<i32, [1, 8]>")) << c.ir;
   EXPECT_TRUE(has(c.ir, "broadcast")) << c.ir;
   EXPECT_TRUE(has(c.ir, "tile<*f32, [4, 8]>")) << c.ir;
   EXPECT_TRUE(has(c.ir, "constant {value = 1.0} : tile<f32, [4, 8]>")) << c.ir;
@@ -218,7 +218,7 @@ kernel k(p: *f32) {
 }
 )");
   EXPECT_COMPILES(c);
-  EXPECT_TRUE(has(c.ir, "expand_dims %2 {axis = 0} : tile<f32, [1, 3]>")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "expand_dims %b {axis = 0} : tile<f32, [1, 3]>")) << c.ir;
   EXPECT_TRUE(has(c.ir, "broadcast %3 : tile<f32, [2, 3]>")) << c.ir;
 }
 
@@ -382,7 +382,7 @@ kernel k(a: *bf16, b: *i8, o: *f32, oi: *i32) {
 }
 )");
   EXPECT_COMPILES(c);
-  EXPECT_TRUE(has(c.ir, "dot %7, %7 : tile<f32, [16, 16]>")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "dot %x, %x : tile<f32, [16, 16]>")) << c.ir;
   EXPECT_TRUE(has(c.ir, ": tile<i32, [16, 16]>")) << c.ir;
   EXPECT_TRUE(has(c.ir, "tile<f16, [16, 16]>")) << c.ir;
 }
@@ -397,7 +397,7 @@ kernel k(p: *f32) {
 }
 )");
   EXPECT_COMPILES(c);
-  EXPECT_TRUE(has(c.ir, "reduce %2 {axis = 0, kind = \"custom\"} : f32 {")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "reduce %v {axis = 0, kind = \"custom\"} : f32 {")) << c.ir;
   EXPECT_TRUE(has(c.ir, "^(%a: f32, %b: f32):")) << c.ir;
   EXPECT_TRUE(has(c.ir, "maximum %a, %b : f32")) << c.ir;
   EXPECT_TRUE(has(c.ir, "kind = \"custom\"} : tile<f32, [8]>")) << c.ir;
@@ -418,10 +418,10 @@ kernel k(p: *f32) {
 }
 )");
   EXPECT_COMPILES(c);
-  EXPECT_TRUE(has(c.ir, "reshape %2 : tile<f32, [2, 4]>")) << c.ir;
-  EXPECT_TRUE(has(c.ir, "permute %3 {perm = [1, 0]} : tile<f32, [4, 2]>")) << c.ir;
-  EXPECT_TRUE(has(c.ir, "expand_dims %2 {axis = 1} : tile<f32, [8, 1]>")) << c.ir;
-  EXPECT_TRUE(has(c.ir, "join %2, %2 : tile<f32, [8, 2]>")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "reshape %v : tile<f32, [2, 4]>")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "permute %m {perm = [1, 0]} : tile<f32, [4, 2]>")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "expand_dims %v {axis = 1} : tile<f32, [8, 1]>")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "join %v, %v : tile<f32, [8, 2]>")) << c.ir;
   EXPECT_TRUE(has(c.ir, "split")) << c.ir;
 }
 
@@ -437,9 +437,9 @@ kernel k(p: *f32, q: *i32) {
 }
 )");
   EXPECT_COMPILES(c);
-  EXPECT_TRUE(has(c.ir, "sort %2 {axis = 0, descending = true}")) << c.ir;
-  EXPECT_TRUE(has(c.ir, "topk %2 {axis = 0, k = 3} : tile<f32, [3]>")) << c.ir;
-  EXPECT_TRUE(has(c.ir, "argtopk %2 {axis = 0, k = 3} : tile<i32, [3]>")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "sort %v {axis = 0, descending = true}")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "topk %v {axis = 0, k = 3} : tile<f32, [3]>")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "argtopk %v {axis = 0, k = 3} : tile<i32, [3]>")) << c.ir;
   EXPECT_TRUE(has(c.ir, "argmax")) << c.ir;
   EXPECT_TRUE(has(c.ir, "kind = \"prod\"")) << c.ir;
 }
@@ -539,7 +539,7 @@ kernel k(p: *f32, n: i32, const B: i32 = 8) {
   EXPECT_COMPILES(c);
   EXPECT_TRUE(has(c.ir, "assert")) << c.ir;
   EXPECT_TRUE(has(c.ir, "message = \"negative input\"")) << c.ir;
-  EXPECT_TRUE(has(c.ir, "print %2, %n {label = \"v\"}")) << c.ir;
+  EXPECT_TRUE(has(c.ir, "print %v, %n {label = \"v\"}")) << c.ir;
 }
 
 TEST(LoweringTest, ModuleConstsAndLetAnnotations) {

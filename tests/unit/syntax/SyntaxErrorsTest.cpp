@@ -147,4 +147,10 @@ TEST(SyntaxErrors, HintsForSyntaxFromElsewhere) {
   ASSERT_EQ(p.diags.size(), 1u) << p.allDiags();
   EXPECT_EQ(p.diag(), "E0006 1:20 unexpected '1'; expected 'None' or ':'");
   EXPECT_NE(p.diags[0].hint.find("load()"), std::string::npos) << p.diags[0].hint;
+
+  // A CUDA-style launch with the grid in parentheses.
+  p = parseText("graph g(x: *f32) {\n  launch k(4)(x);\n}");
+  ASSERT_EQ(p.diags.size(), 1u) << p.allDiags();
+  EXPECT_EQ(p.diag().substr(0, 13), "E0006 2:14 ex") << p.allDiags();
+  EXPECT_NE(p.diags[0].hint.find("launch k[(grid,)](args);"), std::string::npos) << p.diags[0].hint;
 }
