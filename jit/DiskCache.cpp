@@ -1,8 +1,8 @@
 //===- DiskCache.cpp - Compiled kernels and tuning choices on disk --------===//
 
 #include "jit/DiskCache.h"
+#include "support/AtomicFile.h"
 
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,8 +12,6 @@
 #include <sstream>
 #include <utility>
 
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace kiln::jit {
 
@@ -104,7 +102,7 @@ void DiskCache::store(const std::string &key, const char *ext, const std::vector
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::string why = ec ? "cannot create '" + std::filesystem::path(path).parent_path().string() + "': " + ec.message()
-                       : writeFileAtomic(path, bytes);
+                       : writeFileAtomically(path, bytes);
   if (why.empty())
     return;
   std::lock_guard<std::mutex> lock(mutex_);
@@ -112,36 +110,6 @@ void DiskCache::store(const std::string &key, const char *ext, const std::vector
     log_.warning("the kernel cache in '" + dir_ + "' cannot be written (" + why +
                  "); kernels are compiled in memory only. Set KILN_CACHE_DIR to a writable directory, or to "
                  "the empty string to turn the disk cache off");
-}
-
-std::string writeFileAtomic(const std::string &path, const std::vector<uint8_t> &bytes) {
-  // The temporary name is unique per process and call, and lies beside `path` so that
-  // the rename stays on one file system (where rename is atomic).
-  static std::atomic<unsigned> counter{0};
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return "cannot create '" + tmp + "': " + std::strerror(errno);
-  std::string why;
-  for (size_t done = 0; done < bytes.size() && why.empty();) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      why = "cannot write '" + tmp + "': " + std::strerror(n < 0 ? errno : EIO);
-    else
-      done += static_cast<size_t>(n);
-  }
-  // Flushed before the rename: after a crash the name points at the whole file or the old one.
-  if (why.empty() && ::fsync(fd) != 0)
-    why = "cannot flush '" + tmp + "': " + std::strerror(errno);
-  if (::close(fd) != 0 && why.empty())
-    why = "cannot close '" + tmp + "': " + std::strerror(errno);
-  if (why.empty() && ::rename(tmp.c_str(), path.c_str()) != 0)
-    why = "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno);
-  if (!why.empty())
-    ::unlink(tmp.c_str());
-  return why;
 }
 
 } // namespace kiln::jit

@@ -64,8 +64,4 @@ private:
   bool warnedUnwritable_ = false;
 };
 
-/// Writes `bytes` to `path` atomically: a uniquely named temporary file in the same
-/// directory, flushed to disk, then renamed over `path`. Returns "" or why it failed.
-std::string writeFileAtomic(const std::string &path, const std::vector<uint8_t> &bytes);
-
 } // namespace kiln::jit

@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Bundle.h"
 #include "runtime/BundleMetadata.h"
+#include "support/AtomicFile.h"
 
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -172,37 +172,9 @@ bool writeBundleAtomic(const std::string &path, const Bundle &bundle, std::strin
     error = "cannot write '" + path + "': invalid bundle: " + error;
     return false;
   }
-  // A unique temporary name beside the target, so the rename stays on one file system
-  // and concurrent writers (threads or processes) never share a temporary file.
-  static std::atomic<unsigned> counter{0};
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    error = "cannot write '" + path + "': " + std::strerror(errno);
-    return false;
-  }
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      error = "cannot write '" + path + "': " + std::strerror(n < 0 ? errno : EIO);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  // fsync before rename: otherwise a crash can leave the new name pointing at an empty file.
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    error = "cannot write '" + path + "': " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = "cannot replace '" + path + "': " + std::strerror(errno);
-    ::unlink(tmp.c_str());
+  std::string why = writeFileAtomically(path, bytes);
+  if (!why.empty()) {
+    error = why;
     return false;
   }
   return true;

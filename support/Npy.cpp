@@ -1,12 +1,10 @@
 //===- Npy.cpp - NumPy .npy files -----------------------------------------===//
 #include "support/Npy.h"
+#include "support/AtomicFile.h"
 
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace kiln {
 
@@ -207,45 +205,18 @@ bool writeNpyAtomic(const std::string &path, const NpyArray &array, std::string 
     error = "header too long for '" + path + "'";
     return false;
   }
-  // Write through a symlink to its target, and keep the file's permissions: the user's
-  // file is updated, not replaced by a different one.
-  std::error_code ec;
-  std::string target = path;
-  if (std::filesystem::is_symlink(path, ec)) {
-    auto resolved = std::filesystem::canonical(path, ec);
-    if (!ec)
-      target = resolved.string();
-  }
-  auto perms = std::filesystem::status(target, ec).permissions();
-  bool keepPerms = !ec;
-  std::string tmp = target + ".kiln-tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      error = "cannot write '" + tmp + "': " + std::strerror(errno);
-      return false;
-    }
-    out.write(kMagic, 6);
-    const char ver[2] = {1, 0};
-    out.write(ver, 2);
-    const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
-    out.write(len, 2);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(reinterpret_cast<const char *>(array.data.data()), static_cast<std::streamsize>(array.data.size()));
-    out.flush();
-    if (!out) {
-      error = "failed writing '" + tmp + "'";
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (keepPerms)
-    std::filesystem::permissions(tmp, perms, ec);
-  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
-    error = "cannot replace '" + path + "': " + std::strerror(errno);
-    std::remove(tmp.c_str());
+  const char preamble[10] = {kMagic[0], kMagic[1], kMagic[2], kMagic[3], kMagic[4], kMagic[5], 1, 0,
+                             static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
+  auto bytes = [](const void *p, size_t n) { return std::span<const uint8_t>(static_cast<const uint8_t *>(p), n); };
+  // The user's file is updated, not replaced by another: through a symlink to its
+  // target, with its permissions kept.
+  AtomicWriteOptions options;
+  options.updateInPlace = true;
+  error = writeFileAtomically(
+      path, {bytes(preamble, sizeof preamble), bytes(header.data(), header.size()), bytes(array.data.data(), array.data.size())},
+      options);
+  if (!error.empty())
     return false;
-  }
   return true;
 }
 

@@ -152,17 +152,5 @@ TEST(DiskCache, TextEntriesAreCheckedBeforeUse) {
   EXPECT_TRUE(contains(captured.messages[0].second, "is damaged")) << captured.messages[0].second;
 }
 
-TEST(DiskCache, AtomicWriteReplacesWholeAndReportsFailures) {
-  TempDir dir;
-  std::string path = dir.file("entry");
-  EXPECT_EQ(writeFileAtomic(path, {1, 2, 3}), "");
-  EXPECT_EQ(test::readFile(path), std::string("\x01\x02\x03"));
-  EXPECT_EQ(writeFileAtomic(path, {4}), "");
-  EXPECT_EQ(test::readFile(path), std::string("\x04"));
-  std::string why = writeFileAtomic(dir.file("missing/entry"), {1});
-  EXPECT_TRUE(contains(why, "cannot create '" + dir.file("missing/entry") + ".tmp-")) << why;
-  EXPECT_EQ(filesEndingIn(dir.path(), "").size(), 1u) << "no temporary file is left behind";
-}
-
 } // namespace
 } // namespace kiln::jit

@@ -1,0 +1,76 @@
+//===- AtomicFile.cpp - Replacing a file all at once ----------------------===//
+
+#include "support/AtomicFile.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace kiln {
+
+// Returns "" or the reason (errno's text) the bytes could not all be written.
+static std::string writeAll(int fd, std::span<const uint8_t> bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return std::strerror(n < 0 ? errno : EIO);
+    done += static_cast<size_t>(n);
+  }
+  return "";
+}
+
+std::string writeFileAtomically(const std::string &path, std::initializer_list<std::span<const uint8_t>> parts,
+                                const AtomicWriteOptions &options) {
+  std::string target = path;
+  mode_t mode = 0644;
+  bool keepMode = false;
+  if (options.updateInPlace) {
+    std::error_code ec;
+    if (std::filesystem::is_symlink(path, ec)) {
+      auto resolved = std::filesystem::canonical(path, ec);
+      if (!ec)
+        target = resolved.string();
+    }
+    struct stat st;
+    if (::stat(target.c_str(), &st) == 0) {
+      mode = st.st_mode & 07777;
+      keepMode = true;
+    }
+  }
+  // Unique per process and call: concurrent writers never share a temporary file.
+  static std::atomic<unsigned> counter{0};
+  std::string tmp = target + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  // Messages name the file the caller asked for; the temporary name means nothing to a user.
+  if (fd < 0)
+    return "cannot write '" + path + "': " + std::strerror(errno);
+  std::string why;
+  for (std::span<const uint8_t> part : parts)
+    if (why.empty())
+      why = writeAll(fd, part);
+  // The mode is set explicitly, not through open(), so the umask cannot narrow a kept one.
+  if (why.empty() && keepMode && ::fchmod(fd, mode) != 0)
+    why = std::strerror(errno);
+  // Flushed before the rename: after a crash the name points at the whole file or the old one.
+  if (why.empty() && ::fsync(fd) != 0)
+    why = std::strerror(errno);
+  if (::close(fd) != 0 && why.empty())
+    why = std::strerror(errno);
+  if (!why.empty()) {
+    ::unlink(tmp.c_str());
+    return "cannot write '" + path + "': " + why;
+  }
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    why = "cannot replace '" + path + "': " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+  }
+  return why;
+}
+
+} // namespace kiln

@@ -1,0 +1,112 @@
+//===- AtomicFileTest.cpp - Replacing files all at once -------------------===//
+
+#include "support/AtomicFile.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/kiln-atomic-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(path), {})); }
+};
+
+std::string readFile(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::span<const uint8_t> bytesOf(const std::string &s) {
+  return {reinterpret_cast<const uint8_t *>(s.data()), s.size()};
+}
+
+TEST(AtomicFile, WritesTheConcatenationAndReplacesWhole) {
+  TempDir dir;
+  std::string path = (dir.path / "f").string();
+  std::string a = "head:", b = "body";
+  EXPECT_EQ(writeFileAtomically(path, {bytesOf(a), bytesOf(b)}), "");
+  EXPECT_EQ(readFile(path), "head:body");
+  EXPECT_EQ(writeFileAtomically(path, bytesOf("x")), "");
+  EXPECT_EQ(readFile(path), "x");
+  EXPECT_EQ(dir.entries(), 1u) << "no temporary file is left behind";
+}
+
+TEST(AtomicFile, FailuresNameTheFileAndLeaveNothing) {
+  TempDir dir;
+  std::string missing = (dir.path / "no/such/dir/f").string();
+  std::string why = writeFileAtomically(missing, bytesOf("x"));
+  EXPECT_EQ(why, "cannot write '" + missing + "': No such file or directory");
+  // A directory in the way: the temporary file is written, the rename fails.
+  fs::create_directory(dir.path / "d");
+  why = writeFileAtomically((dir.path / "d").string(), bytesOf("x"));
+  EXPECT_EQ(why.rfind("cannot replace '" + (dir.path / "d").string() + "'", 0), 0u) << why;
+  EXPECT_EQ(dir.entries(), 1u) << "no temporary file is left behind";
+}
+
+TEST(AtomicFile, UpdateInPlaceFollowsSymlinksAndKeepsTheMode) {
+  TempDir dir;
+  fs::path target = dir.path / "data.npy", link = dir.path / "link.npy";
+  std::ofstream(target) << "old";
+  ::chmod(target.c_str(), 0600);
+  fs::create_symlink(target, link);
+  AtomicWriteOptions inPlace;
+  inPlace.updateInPlace = true;
+  EXPECT_EQ(writeFileAtomically(link.string(), bytesOf("new"), inPlace), "");
+  EXPECT_TRUE(fs::is_symlink(link)) << "the link stays a link";
+  EXPECT_EQ(readFile(target), "new");
+  struct stat st;
+  ASSERT_EQ(::stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  // Without the option the name itself is replaced by a fresh file.
+  EXPECT_EQ(writeFileAtomically(link.string(), bytesOf("plain")), "");
+  EXPECT_FALSE(fs::is_symlink(link));
+  EXPECT_EQ(readFile(target), "new");
+}
+
+TEST(AtomicFile, ConcurrentWritersNeverInterleave) {
+  TempDir dir;
+  std::string path = (dir.path / "shared").string();
+  const int writers = 6;
+  std::vector<pid_t> children;
+  for (int w = 0; w < writers; ++w) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::string text(1 << 20, static_cast<char>('a' + w));
+      for (int i = 0; i < 5; ++i)
+        if (!writeFileAtomically(path, bytesOf(text)).empty())
+          _exit(1);
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::string result = readFile(path);
+  ASSERT_EQ(result.size(), size_t(1) << 20);
+  EXPECT_EQ(result.find_first_not_of(result[0]), std::string::npos) << "one writer's file, whole";
+  EXPECT_EQ(dir.entries(), 1u);
+}
+
+} // namespace
+} // namespace kiln
