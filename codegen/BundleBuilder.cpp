@@ -5,6 +5,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SHA256.h"
 
+#include <algorithm>
+
 namespace kiln::codegen {
 
 rt::Target bundleTarget(Target target) {
@@ -15,6 +17,26 @@ rt::Target bundleTarget(Target target) {
   case Target::SPIRV64: return rt::Target::SPIRV64;
   }
   return rt::Target::SM90;
+}
+
+std::optional<Target> targetForDevice(std::string_view runtimeTarget) {
+  if (runtimeTarget == "spirv64")
+    return Target::SPIRV64;
+  if (!runtimeTarget.starts_with("sm_") || runtimeTarget.size() == 3)
+    return std::nullopt;
+  int capability = 0;
+  for (char c : runtimeTarget.substr(3)) {
+    if (c < '0' || c > '9')
+      return std::nullopt;
+    capability = std::min(capability * 10 + (c - '0'), 100000);
+  }
+  if (capability == 90)
+    return Target::SM90a;
+  if (capability > 90)
+    return Target::SM90;
+  if (capability >= 80)
+    return Target::SM80;
+  return std::nullopt;
 }
 
 std::string compilerVersion() { return "kiln " KILN_VERSION; }

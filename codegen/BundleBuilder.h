@@ -12,12 +12,20 @@
 #include "codegen/Codegen.h"
 #include "runtime/Bundle.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace kiln::codegen {
 
 /// The runtime's name for a code-generation target.
 rt::Target bundleTarget(Target target);
+
+/// The target to compile for on a device whose runtime reports `runtimeTarget`
+/// ("sm_90", "sm_86", "spirv64"; kiln_runtime_target): the most specific one whose code
+/// runs there. sm_90a code runs on compute capability 9.0 alone; sm_80 and sm_90 PTX is
+/// compiled forward by the driver for newer GPUs. nullopt when no target runs there.
+std::optional<Target> targetForDevice(std::string_view runtimeTarget);
 
 /// The compiler version recorded in bundles and cache keys: "kiln 0.1.0".
 std::string compilerVersion();

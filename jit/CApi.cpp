@@ -5,6 +5,7 @@
 // the message goes where the runtime's go (kiln_last_error).
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/BundleBuilder.h"
 #include "jit/Kernel.h"
 #include "jit/kiln_jit.h"
 #include "runtime/DTypes.h"
@@ -93,7 +94,7 @@ kiln_status kiln_jit_create(kiln_runtime *runtime, const kiln_jit_options *optio
     if (o.opt_level < 0 || o.opt_level > 3)
       return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_create: opt_level must be 0..3, got " + std::to_string(o.opt_level));
     std::string target = kiln_runtime_target(runtime);
-    std::optional<codegen::Target> codeTarget = targetForDevice(target);
+    std::optional<codegen::Target> codeTarget = codegen::targetForDevice(target);
     if (!codeTarget)
       return fail(KILN_ERROR_UNSUPPORTED, "the Kiln JIT cannot generate code for " + target + " (" +
                                               kiln_runtime_device_name(runtime) +

@@ -114,21 +114,4 @@ std::optional<rt::Bundle> generateBundle(LoweredKernel &lowered, codegen::Target
   return codegen::makeBundle(module, *lowered.kernel, target, options, *result);
 }
 
-std::optional<codegen::Target> targetForDevice(const std::string &runtimeTarget) {
-  if (runtimeTarget == "spirv64")
-    return codegen::Target::SPIRV64;
-  int arch = 0;
-  if (std::sscanf(runtimeTarget.c_str(), "sm_%d", &arch) != 1)
-    return std::nullopt;
-  // sm_90a code runs on compute capability 9.0 only; sm_80 and sm_90 PTX is JIT-compiled
-  // forward by the driver for newer GPUs.
-  if (arch == 90)
-    return codegen::Target::SM90a;
-  if (arch > 90)
-    return codegen::Target::SM90;
-  if (arch >= 80)
-    return codegen::Target::SM80;
-  return std::nullopt;
-}
-
 } // namespace kiln::jit

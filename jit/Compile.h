@@ -57,9 +57,4 @@ KeyText codegenKey(codegen::Target target, const codegen::CodegenOptions &option
 std::optional<rt::Bundle> generateBundle(LoweredKernel &lowered, codegen::Target target,
                                          const codegen::CodegenOptions &options, std::string &diagnostics);
 
-/// The code target to compile for on a device whose runtime reports `runtimeTarget`
-/// ("sm_90", "sm_86", "spirv64"): the most specific target codegen has that the device
-/// runs. nullopt when there is none.
-std::optional<codegen::Target> targetForDevice(const std::string &runtimeTarget);
-
 } // namespace kiln::jit

@@ -124,5 +124,19 @@ TEST(BundleBuilder, SourceHashFollowsTheText) {
   EXPECT_EQ(sourceHash(empty), "ba768b331fd86cec803be04e56ab2b3d4c0e98ef4ee4fcd4e72ad7cce61a1d1f");
 }
 
+TEST(BundleBuilder, TargetForTheDeviceTheRuntimeReports) {
+  EXPECT_EQ(targetForDevice("sm_90"), Target::SM90a);
+  EXPECT_EQ(targetForDevice("sm_100"), Target::SM90);
+  EXPECT_EQ(targetForDevice("sm_120"), Target::SM90);
+  EXPECT_EQ(targetForDevice("sm_86"), Target::SM80);
+  EXPECT_EQ(targetForDevice("sm_80"), Target::SM80);
+  EXPECT_EQ(targetForDevice("spirv64"), Target::SPIRV64);
+  EXPECT_EQ(targetForDevice("sm_75"), std::nullopt);
+  EXPECT_EQ(targetForDevice("sm_"), std::nullopt);
+  EXPECT_EQ(targetForDevice("sm_9x"), std::nullopt);
+  EXPECT_EQ(targetForDevice("gfx90a"), std::nullopt);
+  EXPECT_EQ(targetForDevice("sm_99999999999999999999"), Target::SM90); // saturates, no overflow
+}
+
 } // namespace
 } // namespace kiln::codegen

@@ -125,14 +125,5 @@ TEST(CacheKey, ValuesCannotForgeLines) {
   EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
-TEST(CacheKey, TargetForTheDevice) {
-  EXPECT_EQ(targetForDevice("sm_90"), codegen::Target::SM90a);
-  EXPECT_EQ(targetForDevice("sm_100"), codegen::Target::SM90);
-  EXPECT_EQ(targetForDevice("sm_86"), codegen::Target::SM80);
-  EXPECT_EQ(targetForDevice("spirv64"), codegen::Target::SPIRV64);
-  EXPECT_EQ(targetForDevice("sm_75"), std::nullopt);
-  EXPECT_EQ(targetForDevice("gfx90a"), std::nullopt);
-}
-
 } // namespace
 } // namespace kiln::jit
