@@ -13,6 +13,10 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
 
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <tuple>
+
 namespace kiln::codegen::detail {
 
 /// Phis in the current block for every register of `types`' values, fed from `from`.
@@ -37,11 +41,14 @@ static Regs regsOf(const std::vector<llvm::PHINode *> &row) {
   return r;
 }
 
-/// Lowers the ops of `block` up to its terminator, which it returns.
+/// Lowers the ops of `block` up to its terminator, which it returns. Loads that a
+/// pipelined dot streams with cp.async instead are left out.
 static const ir::Op *lowerUntilTerminator(Lowering &L, const ir::Block &block) {
   for (const auto &op : block.ops()) {
     if (op->kind() == OpKind::Yield || op->kind() == OpKind::Condition)
       return op.get();
+    if (L.pipeline.dot && (op.get() == L.pipeline.loadA || op.get() == L.pipeline.loadB))
+      continue;
     L.lowerOp(*op);
   }
   KILN_ICE("codegen: region without terminator");
@@ -61,6 +68,7 @@ void Lowering::lowerFor(const ir::Op &op) {
   const size_t numCarried = inits.size();
   std::vector<const ir::Op *> mmaDots(numCarried, nullptr);
   std::vector<Regs> mmaInits(numCarried);
+  MmaPipeline pipe; // one dot per loop streams its operands
   for (unsigned j = 0; j < numCarried; ++j)
     if (const ir::Op *dot = mmaCarriedDot(op, j)) {
       mmaDots[j] = dot;
@@ -68,6 +76,8 @@ void Lowering::lowerFor(const ir::Op &op) {
       inits[j] = &mmaInits[j];
       mmaAccumulators.insert(op.region(0)->argument(1 + j));
       mmaAccumulators.insert(dot->result());
+      if (!pipe.dot)
+        pipe = mmaPipelineFor(op, *dot);
     }
 
   // Accesses of one iteration follow those of the previous one; shared memory read in
@@ -80,6 +90,26 @@ void Lowering::lowerFor(const ir::Op &op) {
   llvm::Value *up = sgn ? b.CreateICmpSGT(step, zero) : b.CreateICmpNE(step, zero);
   llvm::Value *down = sgn ? b.CreateICmpSLT(step, zero) : b.getFalse();
 
+  // Whether the iteration `ahead` steps after `at` runs (the loop's own test, in 64
+  // bits so that it cannot wrap), and its iv.
+  auto widen = [&](llvm::Value *v) {
+    return sgn ? b.CreateSExt(v, b.getInt64Ty()) : b.CreateZExt(v, b.getInt64Ty());
+  };
+  auto ahead = [&](llvm::Value *at, int64_t n) {
+    llvm::Value *t = b.CreateAdd(widen(at), b.CreateMul(widen(step), i64(n)));
+    llvm::Value *runs = b.CreateOr(b.CreateAnd(up, b.CreateICmpSLT(t, widen(ub))),
+                                   b.CreateAnd(down, b.CreateICmpSGT(t, widen(ub))));
+    return std::make_pair(b.CreateTrunc(t, ity), runs);
+  };
+  if (pipe.dot) {
+    // Prologue: the copies of the first stages - 1 iterations.
+    beginSharedUse();
+    for (int64_t s = 0; s + 1 < pipe.stages; ++s) {
+      auto [ivS, runs] = ahead(lb, s);
+      issueMmaStage(pipe, ivS, i32(s), runs);
+    }
+  }
+
   llvm::BasicBlock *pre = b.GetInsertBlock();
   llvm::BasicBlock *header = llvm::BasicBlock::Create(ctx, "for.head", fn);
   llvm::BasicBlock *bodyBB = llvm::BasicBlock::Create(ctx, "for.body", fn);
@@ -89,6 +119,11 @@ void Lowering::lowerFor(const ir::Op &op) {
   llvm::PHINode *iv = b.CreatePHI(ity, 2, "iv");
   iv->addIncoming(lb, pre);
   auto phis = makePhis(*this, inits, pre);
+  llvm::PHINode *stage = nullptr; // the pipeline buffer this iteration reads
+  if (pipe.dot) {
+    stage = b.CreatePHI(b.getInt32Ty(), 2, "stage");
+    stage->addIncoming(i32(0), pre);
+  }
   llvm::Value *below = sgn ? b.CreateICmpSLT(iv, ub) : b.CreateICmpULT(iv, ub);
   llvm::Value *above = sgn ? b.CreateICmpSGT(iv, ub) : b.CreateICmpUGT(iv, ub);
   llvm::Value *go = b.CreateOr(b.CreateAnd(up, below), b.CreateAnd(down, above));
@@ -98,7 +133,14 @@ void Lowering::lowerFor(const ir::Op &op) {
   vals[body.argument(0)] = Regs{{iv}};
   for (size_t j = 0; j < phis.size(); ++j)
     vals[body.argument(static_cast<unsigned>(1 + j))] = regsOf(phis[j]);
+  const MmaPipeline outer = pipeline;
+  if (pipe.dot) {
+    pipeline = pipe;
+    pipeline.stage = stage;
+    std::tie(pipeline.ivAhead, pipeline.condAhead) = ahead(iv, pipe.stages - 1);
+  }
   const ir::Op *yield = lowerUntilTerminator(*this, body);
+  pipeline = outer;
   std::vector<Regs> next;
   for (const ir::Value *v : yield->operands())
     next.push_back(get(v));
@@ -109,9 +151,16 @@ void Lowering::lowerFor(const ir::Op &op) {
     wrapped = b.CreateSelect(up, b.CreateICmpSLT(ivNext, iv), b.CreateICmpSGT(ivNext, iv));
   else
     wrapped = b.CreateICmpULT(ivNext, iv);
+  llvm::Value *stageNext = nullptr;
+  if (stage) {
+    llvm::Value *inc = b.CreateAdd(stage, i32(1));
+    stageNext = b.CreateSelect(b.CreateICmpEQ(inc, i32(pipe.stages)), i32(0), inc);
+  }
   llvm::BasicBlock *latch = b.GetInsertBlock();
   b.CreateCondBr(wrapped, exit, header);
   iv->addIncoming(ivNext, latch);
+  if (stage)
+    stage->addIncoming(stageNext, latch);
   for (size_t j = 0; j < phis.size(); ++j)
     for (size_t r = 0; r < phis[j].size(); ++r)
       phis[j][r]->addIncoming(next[j].v[r], latch);
@@ -127,6 +176,9 @@ void Lowering::lowerFor(const ir::Op &op) {
     }
     set(op.result(static_cast<unsigned>(j)), std::move(out));
   }
+  if (pipe.dot) // copies for iterations that never ran were not issued; none is left
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, llvm::ArrayRef<llvm::Type *>{},
+                      llvm::ArrayRef<llvm::Value *>{});
   addOutstanding(body);
   arenaClean = false;
   for (size_t j = 0; j < numCarried; ++j)

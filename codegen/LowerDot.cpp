@@ -16,7 +16,12 @@
 // layout every other op expects. In the common loop `for k { acc = dot(a, b, acc) }`
 // the carried accumulator is instead held in the mma fragment order for the whole loop
 // (mmaCarriedDot): it is converted once before the loop and once after it, and each
-// iteration's dot reads and writes registers only.
+// iteration's dot reads and writes registers only. When, moreover, the dot's operands
+// come straight from unmasked loads in that loop body and nothing else in the body
+// touches memory or shared memory, the loads become cp.async copies into a ring of
+// `num_stages` buffers (as many as fit in the dot's scratch), issued num_stages - 1
+// iterations ahead, so that global-memory latency overlaps the tensor-core work
+// (mmaPipelineFor; the copies' addresses are recomputed from the iv of their iteration).
 //
 // The FMA path, correct for any M, N, K and every dtype: both operands go to shared
 // memory in their compute type (f32 for float inputs, f64 when one is f64, i32 for
@@ -31,6 +36,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace kiln::codegen::detail {
 
@@ -190,6 +196,145 @@ Regs Lowering::mmaToBlocked(const ir::Op &dot, const Regs &fragments) {
   return out;
 }
 
+//===--------------------------------------------------------------------===//
+// Streaming the operands of a loop's dot (cp.async)
+//===--------------------------------------------------------------------===//
+
+/// Whether `op` may sit in a pipelined loop body: no memory access, no control flow,
+/// and no use of shared memory (the pipeline's buffers hold the arena for the loop).
+static bool pipelineCompatible(Lowering &L, const ir::Op &op) {
+  if (!ir::isPure(op.kind()))
+    return false;
+  // Broadcasts and permutes that lowerBroadcast / lowerPermute recompute in place need
+  // no scratch although scratchAreas reserves some for them.
+  int budget = 32;
+  if (op.kind() == OpKind::Broadcast && (op.operand(0)->type.shape == op.result()->type.shape ||
+                                         op.operand(0)->type.numElements() == 1))
+    return true;
+  if (op.kind() == OpKind::Broadcast || op.kind() == OpKind::Permute)
+    return L.canRematerialize(op.result(), budget);
+  return scratchAreas(op, L.T, false).empty();
+}
+
+/// Elements per cp.async of a load's chunks (0: none fits, a copy is 4 to 16 bytes).
+static int64_t copyWidth(Lowering &L, const ir::Op &load) {
+  const Type &pt = load.operand(0)->type;
+  const int64_t w = accessVectorWidth(L.axis.info(load.operand(0)), pt.shape,
+                                      L.layoutOf(pt).vec, dtypeBytes(pt.dtype));
+  return w * dtypeBytes(pt.dtype) >= 4 ? w : 0;
+}
+
+/// Bytes of the A and B buffers of one pipeline stage.
+static std::pair<int64_t, int64_t> stageAreas(const ir::Op &dot) {
+  const std::vector<int64_t> areas = scratchAreas(dot, 1, true);
+  return {areas[0], areas[1]};
+}
+
+Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp, const ir::Op &dot) {
+  MmaPipeline p;
+  const ir::Block &body = *forOp.region(0);
+  // The stages share the dot's scratch: as many as fit, up to the kernel's num_stages.
+  const auto [aBytes, bBytes] = stageAreas(dot);
+  const int64_t stages = std::min<int64_t>(
+      kernel.numStages, layoutAreas(scratchAreas(dot, T, true)).totalBytes / (aBytes + bBytes));
+  if (stages < 2 || body.argument(0)->type.dtype != DType::I32)
+    return p;
+  const ir::Op *la = dot.operand(0)->definingOp(), *lb = dot.operand(1)->definingOp();
+  for (const ir::Op *ld : {la, lb})
+    if (!ld || ld->kind() != OpKind::Load || ld->parentBlock() != &body ||
+        ld->numOperands() != 1 || usesIn(body, ld->result()) != 1 || copyWidth(*this, *ld) == 0)
+      return p;
+  for (const auto &op : body.ops())
+    if (op.get() != la && op.get() != lb && op.get() != &dot &&
+        op->kind() != OpKind::Yield && !pipelineCompatible(*this, *op))
+      return p;
+  // The addresses may depend on the iv and on values from outside the loop only: the
+  // copies for a later iteration recompute them from its iv.
+  std::vector<const ir::Op *> slice;
+  std::vector<const ir::Value *> work = {la->operand(0), lb->operand(0)};
+  while (!work.empty()) {
+    const ir::Value *v = work.back();
+    work.pop_back();
+    if (v->isBlockArgument()) {
+      if (v->ownerBlock() == &body && v != body.argument(0))
+        return p;
+      continue;
+    }
+    const ir::Op *def = v->definingOp();
+    if (def->parentBlock() != &body ||
+        std::find(slice.begin(), slice.end(), def) != slice.end())
+      continue;
+    slice.push_back(def);
+    for (const ir::Value *o : def->operands())
+      work.push_back(o);
+  }
+  for (const auto &op : body.ops()) // body order
+    if (std::find(slice.begin(), slice.end(), op.get()) != slice.end())
+      p.slice.push_back(op.get());
+  p.loop = &forOp;
+  p.dot = &dot;
+  p.loadA = la;
+  p.loadB = lb;
+  p.stages = stages;
+  return p;
+}
+
+/// cp.async copies of `load`'s tile into shared memory at i16 index `base`, row-major
+/// with `ld` elements per row (as stageOperand lays it out).
+static void copyOperand(Lowering &L, const ir::Op &load, llvm::Value *base, int64_t ld) {
+  auto &b = L.b;
+  const Type &t = load.result()->type;
+  const Layout l = L.layoutOf(t);
+  const int64_t w = copyWidth(L, load), bytes = w * 2, cols = t.shape[1];
+  const llvm::Intrinsic::ID id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16
+                                 : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8
+                                              : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4;
+  const Regs &ptrs = L.get(load.operand(0));
+  for (int64_t round = 0; round < l.numRounds(); ++round) {
+    // Registers of an invalid round copy the last chunk again, to the same place.
+    llvm::Value *e = L.elementIndex(l, round * l.vec);
+    llvm::Value *row = b.CreateUDiv(e, L.i32(cols)), *col = b.CreateURem(e, L.i32(cols));
+    llvm::Value *at = b.CreateAdd(base, b.CreateAdd(b.CreateMul(row, L.i32(ld)), col));
+    for (int64_t j = 0; j < l.vec; j += w)
+      b.CreateIntrinsic(id, {},
+                        {L.sharedAddr(0, b.CreateAdd(at, L.i32(j)), b.getInt16Ty()),
+                         ptrs.v[round * l.vec + j]});
+  }
+}
+
+void Lowering::issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value *stage,
+                             llvm::Value *cond) {
+  const ir::Block &body = *p.loop->region(0);
+  const Type &at = p.dot->operand(0)->type, &bt = p.dot->operand(1)->type;
+  const auto [aBytes, bBytes] = stageAreas(*p.dot);
+  // The slice is lowered again for `iv`; the current iteration's values come back after.
+  std::vector<std::pair<const ir::Value *, std::optional<Regs>>> saved;
+  auto save = [&](const ir::Value *v) {
+    auto it = vals.find(v);
+    saved.push_back({v, it == vals.end() ? std::nullopt : std::optional<Regs>(it->second)});
+  };
+  save(body.argument(0));
+  for (const ir::Op *op : p.slice)
+    for (const auto &r : op->results())
+      save(r.get());
+  vals[body.argument(0)] = Regs{{iv}};
+  guardedVoid(cond, [&] {
+    for (const ir::Op *op : p.slice)
+      lowerOp(*op);
+    llvm::Value *base = b.CreateMul(stage, i32((aBytes + bBytes) / 2));
+    copyOperand(*this, *p.loadA, base, at.shape[1] + kMmaRowPad);
+    copyOperand(*this, *p.loadB, b.CreateAdd(base, i32(aBytes / 2)), bt.shape[1] + kMmaRowPad);
+  });
+  b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, llvm::ArrayRef<llvm::Type *>{},
+                    llvm::ArrayRef<llvm::Value *>{});
+  for (auto &[v, r] : saved) {
+    if (r)
+      vals[v] = *r;
+    else
+      vals.erase(v);
+  }
+}
+
 /// Writes a 16-bit operand tile to shared memory row-major with `ld` elements per row,
 /// each chunk of the blocked layout as one vector store.
 static void stageOperand(Lowering &L, const Type &t, const Regs &r, int64_t offset, int64_t ld) {
@@ -247,9 +392,26 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   const bool accOut = L.mmaAccumulators.count(op.result()) != 0;
   const MmaTiling tl = MmaTiling::make(M, N, L.T / 32);
 
-  L.beginSharedUse();
-  stageOperand(L, at, L.get(op.operand(0)), aOff, lda);
-  stageOperand(L, bt, L.get(op.operand(1)), bOff, ldb);
+  // Where the operands are read: the dot's own areas, or the pipeline buffer of this
+  // iteration (i16 indices, from the arena's start).
+  llvm::Value *aBase = L.i32(aOff / 2), *bBase = L.i32(bOff / 2);
+  if (L.pipeline.dot == &op) {
+    const Lowering::MmaPipeline &p = L.pipeline;
+    const auto [aBytes, bBytes] = stageAreas(op);
+    // This iteration's copies have landed once at most stages - 2 newer groups are in
+    // flight; the barrier also ends every warp's reads of the buffer refilled next.
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(p.stages - 2)});
+    L.barrier();
+    llvm::Value *refill = b.CreateSelect(b.CreateICmpEQ(p.stage, L.i32(0)), L.i32(p.stages - 1),
+                                         b.CreateSub(p.stage, L.i32(1)));
+    L.issueMmaStage(p, p.ivAhead, refill, p.condAhead);
+    aBase = b.CreateMul(p.stage, L.i32((aBytes + bBytes) / 2));
+    bBase = b.CreateAdd(aBase, L.i32(aBytes / 2));
+  } else {
+    L.beginSharedUse();
+    stageOperand(L, at, L.get(op.operand(0)), aOff, lda);
+    stageOperand(L, bt, L.get(op.operand(1)), bOff, ldb);
+  }
   if (hasAcc && !accIn) {
     const Regs &acc = L.get(op.operand(2));
     const Layout lc = L.layoutOf(rt);
@@ -257,7 +419,8 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
       L.storeShared(L.convert(op.operand(2)->type.dtype, DType::F32, acc.v[reg]), cOff,
                     L.elementIndex(lc, reg));
   }
-  L.sharedWritten();
+  if (L.pipeline.dot != &op)
+    L.sharedWritten();
 
   const MmaLane m = mmaLane(L, tl, M, N);
   Values init;
@@ -276,9 +439,11 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   // n (lanes 0-15) and n + 8 (lanes 16-31) -> b0, b1 of two adjacent tiles.
   llvm::Value *lane16 = b.CreateAnd(m.lane, L.i32(15));
   llvm::Value *half = b.CreateShl(b.CreateLShr(m.lane, L.i32(4)), L.i32(3));
-  llvm::Value *aLane = b.CreateAdd(b.CreateMul(b.CreateAdd(m.rowBase, lane16), L.i32(lda)), half);
-  llvm::Value *bLane = b.CreateAdd(b.CreateMul(lane16, L.i32(ldb)), b.CreateAdd(m.colBase, half));
-  llvm::Value *bLaneX2 = b.CreateAdd(b.CreateMul(lane16, L.i32(ldb)), m.colBase);
+  llvm::Value *aLane = b.CreateAdd(
+      aBase, b.CreateAdd(b.CreateMul(b.CreateAdd(m.rowBase, lane16), L.i32(lda)), half));
+  llvm::Value *bLane = b.CreateAdd(
+      bBase, b.CreateAdd(b.CreateMul(lane16, L.i32(ldb)), b.CreateAdd(m.colBase, half)));
+  llvm::Value *bLaneX2 = b.CreateAdd(bBase, b.CreateAdd(b.CreateMul(lane16, L.i32(ldb)), m.colBase));
   auto toOperand = [&](llvm::Value *v) -> llvm::Value * {
     return bf16 ? v : b.CreateBitCast(v, llvm::FixedVectorType::get(b.getHalfTy(), 2));
   };
@@ -288,14 +453,14 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
     llvm::Value *k0 = b.CreateMul(ks, L.i32(16));
     std::vector<Values> af, bfr;
     for (int64_t mi = 0; mi < tl.mTiles; ++mi)
-      af.push_back(ldmatrix(L, L.sharedAddr(aOff, b.CreateAdd(aLane, b.CreateAdd(k0, L.i32(mi * 16 * lda))),
+      af.push_back(ldmatrix(L, L.sharedAddr(0, b.CreateAdd(aLane, b.CreateAdd(k0, L.i32(mi * 16 * lda))),
                                             b.getInt16Ty()),
                             4, false));
     llvm::Value *kRow = b.CreateMul(k0, L.i32(ldb));
     for (int64_t ni = 0; ni < tl.nTiles; ni += 2) {
       const bool pair = ni + 1 < tl.nTiles;
       llvm::Value *e = b.CreateAdd(pair ? bLane : bLaneX2, b.CreateAdd(kRow, L.i32(ni * 8)));
-      Values r = ldmatrix(L, L.sharedAddr(bOff, e, b.getInt16Ty()), pair ? 4 : 2, true);
+      Values r = ldmatrix(L, L.sharedAddr(0, e, b.getInt16Ty()), pair ? 4 : 2, true);
       bfr.push_back({r[0], r[1]});
       if (pair)
         bfr.push_back({r[2], r[3]});

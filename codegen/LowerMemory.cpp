@@ -152,6 +152,21 @@ static Values vectorLoad(Lowering &L, const Regs &ptrs, int64_t base, int64_t w,
     out.push_back(L.fromMemory(ld, elem));
     return out;
   }
+  if (elem.dtype == DType::BF16 && !elem.pointer) {
+    // Pairs of bf16 as 32-bit words: each value is the top half of an f32, so the low
+    // one is the word shifted up and the high one the word with its low half cleared
+    // (one instruction each, where widening each 16-bit value takes two).
+    // One word is loaded as a scalar: SPIR-V has no one-element vectors.
+    llvm::Type *wty = w == 2 ? static_cast<llvm::Type *>(b.getInt32Ty())
+                             : llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(w / 2));
+    llvm::Value *v = b.CreateAlignedLoad(wty, ptrs.v[base], llvm::Align(w * eb));
+    for (int64_t j = 0; j < w / 2; ++j) {
+      llvm::Value *word = w == 2 ? v : b.CreateExtractElement(v, j);
+      out.push_back(b.CreateBitCast(b.CreateShl(word, L.i32(16)), b.getFloatTy()));
+      out.push_back(b.CreateBitCast(b.CreateAnd(word, L.i32(0xFFFF0000)), b.getFloatTy()));
+    }
+    return out;
+  }
   auto *vty = llvm::FixedVectorType::get(mty, static_cast<unsigned>(w));
   llvm::Value *v = b.CreateAlignedLoad(vty, ptrs.v[base], llvm::Align(w * eb));
   for (int64_t j = 0; j < w; ++j)

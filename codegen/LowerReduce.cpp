@@ -8,6 +8,10 @@
 // sub-group operations), and one thread per line writes the line's result, which is
 // read back in the result's layout.
 //
+// A float max or min to a scalar first combines with the hardware's max/min, which
+// differs from the exact combination only in the sign of a zero result; only then is the
+// exact combination run again.
+//
 // Because segments and combining steps keep index order, a custom combiner that is
 // associative gives the interpreter's result; sums and products of floats differ only
 // by reassociation. max/min (NaN-ignoring, -0 < +0) and argmax/argmin (lowest index on
@@ -186,7 +190,7 @@ static void reduceInRegisters(Lowering &L, const ir::Op &op,
                               const std::function<Values(int64_t)> &element,
                               const std::function<Values(const Values &, const Values &)> &fn,
                               unsigned keep, const Type &keepType, int64_t partialsOffset,
-                              int64_t resultsOffset) {
+                              int64_t resultsOffset, bool anyOrder = false) {
   auto &b = L.b;
   const Type &t = op.operand(0)->type;
   const Type &rt = op.result()->type;
@@ -200,10 +204,24 @@ static void reduceInRegisters(Lowering &L, const ir::Op &op,
     const int64_t rpl = cpl / L.T;
     std::vector<Values> totals;
     for (int64_t line = 0; line < lines; ++line) {
-      Values acc;
-      for (int64_t reg = line * rpl * l.vec; reg < (line + 1) * rpl * l.vec; ++reg)
-        acc = acc.empty() ? element(reg) : fn(acc, element(reg));
-      totals.push_back(L.combineGroup(acc, L.T, partialsOffset, sharedTypes, fn));
+      // A thread's elements in index order; with `anyOrder` (an exact, order-free
+      // combination) as a balanced tree instead, whose levels run in parallel.
+      std::vector<Values> level;
+      for (int64_t reg = line * rpl * l.vec; reg < (line + 1) * rpl * l.vec; ++reg) {
+        if (anyOrder || level.empty())
+          level.push_back(element(reg));
+        else
+          level[0] = fn(level[0], element(reg));
+      }
+      while (level.size() > 1) {
+        std::vector<Values> next;
+        for (size_t i = 0; i + 1 < level.size(); i += 2)
+          next.push_back(fn(level[i], level[i + 1]));
+        if (level.size() % 2)
+          next.push_back(level.back());
+        level = std::move(next);
+      }
+      totals.push_back(L.combineGroup(level[0], L.T, partialsOffset, sharedTypes, fn));
     }
     if (rt.isScalar()) // every thread holds the total
       return L.set(op.result(), Regs{{totals[0][keep]}});
@@ -249,9 +267,33 @@ void Lowering::lowerReduce(const ir::Op &op) {
   };
   if (reducesInRegisters(op, T)) {
     const Regs &x = get(op.operand(0));
-    return reduceInRegisters(
-        *this, op, {sty}, [&](int64_t reg) { return Values{x.v[reg]}; }, fn, 0, elem,
-        plan.offsets[1], plan.offsets[2]);
+    auto inRegisters = [&](const std::function<Values(const Values &, const Values &)> &f,
+                           bool anyOrder) {
+      reduceInRegisters(
+          *this, op, {sty}, [&](int64_t reg) { return Values{x.v[reg]}; }, f, 0, elem,
+          plan.offsets[1], plan.offsets[2], anyOrder);
+      return get(op.result()).v;
+    };
+    const bool minMax = kind == ReduceKind::Max || kind == ReduceKind::Min;
+    if (!(minMax && !t.pointer && isFloat(t.dtype) && rt.isScalar())) {
+      inRegisters(fn, false);
+      return;
+    }
+    // A float max/min to a scalar: the hardware's max/min (NaN ignored, one instruction)
+    // gives the exact result unless that result is a zero, whose sign it may get wrong
+    // (-0 < +0 here). Every thread holds the scalar, so all take the same branch.
+    const llvm::Intrinsic::ID id =
+        kind == ReduceKind::Max ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
+    const Values fast = inRegisters(
+        [&](const Values &a, const Values &c) {
+          return Values{b.CreateBinaryIntrinsic(id, a[0], c[0])};
+        },
+        true);
+    llvm::Value *zero = llvm::ConstantFP::get(fast[0]->getType(), 0.0);
+    set(op.result(), Regs{ifElse(
+                         b.CreateFCmpOEQ(fast[0], zero), [&] { return inRegisters(fn, true); },
+                         [&] { return fast; })});
+    return;
   }
 
   beginSharedUse();

@@ -268,6 +268,25 @@ public:
   /// A blocked-layout accumulator of `dot` in mma fragment order, and back.
   Regs mmaFromBlocked(const ir::Op &dot, const Regs &blocked);
   Regs mmaToBlocked(const ir::Op &dot, const Regs &fragments);
+  /// A loop whose carried tensor-core dot reads its operands straight from loads in the
+  /// loop body: the loads become cp.async copies into a ring of `stages` shared-memory
+  /// buffers, issued `stages - 1` iterations ahead (LowerDot.cpp).
+  struct MmaPipeline {
+    const ir::Op *loop = nullptr, *dot = nullptr, *loadA = nullptr, *loadB = nullptr;
+    /// The body ops the copies' addresses depend on, in order (re-lowered per copy).
+    std::vector<const ir::Op *> slice;
+    int64_t stages = 0;
+    llvm::Value *stage = nullptr;     ///< i32 buffer the current iteration reads
+    llvm::Value *ivAhead = nullptr;   ///< the iv `stages - 1` iterations ahead
+    llvm::Value *condAhead = nullptr; ///< i1 that iteration runs
+  };
+  /// The pipeline for `dot`, carried by `forOp`; `dot` is null when there is none.
+  MmaPipeline mmaPipelineFor(const ir::Op &forOp, const ir::Op &dot);
+  /// Copies the operands of iteration `iv` into buffer `stage` when `cond` holds, as
+  /// one cp.async group (committed by every thread either way).
+  void issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value *stage, llvm::Value *cond);
+  /// The pipeline of the loop being lowered (dot null outside one).
+  MmaPipeline pipeline;
 
   // LowerDebug.cpp
   void lowerAssert(const ir::Op &op);
