@@ -280,7 +280,7 @@ public:
   }
   Grid grid(const Workload &w) const override {
     const int64_t bm = std::stoll(w.defines.at(0).second), bn = std::stoll(w.defines.at(1).second);
-    return Grid(m_ / bm, n_ / bn);
+    return Grid((m_ / bm) * (n_ / bn)); // grouped program order (matmul_bf16.kiln)
   }
   void poisonOutputs() override { c_.fill(0xFF); }
   CheckResult check() const override {
