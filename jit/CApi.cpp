@@ -73,6 +73,23 @@ kiln_status compile(kiln_jit *jit, const Source &source, const char *kernel, con
   });
 }
 
+// kiln_jit_kernel_select and its grid-function form; `fn` names the entry point in messages.
+kiln_status selectVariant(const char *fn, kiln_jit_kernel *kernel, const LaunchGrid &grid, const kiln_arg *args,
+                          size_t num_args, kiln_kernel **selected, size_t *config_index, kiln_grid *grid_out) {
+  if (!kernel || (!args && num_args))
+    return fail(KILN_ERROR_INVALID_VALUE, std::string(fn) + ": null kernel or argument array");
+  return guarded([&] {
+    KernelFamily::Selection s = kernel->family->select(grid, std::span<const kiln_arg>(args, num_args));
+    if (selected)
+      *selected = s.kernel;
+    if (config_index)
+      *config_index = s.config;
+    if (grid_out)
+      *grid_out = s.grid;
+    return KILN_SUCCESS;
+  });
+}
+
 } // namespace
 
 extern "C" {
@@ -168,23 +185,34 @@ kiln_status kiln_jit_launch(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_
   if (!kernel || (!args && num_args))
     return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_launch: null kernel or argument array");
   return guarded([&] {
-    kernel->family->launch(grid, std::span<const kiln_arg>(args, num_args));
+    kernel->family->launch(LaunchGrid(grid), std::span<const kiln_arg>(args, num_args));
+    return KILN_SUCCESS;
+  });
+}
+
+kiln_status kiln_jit_launch_with_grid_fn(kiln_jit_kernel *kernel, kiln_jit_grid_fn grid_fn, void *user_data,
+                                         const kiln_arg *args, size_t num_args) {
+  if (!kernel || !grid_fn || (!args && num_args))
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_launch_with_grid_fn: null kernel, grid function or argument array");
+  return guarded([&] {
+    kernel->family->launch(LaunchGrid(grid_fn, user_data), std::span<const kiln_arg>(args, num_args));
     return KILN_SUCCESS;
   });
 }
 
 kiln_status kiln_jit_kernel_select(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args,
                                    kiln_kernel **selected, size_t *config_index) {
-  if (!kernel || (!args && num_args))
-    return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_kernel_select: null kernel or argument array");
-  return guarded([&] {
-    KernelFamily::Selection s = kernel->family->select(grid, std::span<const kiln_arg>(args, num_args));
-    if (selected)
-      *selected = s.kernel;
-    if (config_index)
-      *config_index = s.config;
-    return KILN_SUCCESS;
-  });
+  return selectVariant("kiln_jit_kernel_select", kernel, LaunchGrid(grid), args, num_args, selected, config_index,
+                       nullptr);
+}
+
+kiln_status kiln_jit_kernel_select_with_grid_fn(kiln_jit_kernel *kernel, kiln_jit_grid_fn grid_fn, void *user_data,
+                                                const kiln_arg *args, size_t num_args, kiln_kernel **selected,
+                                                size_t *config_index, kiln_grid *grid) {
+  if (!grid_fn)
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_kernel_select_with_grid_fn: null grid function");
+  return selectVariant("kiln_jit_kernel_select_with_grid_fn", kernel, LaunchGrid(grid_fn, user_data), args, num_args,
+                selected, config_index, grid);
 }
 
 } // extern "C"

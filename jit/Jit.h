@@ -9,6 +9,12 @@
 //   auto k = jit.compile_file("softmax.kiln", "softmax", {{"BLOCK", 1024}});
 //   k.launch({rows, 1, 1}, x, y, n_cols, n_cols);       // typed args checked against the signature
 //
+// An @autotune kernel's configs differ in how much one program covers, so its grid is a
+// function of the config that runs, as Triton's `grid = lambda META: ...`:
+//
+//   k.launch([&](const kiln::KernelInfo &cfg) { return kiln::Grid(cdiv(n, cfg.const_int("BLOCK"))); },
+//            x, y, out, n);
+//
 // A program with errors throws kiln::CompileError whose what() is the compiler's
 // diagnostics ("softmax.kiln:7:13: error[E0200]: ..." with the source line and caret);
 // every other failure throws kiln::RuntimeError. docs/jit.md has the details.
@@ -21,6 +27,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <exception>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -85,6 +92,44 @@ struct CompileOptions {
   uint32_t num_warps = 0;                ///< 0: the kernel's @num_warps (an @autotune config's wins)
 };
 
+/// A callable that gives the grid for the config that runs: Grid(const KernelInfo &).
+template <typename F>
+concept GridFunction = std::invocable<F &, const KernelInfo &> &&
+                       std::convertible_to<std::invoke_result_t<F &, const KernelInfo &>, Grid>;
+
+namespace detail {
+/// A C++ grid function as a kiln_jit_grid_fn. No exception crosses the C ABI: the first
+/// one thrown is kept here and rethrown, as it was, once the JIT call has returned.
+template <typename F> struct GridCallback {
+  F &fn;
+  std::exception_ptr error;
+
+  static kiln_status call(void *self, const kiln_kernel *config, kiln_grid *out) {
+    auto &me = *static_cast<GridCallback *>(self);
+    try {
+      Grid g = std::invoke(me.fn, KernelInfo(config));
+      *out = kiln_grid{g.x, g.y, g.z};
+      return KILN_SUCCESS;
+    } catch (const RuntimeError &e) {
+      me.error = std::current_exception();
+      return kiln_set_last_error(e.status() != KILN_SUCCESS ? e.status() : KILN_ERROR_INVALID_VALUE, e.what());
+    } catch (const std::exception &e) {
+      me.error = std::current_exception();
+      return kiln_set_last_error(KILN_ERROR_INVALID_VALUE, e.what());
+    } catch (...) {
+      me.error = std::current_exception();
+      return kiln_set_last_error(KILN_ERROR_INVALID_VALUE, "it threw an exception that is not a std::exception");
+    }
+  }
+  /// After the JIT call: the grid function's own exception, else the JIT's error.
+  void check(kiln_status s) const {
+    if (s != KILN_SUCCESS && error)
+      std::rethrow_exception(error);
+    checkJit(s);
+  }
+};
+} // namespace detail
+
 /// A JIT-compiled kernel: launches like kiln::Kernel, compiling the variant its
 /// arguments need (and, under @autotune, tuning) on first use.
 class JitKernel {
@@ -115,17 +160,46 @@ public:
     detail::checkJit(kiln_jit_launch(h_, kiln_grid{grid.x, grid.y, grid.z}, args.data(), args.size()));
   }
 
+  /// Launches with the grid `grid(info)` gives for the config that runs, `info` being
+  /// that config's kernel (its consts: info.const_int("BLOCK")). Under @autotune it is
+  /// called for every config timed and then for the chosen one. What it throws is
+  /// rethrown here unchanged, after the JIT has put the argument buffers back and kept no
+  /// tuning choice. It must not launch through the same Jit.
+  template <GridFunction F, typename... Args> void launch(F &&grid, const Args &...args) {
+    std::array<kiln_arg, sizeof...(Args)> a{detail::toArg(args)...};
+    launch_args(grid, a);
+  }
+  template <GridFunction F> void launch_args(F &&grid, std::span<const kiln_arg> args) {
+    detail::GridCallback<F> callback{grid, nullptr};
+    callback.check(kiln_jit_launch_with_grid_fn(h_, &detail::GridCallback<F>::call, &callback, args.data(),
+                                                args.size()));
+  }
+
   /// What a launch with these arguments runs, without launching it.
   struct Selection {
-    kiln_kernel *kernel; ///< owned by this JitKernel
-    size_t config;       ///< index into configs()
+    kiln_kernel *kernel = nullptr; ///< owned by this JitKernel
+    size_t config = 0;             ///< index into configs()
+    Grid grid{0u, 0u, 0u};         ///< the grid it runs with
+    KernelInfo info() const { return KernelInfo(kernel); }
     uint32_t block_size() const { return kiln_kernel_block_size(kernel); }
   };
   template <typename... Args> Selection select(Grid grid, const Args &...args) {
     std::array<kiln_arg, sizeof...(Args)> a{detail::toArg(args)...};
-    Selection s{nullptr, 0};
+    Selection s;
     detail::checkJit(
         kiln_jit_kernel_select(h_, kiln_grid{grid.x, grid.y, grid.z}, a.data(), a.size(), &s.kernel, &s.config));
+    s.grid = grid;
+    return s;
+  }
+  /// The same with a grid function: `grid` receives what the launch would use.
+  template <GridFunction F, typename... Args> Selection select(F &&grid, const Args &...args) {
+    std::array<kiln_arg, sizeof...(Args)> a{detail::toArg(args)...};
+    Selection s;
+    kiln_grid g{0, 0, 0};
+    detail::GridCallback<F> callback{grid, nullptr};
+    callback.check(kiln_jit_kernel_select_with_grid_fn(h_, &detail::GridCallback<F>::call, &callback, a.data(),
+                                                       a.size(), &s.kernel, &s.config, &g));
+    s.grid = Grid(g.x, g.y, g.z);
     return s;
   }
 

@@ -8,6 +8,7 @@
 #include "runtime/DTypes.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace kiln::jit {
 
@@ -24,6 +25,26 @@ static Failure compileFailure(std::string diagnostics) {
 
 // The first line of a diagnostics text, for one-line notes.
 static std::string firstLine(const std::string &text) { return text.substr(0, text.find('\n')); }
+
+kiln_grid LaunchGrid::forConfig(const kiln_kernel *kernel, const std::string &name, const std::string &config) const {
+  if (!fn_)
+    return fixed_;
+  // Cleared first, so a message left by an earlier call is not taken for this one's.
+  kiln_set_last_error(KILN_SUCCESS, "");
+  kiln_grid grid{0, 0, 0};
+  kiln_status status = fn_(userData_, kernel, &grid);
+  if (status == KILN_SUCCESS)
+    return grid;
+  std::string why = kiln_last_error();
+  if (why.empty())
+    why = std::string("it returned ") + kiln_status_name(status) +
+          " without a message (a grid function sets one with kiln_set_last_error)";
+  // The status reaches the caller of the launch: keep it one the caller can name.
+  if (std::strcmp(kiln_status_name(status), "KILN_STATUS_UNKNOWN") == 0)
+    status = KILN_ERROR_INVALID_VALUE;
+  throw Failure{status, "kernel '" + name + "': the grid function failed" +
+                            (config.empty() ? std::string() : " for config " + config) + ": " + why};
+}
 
 KernelFamily::KernelFamily(std::shared_ptr<JitState> jit, const Source &source, const std::string &kernel,
                            const SemaOptions &options)
@@ -62,7 +83,7 @@ KernelFamily::KernelFamily(std::shared_ptr<JitState> jit, const Source &source, 
       throw compileFailure(all);
   }
 
-  const Config &first = *std::find_if(configs_.begin(), configs_.end(), [](const Config &c) { return c.lowered != nullptr; });
+  const Config &first = configs_[firstCompiled()];
   for (const auto &p : first.lowered->kernel->params())
     params_.push_back(rt::BundleParam{p->nameHint, p->type.dtype, p->type.pointer, 1});
 
@@ -186,9 +207,20 @@ std::string KernelFamily::keyValues(std::span<const kiln_arg> args) const {
   return out;
 }
 
-size_t KernelFamily::chooseConfig(kiln_grid grid, std::span<const kiln_arg> args, const ArgFacts &facts) {
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0) // nothing runs, so there is nothing to time
-    return std::find_if(configs_.begin(), configs_.end(), [](const Config &c) { return c.lowered != nullptr; }) - configs_.begin();
+static bool isEmpty(kiln_grid g) { return g.x == 0 || g.y == 0 || g.z == 0; }
+
+size_t KernelFamily::firstCompiled() const {
+  return std::find_if(configs_.begin(), configs_.end(), [](const Config &c) { return c.lowered != nullptr; }) -
+         configs_.begin();
+}
+
+kiln_grid KernelFamily::gridFor(const LaunchGrid &grid, const kiln_kernel *kernel, size_t index) const {
+  return grid.forConfig(kernel, name_, autotuned_ ? configs_[index].text : "");
+}
+
+size_t KernelFamily::chooseConfig(const LaunchGrid &grid, std::span<const kiln_arg> args, const ArgFacts &facts) {
+  if (grid.isFixed() && isEmpty(grid.fixed())) // nothing runs, so there is nothing to time
+    return firstCompiled();
   std::string values = keyValues(args);
   std::string choiceKey = values + "; " + facts.text();
   if (auto it = choices_.find(choiceKey); it != choices_.end())
@@ -212,7 +244,7 @@ size_t KernelFamily::chooseConfig(kiln_grid grid, std::span<const kiln_arg> args
   return best;
 }
 
-size_t KernelFamily::tune(kiln_grid grid, std::span<const kiln_arg> args, const ArgFacts &facts,
+size_t KernelFamily::tune(const LaunchGrid &grid, std::span<const kiln_arg> args, const ArgFacts &facts,
                           const std::string &values, bool &keep) {
   JitState &jit = *jit_;
   TuningRecord record;
@@ -223,30 +255,47 @@ size_t KernelFamily::tune(kiln_grid grid, std::span<const kiln_arg> args, const 
     keep = false;
     jit.log.warning("kernel '" + name_ + "': cannot copy the arguments to autotune on (" + why +
                     "); using the first config that compiles without timing");
-    for (size_t i = 0; i < configs_.size(); ++i)
-      if (configs_[i].lowered)
-        return i;
+    return firstCompiled();
   }
   std::optional<size_t> best;
   std::string reasons;
+  bool emptyGrid = false;
   for (size_t i = 0; i < configs_.size(); ++i) {
     record.configs.push_back(configs_[i].text);
     record.medianMs.emplace_back();
     record.skipped.emplace_back();
     std::string why;
+    kiln_kernel *k = nullptr;
     try {
-      kiln_kernel *k = variant(i, facts);
+      k = variant(i, facts);
+    } catch (const Failure &f) {
+      why = firstLine(f.message);
+    }
+    if (k) {
+      kiln_grid g{0, 0, 0};
+      try {
+        g = gridFor(grid, k, i);
+      } catch (Failure &f) {
+        // The caller's grid function is broken, not this config: stop, leaving the
+        // caller's data as it was and no choice behind.
+        if (std::string lost = snapshot.restore(); !lost.empty())
+          f.message += "; the arguments could not be restored after the configs that ran: " + lost;
+        throw;
+      }
       float ms = 0;
-      why = snapshot.restore();
+      if (isEmpty(g)) {
+        emptyGrid = true;
+        why = "its grid is empty, so there is nothing to time";
+      }
       if (why.empty())
-        why = timeLaunch(jit.runtime, k, grid, args, jit.autotuneWarmup, jit.autotuneRuns, ms);
+        why = snapshot.restore();
+      if (why.empty())
+        why = timeLaunch(jit.runtime, k, g, args, jit.autotuneWarmup, jit.autotuneRuns, ms);
       if (why.empty()) {
         record.medianMs.back() = ms;
         if (!best || ms < *record.medianMs[*best])
           best = i;
       }
-    } catch (const Failure &f) {
-      why = firstLine(f.message);
     }
     if (!why.empty()) {
       record.skipped.back() = why;
@@ -255,6 +304,11 @@ size_t KernelFamily::tune(kiln_grid grid, std::span<const kiln_arg> args, const 
   }
   if (std::string why = snapshot.restore(); !why.empty())
     throw Failure{KILN_ERROR_DRIVER, "kernel '" + name_ + "': cannot restore the arguments after autotuning: " + why};
+  if (!best && emptyGrid) {
+    // As with an empty grid given for every config: nothing runs, nothing is learned.
+    keep = false;
+    return firstCompiled();
+  }
   if (!best)
     throw Failure{KILN_ERROR_LAUNCH, "kernel '" + name_ + "': no @autotune config could run:" + reasons};
   record.best = *best;
@@ -268,22 +322,23 @@ size_t KernelFamily::tune(kiln_grid grid, std::span<const kiln_arg> args, const 
   return *best;
 }
 
-KernelFamily::Selection KernelFamily::selectLocked(kiln_grid grid, std::span<const kiln_arg> args) {
+KernelFamily::Selection KernelFamily::selectLocked(const LaunchGrid &grid, std::span<const kiln_arg> args) {
   std::vector<uint64_t> addresses = checkArgs(args);
   ArgFacts facts = jit_->specialize ? factsOf(params_, args, addresses) : genericFacts();
   size_t config = autotuned_ ? chooseConfig(grid, args, facts) : 0;
-  return Selection{variant(config, facts), config};
+  kiln_kernel *kernel = variant(config, facts);
+  return Selection{kernel, config, gridFor(grid, kernel, config)};
 }
 
-KernelFamily::Selection KernelFamily::select(kiln_grid grid, std::span<const kiln_arg> args) {
+KernelFamily::Selection KernelFamily::select(const LaunchGrid &grid, std::span<const kiln_arg> args) {
   std::lock_guard<std::mutex> lock(jit_->mutex);
   return selectLocked(grid, args);
 }
 
-void KernelFamily::launch(kiln_grid grid, std::span<const kiln_arg> args) {
+void KernelFamily::launch(const LaunchGrid &grid, std::span<const kiln_arg> args) {
   std::lock_guard<std::mutex> lock(jit_->mutex);
   Selection s = selectLocked(grid, args);
-  if (kiln_status status = kiln_launch(s.kernel, grid, args.data(), args.size()); status != KILN_SUCCESS)
+  if (kiln_status status = kiln_launch(s.kernel, s.grid, args.data(), args.size()); status != KILN_SUCCESS)
     throw Failure{status, kiln_last_error()};
 }
 

@@ -14,6 +14,7 @@
 #include "jit/DiskCache.h"
 #include "jit/Log.h"
 #include "jit/Specialization.h"
+#include "jit/kiln_jit.h"
 
 #include <map>
 #include <memory>
@@ -49,6 +50,26 @@ struct JitState {
   std::mutex mutex; ///< one compile, tuning or launch of this JIT at a time
 };
 
+/// Where a launch's grid comes from: one grid for every config, or the caller's grid
+/// function, asked for the config that runs (kiln_jit_grid_fn).
+class LaunchGrid {
+public:
+  explicit LaunchGrid(kiln_grid fixed) : fixed_(fixed) {}
+  LaunchGrid(kiln_jit_grid_fn fn, void *userData) : fn_(fn), userData_(userData) {}
+
+  /// The grid is the same whatever the config: the caller gave it.
+  bool isFixed() const { return fn_ == nullptr; }
+  kiln_grid fixed() const { return fixed_; }
+  /// The grid for `kernel`, config `config` of kernel `name` ("" when it has no
+  /// @autotune). Throws Failure, naming the kernel and config, when the function fails.
+  kiln_grid forConfig(const kiln_kernel *kernel, const std::string &name, const std::string &config) const;
+
+private:
+  kiln_grid fixed_{0, 0, 0};
+  kiln_jit_grid_fn fn_ = nullptr;
+  void *userData_ = nullptr;
+};
+
 class KernelFamily {
 public:
   /// Compiles kernel `kernel` of `source` through the frontend (every @autotune config),
@@ -67,11 +88,12 @@ public:
   struct Selection {
     kiln_kernel *kernel = nullptr;
     size_t config = 0;
+    kiln_grid grid{0, 0, 0}; ///< the grid it runs with
   };
   /// The variant a launch with `grid` and `args` runs. Throws Failure.
-  Selection select(kiln_grid grid, std::span<const kiln_arg> args);
+  Selection select(const LaunchGrid &grid, std::span<const kiln_arg> args);
   /// Selects and launches. Throws Failure.
-  void launch(kiln_grid grid, std::span<const kiln_arg> args);
+  void launch(const LaunchGrid &grid, std::span<const kiln_arg> args);
 
 private:
   struct Config {
@@ -81,14 +103,17 @@ private:
     std::map<ArgFacts, kiln_kernel *> variants;
   };
 
-  Selection selectLocked(kiln_grid grid, std::span<const kiln_arg> args);
+  Selection selectLocked(const LaunchGrid &grid, std::span<const kiln_arg> args);
   /// Checks `args` against the signature; returns the pointer arguments' addresses.
   std::vector<uint64_t> checkArgs(std::span<const kiln_arg> args) const;
   kiln_kernel *variant(size_t config, const ArgFacts &facts);
-  size_t chooseConfig(kiln_grid grid, std::span<const kiln_arg> args, const ArgFacts &facts);
+  size_t chooseConfig(const LaunchGrid &grid, std::span<const kiln_arg> args, const ArgFacts &facts);
   /// Times every config; returns the fastest and whether the choice may be kept.
-  size_t tune(kiln_grid grid, std::span<const kiln_arg> args, const ArgFacts &facts, const std::string &keyValues,
-              bool &keep);
+  size_t tune(const LaunchGrid &grid, std::span<const kiln_arg> args, const ArgFacts &facts,
+              const std::string &keyValues, bool &keep);
+  /// Config `index`'s grid when it runs as `kernel`.
+  kiln_grid gridFor(const LaunchGrid &grid, const kiln_kernel *kernel, size_t index) const;
+  size_t firstCompiled() const;
   std::string keyValues(std::span<const kiln_arg> args) const;
 
   std::shared_ptr<JitState> jit_;

@@ -112,6 +112,29 @@ kiln_status kiln_jit_launch(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_
 kiln_status kiln_jit_kernel_select(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args,
                                    kiln_kernel **selected, size_t *config_index);
 
+/* ---- launching with a grid function --------------------------------------------- */
+/* The grid of a launch, computed from the config that runs: `config` is that config's
+ * loaded kernel, whose consts (kiln_kernel_const_int(config, "BLOCK", &block)) say how
+ * much of the problem one program covers, so the grid can be cdiv(n, BLOCK) for every
+ * config of an @autotune kernel, as Triton's `grid = lambda META: ...` is. Stores the
+ * grid in *grid and returns KILN_SUCCESS, or returns a failure status, which the launch
+ * returns; a message set with kiln_set_last_error() is kept in the launch's. It may call
+ * the runtime's accessors but must not launch through the same kiln_jit (calls on one
+ * kiln_jit are serialized, so that would wait forever). */
+typedef kiln_status (*kiln_jit_grid_fn)(void *user_data, const kiln_kernel *config, kiln_grid *grid);
+
+/* kiln_jit_launch with the grid computed by `grid_fn` for the config that runs. On the
+ * first launch of an @autotune kernel per key value it is called once for each config
+ * timed, then for the chosen one; otherwise once. When it fails, nothing more runs, the
+ * argument buffers hold what they held before the call, and no tuning choice is kept. */
+kiln_status kiln_jit_launch_with_grid_fn(kiln_jit_kernel *kernel, kiln_jit_grid_fn grid_fn, void *user_data,
+                                         const kiln_arg *args, size_t num_args);
+/* kiln_jit_kernel_select with the grid from `grid_fn`; `grid` receives the grid the
+ * launch would use. Any of the out pointers may be NULL. */
+kiln_status kiln_jit_kernel_select_with_grid_fn(kiln_jit_kernel *kernel, kiln_jit_grid_fn grid_fn, void *user_data,
+                                                const kiln_arg *args, size_t num_args, kiln_kernel **selected,
+                                                size_t *config_index, kiln_grid *grid);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

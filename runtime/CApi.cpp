@@ -14,6 +14,7 @@
 #include <new>
 #include <set>
 #include <tuple>
+#include <variant>
 
 namespace kiln::rt {
 namespace {
@@ -407,6 +408,63 @@ uint32_t kiln_kernel_block_size(const kiln_kernel *kernel) { return kernel ? ker
 uint32_t kiln_kernel_shared_bytes(const kiln_kernel *kernel) { return kernel ? kernel->bundle.sharedBytes : 0; }
 const char *kiln_kernel_jit_log(const kiln_kernel *kernel) {
   return kernel && kernel->device ? kernel->device->jitLog().c_str() : "";
+}
+
+size_t kiln_kernel_num_consts(const kiln_kernel *kernel) { return kernel ? kernel->bundle.consts.size() : 0; }
+
+// A const's value as the scalar kiln_arg of the same kind.
+static kiln_arg constArg(const kiln::rt::ConstValue &c) {
+  kiln_arg a{};
+  if (const int64_t *i = std::get_if<int64_t>(&c.value)) {
+    a.kind = KILN_ARG_INT;
+    a.value.i = *i;
+  } else if (const double *f = std::get_if<double>(&c.value)) {
+    a.kind = KILN_ARG_FLOAT;
+    a.value.f = *f;
+  } else {
+    a.kind = KILN_ARG_BOOL;
+    a.value.b = std::get<bool>(c.value) ? 1 : 0;
+  }
+  return a;
+}
+
+kiln_status kiln_kernel_const(const kiln_kernel *kernel, size_t index, const char **name, kiln_arg *value) {
+  return guarded([&] {
+    if (!kernel || index >= kernel->bundle.consts.size())
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_kernel_const: null kernel or index out of range");
+    const ConstValue &c = kernel->bundle.consts[index];
+    if (name)
+      *name = c.name.c_str();
+    if (value)
+      *value = constArg(c);
+    return KILN_SUCCESS;
+  });
+}
+
+kiln_status kiln_kernel_const_int(const kiln_kernel *kernel, const char *name, int64_t *value) {
+  return guarded([&] {
+    if (!kernel || !name || !value)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_kernel_const_int: null kernel, name or `value`");
+    const kiln::rt::Bundle &b = kernel->bundle;
+    for (const ConstValue &c : b.consts) {
+      if (c.name != name)
+        continue;
+      if (const int64_t *i = std::get_if<int64_t>(&c.value)) {
+        *value = *i;
+        return KILN_SUCCESS;
+      }
+      return fail(KILN_ERROR_INVALID_VALUE, "kernel '" + b.kernelName + "': const " + c.name + " is a " +
+                                                (std::holds_alternative<double>(c.value) ? "float" : "bool") +
+                                                ", not an integer");
+    }
+    // Listing what there is turns a typo into an obvious fix.
+    std::string known;
+    for (const ConstValue &c : b.consts)
+      known += (known.empty() ? "" : ", ") + c.name;
+    return fail(KILN_ERROR_INVALID_VALUE, "kernel '" + b.kernelName + "' has no const '" + name + "' (" +
+                                              (known.empty() ? "it has no const parameters" : "its consts: " + known) +
+                                              ")");
+  });
 }
 
 kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args) {

@@ -26,6 +26,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace kiln {
@@ -188,14 +189,72 @@ template <typename T> kiln_arg toArg(const T &v) {
 }
 } // namespace detail
 
+/// A runtime parameter of a kernel.
+struct KernelParam {
+  std::string name;
+  kiln_dtype dtype;
+  bool pointer;
+};
+
+/// A `const` parameter of a kernel and the value it was compiled with.
+struct KernelConst {
+  std::string name;
+  std::variant<int64_t, double, bool> value;
+};
+
+/// What a loaded kernel is, without owning it: its signature, its consts and its launch
+/// shape. A grid function of the JIT (kiln::JitKernel::launch) receives one for the
+/// config it sizes the grid for.
+class KernelInfo {
+public:
+  explicit KernelInfo(const kiln_kernel *handle) : h_(handle) {}
+
+  std::string name() const { return kiln_kernel_name(h_); }
+  std::vector<KernelParam> params() const {
+    std::vector<KernelParam> out;
+    for (size_t i = 0; i < kiln_kernel_num_params(h_); ++i) {
+      const char *n = nullptr;
+      kiln_dtype d = KILN_DTYPE_NONE;
+      int ptr = 0;
+      detail::check(kiln_kernel_param(h_, i, &n, &d, &ptr));
+      out.push_back(KernelParam{n, d, ptr != 0});
+    }
+    return out;
+  }
+  std::vector<KernelConst> consts() const {
+    std::vector<KernelConst> out;
+    for (size_t i = 0; i < kiln_kernel_num_consts(h_); ++i) {
+      const char *n = nullptr;
+      kiln_arg v{};
+      detail::check(kiln_kernel_const(h_, i, &n, &v));
+      if (v.kind == KILN_ARG_INT)
+        out.push_back(KernelConst{n, v.value.i});
+      else if (v.kind == KILN_ARG_FLOAT)
+        out.push_back(KernelConst{n, v.value.f});
+      else
+        out.push_back(KernelConst{n, v.value.b != 0});
+    }
+    return out;
+  }
+  /// The integer const `name` (`const BLOCK: i32`). Throws RuntimeError naming the
+  /// kernel and the const when there is no such const or it is not an integer.
+  int64_t const_int(const std::string &name) const {
+    int64_t v = 0;
+    detail::check(kiln_kernel_const_int(h_, name.c_str(), &v));
+    return v;
+  }
+  uint32_t block_size() const { return kiln_kernel_block_size(h_); }
+  uint32_t shared_bytes() const { return kiln_kernel_shared_bytes(h_); }
+  const kiln_kernel *handle() const { return h_; }
+
+private:
+  const kiln_kernel *h_;
+};
+
 /// A loaded kernel: its signature and launch.
 class Kernel {
 public:
-  struct Param {
-    std::string name;
-    kiln_dtype dtype;
-    bool pointer;
-  };
+  using Param = KernelParam;
 
   Kernel() = default;
   explicit Kernel(kiln_kernel *handle) : h_(handle) {}
@@ -224,20 +283,13 @@ public:
   }
 
   kiln_kernel *handle() const { return h_; }
-  std::string name() const { return kiln_kernel_name(h_); }
-  std::vector<Param> params() const {
-    std::vector<Param> out;
-    for (size_t i = 0; i < kiln_kernel_num_params(h_); ++i) {
-      const char *n = nullptr;
-      kiln_dtype d = KILN_DTYPE_NONE;
-      int ptr = 0;
-      detail::check(kiln_kernel_param(h_, i, &n, &d, &ptr));
-      out.push_back(Param{n, d, ptr != 0});
-    }
-    return out;
-  }
-  uint32_t block_size() const { return kiln_kernel_block_size(h_); }
-  uint32_t shared_bytes() const { return kiln_kernel_shared_bytes(h_); }
+  KernelInfo info() const { return KernelInfo(h_); }
+  std::string name() const { return info().name(); }
+  std::vector<Param> params() const { return info().params(); }
+  std::vector<KernelConst> consts() const { return info().consts(); }
+  int64_t const_int(const std::string &name) const { return info().const_int(name); }
+  uint32_t block_size() const { return info().block_size(); }
+  uint32_t shared_bytes() const { return info().shared_bytes(); }
   std::string jit_log() const { return kiln_kernel_jit_log(h_); }
 
 private:

@@ -181,6 +181,16 @@ uint32_t kiln_kernel_block_size(const kiln_kernel *kernel);
 uint32_t kiln_kernel_shared_bytes(const kiln_kernel *kernel);
 /* The driver's JIT/build info log from loading (may be ""). */
 const char *kiln_kernel_jit_log(const kiln_kernel *kernel);
+/* The kernel's `const` parameters, with the values they were compiled with (a default,
+ * a -D, a JIT define or an @autotune config's). A host program reads them to size its
+ * launch: BLOCK elements per program need cdiv(n, BLOCK) programs. Values come back as
+ * a kiln_arg of kind KILN_ARG_INT, KILN_ARG_FLOAT or KILN_ARG_BOOL, the kinds a scalar
+ * argument has; the name is valid while the kernel lives. Out pointers may be NULL. */
+size_t kiln_kernel_num_consts(const kiln_kernel *kernel);
+kiln_status kiln_kernel_const(const kiln_kernel *kernel, size_t index, const char **name, kiln_arg *value);
+/* The integer `const` called `name`. KILN_ERROR_INVALID_VALUE, with a message naming
+ * the kernel and the const, when there is no such const or it is a float or a bool. */
+kiln_status kiln_kernel_const_int(const kiln_kernel *kernel, const char *name, int64_t *value);
 
 /* Launches `grid` programs. `args` follow the kernel's parameters in order. */
 kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args);

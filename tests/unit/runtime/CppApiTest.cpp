@@ -148,3 +148,61 @@ TEST_F(CppApi, EventsAndMoves) {
   k2.launch({1}, moved, moved, moved, 1);
   EXPECT_EQ(fake.launchCount(), 3);
 }
+
+TEST_F(CppApi, ConstsAreReadWithTheValuesTheKernelWasCompiledWith) {
+  kiln::Runtime rt;
+  auto k = rt.load_bundle(path);
+  std::vector<kiln::KernelConst> consts = k.consts();
+  ASSERT_EQ(consts.size(), 3u); // vaddBundle: BLOCK = 1024, SCALE = 0.5, CAUSAL = true
+  EXPECT_EQ(consts[0].name, "BLOCK");
+  EXPECT_EQ(std::get<int64_t>(consts[0].value), 1024);
+  EXPECT_EQ(consts[1].name, "SCALE");
+  EXPECT_EQ(std::get<double>(consts[1].value), 0.5);
+  EXPECT_EQ(consts[2].name, "CAUSAL");
+  EXPECT_EQ(std::get<bool>(consts[2].value), true);
+  EXPECT_EQ(k.const_int("BLOCK"), 1024);
+  EXPECT_EQ(k.info().const_int("BLOCK"), 1024);
+
+  // The C ABI: by index, as the scalar kiln_arg of the same kind.
+  ASSERT_EQ(kiln_kernel_num_consts(k.handle()), 3u);
+  const char *name = nullptr;
+  kiln_arg value{};
+  ASSERT_EQ(kiln_kernel_const(k.handle(), 1, &name, &value), KILN_SUCCESS);
+  EXPECT_STREQ(name, "SCALE");
+  EXPECT_EQ(value.kind, KILN_ARG_FLOAT);
+  EXPECT_EQ(value.value.f, 0.5);
+  ASSERT_EQ(kiln_kernel_const(k.handle(), 2, nullptr, &value), KILN_SUCCESS);
+  EXPECT_EQ(value.kind, KILN_ARG_BOOL);
+  EXPECT_EQ(value.value.b, 1);
+  EXPECT_EQ(kiln_kernel_const(k.handle(), 3, &name, &value), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(kiln_last_error(), "kiln_kernel_const: null kernel or index out of range");
+  EXPECT_EQ(kiln_kernel_num_consts(nullptr), 0u);
+  int64_t v = 7;
+  EXPECT_EQ(kiln_kernel_const_int(k.handle(), nullptr, &v), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(kiln_kernel_const_int(nullptr, "BLOCK", &v), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(v, 7) << "nothing is written on failure";
+}
+
+TEST_F(CppApi, ConstQueriesNameTheKernelAndTheConst) {
+  kiln::Runtime rt;
+  auto k = rt.load_bundle(path);
+  kiln::RuntimeError e = thrown([&] { k.const_int("BLOK"); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(e.what(), "kernel 'vadd' has no const 'BLOK' (its consts: BLOCK, SCALE, CAUSAL)");
+  e = thrown([&] { k.const_int("SCALE"); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(e.what(), "kernel 'vadd': const SCALE is a float, not an integer");
+  e = thrown([&] { k.const_int("CAUSAL"); });
+  EXPECT_STREQ(e.what(), "kernel 'vadd': const CAUSAL is a bool, not an integer");
+
+  // A kernel without consts says so rather than listing nothing.
+  Bundle plain = vaddBundle();
+  plain.consts.clear();
+  std::string error;
+  std::vector<uint8_t> bytes = serializeBundle(plain, error);
+  ASSERT_FALSE(bytes.empty()) << error;
+  auto k2 = rt.load_bundle_bytes(bytes);
+  EXPECT_TRUE(k2.consts().empty());
+  e = thrown([&] { k2.const_int("BLOCK"); });
+  EXPECT_STREQ(e.what(), "kernel 'vadd' has no const 'BLOCK' (it has no const parameters)");
+}

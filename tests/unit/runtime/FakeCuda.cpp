@@ -5,7 +5,8 @@
 // point KILN_CUDA_LIBRARY at it and drive the whole CUDA backend on a machine without a
 // GPU. "Device memory" is host memory; a launch runs nothing but is recorded (grid,
 // block, shared memory, the bytes of every parameter, sized from the PTX entry's
-// `.param` list) so tests can check exactly what the backend handed to the driver.
+// `.param` list; the grid and block of every launch since the reset) so tests can check
+// exactly what the backend handed to the driver.
 // A launch takes fake device time that tests can set per kernel (fake_cuda_set_launch_ms,
 // matched on the PTX text), and it can leave a mark in the memory its pointer arguments
 // point at (fake_cuda_mark_memory), so that tests of the autotuner see which config was
@@ -55,6 +56,11 @@ struct LastLaunch {
   std::vector<std::vector<unsigned char>> params;
 };
 
+struct LaunchShape {
+  unsigned grid[3];
+  unsigned block[3];
+};
+
 struct State {
   bool initialized = false;
   int deviceCount = 1;
@@ -71,6 +77,7 @@ struct State {
   double nowMs = 0;
   int launches = 0;
   LastLaunch last;
+  std::vector<LaunchShape> shapes; ///< every launch's grid and block, in order
   /// (text in the PTX, milliseconds): a launch of a kernel whose module's PTX contains
   /// the text takes that long; the first match counts, else 0.25 ms.
   std::vector<std::pair<std::string, double>> launchMs;
@@ -182,6 +189,17 @@ int fake_cuda_last_launch(unsigned grid[3], unsigned block[3], unsigned *sharedB
   std::memcpy(block, state.last.block, sizeof state.last.block);
   *sharedBytes = state.last.sharedBytes;
   writeLog(function, size, state.last.function);
+  return 1;
+}
+
+/// Copies the grid and block of launch `index` (0: the first since the reset) out;
+/// returns 0 when there was no such launch.
+int fake_cuda_launch_shape(int index, unsigned grid[3], unsigned block[3]) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (index < 0 || static_cast<size_t>(index) >= state.shapes.size())
+    return 0;
+  std::memcpy(grid, state.shapes[index].grid, sizeof state.shapes[index].grid);
+  std::memcpy(block, state.shapes[index].block, sizeof state.shapes[index].block);
   return 1;
 }
 
@@ -433,6 +451,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
         std::memcpy(d, &counter, 4);
       }
     }
+  state.shapes.push_back(LaunchShape{{gx, gy, gz}, {bx, by, bz}});
   state.last = std::move(l);
   ++state.launches;
   double ms = 0.25; // by default a launch takes a quarter millisecond of fake device time

@@ -113,6 +113,8 @@ struct FakeCuda {
   int (*lastLaunch)(unsigned *, unsigned *, unsigned *, char *, size_t) =
       fakeSymbol<int (*)(unsigned *, unsigned *, unsigned *, char *, size_t)>(KILN_FAKE_CUDA_PATH,
                                                                               "fake_cuda_last_launch");
+  int (*launchShape)(int, unsigned *, unsigned *) =
+      fakeSymbol<int (*)(int, unsigned *, unsigned *)>(KILN_FAKE_CUDA_PATH, "fake_cuda_launch_shape");
   size_t (*lastParam)(size_t, void *, size_t) = fakeSymbol<size_t (*)(size_t, void *, size_t)>(KILN_FAKE_CUDA_PATH,
                                                                                                "fake_cuda_last_param");
   int (*live)(const char *) = fakeSymbol<int (*)(const char *)>(KILN_FAKE_CUDA_PATH, "fake_cuda_live");
