@@ -12,9 +12,9 @@ CASES = []
 
 # ---- vector_add -----------------------------------------------------------------------
 
-def _vector_add(name, sizes, block=None):
+def _vector_add(name, sizes, block=None, file="examples/vector_add.kiln", kernel="vector_add"):
     CASES.append(Case(
-        name=name, file="examples/vector_add.kiln", kernel="vector_add",
+        name=name, file=file, kernel=kernel,
         sizes=sizes,
         defines={"BLOCK": block} if block else {},
         grid=lambda s: (cdiv(s["n"], block or 1024),),
@@ -28,6 +28,20 @@ _vector_add("example.vector_add", lambda r: {"n": int(r.integers(1000, 5000))}, 
 _vector_add("example.vector_add.default_block", {"n": 3000})
 _vector_add("example.vector_add.one", {"n": 1}, block=128)
 _vector_add("example.vector_add.exact_blocks", {"n": 512}, block=128)
+
+
+# ---- autotune_add ---------------------------------------------------------------------
+# The same sum under @autotune. The interpreter does not tune: it runs the BLOCK given
+# with -D (each config's here), else the default, with the grid that BLOCK needs.
+
+def _autotune_add(name, sizes, block=None):
+    _vector_add(name, sizes, block, file="examples/autotune_add.kiln", kernel="add")
+
+
+for _block in (64, 128, 1024):
+    _autotune_add("example.autotune_add.block%d" % _block,
+                  lambda r: {"n": int(r.integers(1, 5000))}, block=_block)
+_autotune_add("example.autotune_add.default_block", {"n": 3000})
 
 
 # ---- softmax --------------------------------------------------------------------------
