@@ -10,6 +10,7 @@
 #include "jit/kiln_jit.h"
 #include "runtime/DTypes.h"
 
+#include <cstdlib>
 #include <new>
 
 using namespace kiln;
@@ -126,6 +127,10 @@ kiln_status kiln_jit_create(kiln_runtime *runtime, const kiln_jit_options *optio
     state->specialize = o.specialize != 0;
     state->codegen.optLevel = o.opt_level;
     state->codegen.emitSpirvAsm = false;
+    // Machines with a driver but no CUDA toolkit can still name a libdevice (one ships
+    // with Triton, for instance); the path is part of every cache key.
+    if (const char *libdevice = std::getenv("KILN_LIBDEVICE"); libdevice && *libdevice)
+      state->codegen.libdevicePath = libdevice;
     state->autotuneWarmup = o.autotune_warmup;
     state->autotuneRuns = o.autotune_runs ? o.autotune_runs : 1;
     *out = new kiln_jit{std::move(state)};

@@ -145,6 +145,22 @@ TEST_F(JitOnFakeCuda, WithoutSpecializationOneVariantIsCompiledUpFront) {
   }
 }
 
+TEST_F(JitOnFakeCuda, LibdeviceComesFromTheEnvironment) {
+  // softmax calls exp, so its code links libdevice: a path that is not there shows which
+  // one the JIT used.
+  std::string missing = cache.file("no-such-libdevice.bc");
+  rt::test::ScopedEnv libdevice("KILN_LIBDEVICE", missing.c_str());
+  Jit::Options options;
+  options.specialize = false;
+  auto jit = makeJit(options);
+  try {
+    jit->compile_file(kSoftmax, "softmax");
+    FAIL() << "linked a libdevice that does not exist";
+  } catch (const CompileError &e) {
+    EXPECT_TRUE(contains(e.what(), "cannot read libdevice '" + missing + "'")) << e.what();
+  }
+}
+
 TEST_F(JitOnFakeCuda, BadArgumentsAreRefusedBeforeAnythingIsCompiled) {
   Rows data(*runtime, 1, 16);
   auto jit = makeJit();
