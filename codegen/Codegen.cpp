@@ -148,9 +148,10 @@ static bool checkSupported(const ir::Kernel &kernel, Target target, DiagnosticEn
     return false;
   }
   const int64_t threads = kernel.numWarps * 32;
+  const int64_t maxVec = chunkLimit(kernel);
   ir::walk(*kernel.body, [&](ir::Op &op) {
     for (const auto &r : op.results()) {
-      const int64_t perThread = Layout::forType(r->type, threads).numRegs();
+      const int64_t perThread = Layout::forType(r->type, threads, maxVec).numRegs();
       if (ok && perThread > kMaxElementsPerThread) {
         diags.error(op.loc(), DiagCode::Unsupported)
                 .hint("use smaller tiles or more warps (num_warps)")

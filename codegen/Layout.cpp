@@ -13,12 +13,12 @@
 
 namespace kiln::codegen {
 
-/// Widest chunk: 4 elements (16 bytes of f32, 8 of f16); wider chunks would only pay
-/// off for 16-bit types and would double register pressure for the others.
-static constexpr int64_t kMaxVec = 4;
+/// The widest chunk any kernel gets (16 bytes of a 16-bit type).
+static constexpr int64_t kWideChunkLimit = 8;
 
-Layout Layout::forElements(int64_t numElements, int64_t numThreads) {
+Layout Layout::forElements(int64_t numElements, int64_t numThreads, int64_t maxVec) {
   kiln_assert(numElements >= 1 && numThreads >= 1, "layout of an empty tile or no threads");
+  kiln_assert(maxVec >= 1 && (maxVec & (maxVec - 1)) == 0, "chunk limit not a power of two");
   Layout l;
   l.numElements = numElements;
   l.numThreads = numThreads;
@@ -26,7 +26,7 @@ Layout Layout::forElements(int64_t numElements, int64_t numThreads) {
   // As wide as possible while every thread still gets a chunk; a tile smaller than the
   // thread count uses vec 1 and leaves threads idle.
   int64_t vec = 1;
-  while (vec * 2 <= kMaxVec && numElements % (vec * 2) == 0 &&
+  while (vec * 2 <= maxVec && numElements % (vec * 2) == 0 &&
          numElements / (vec * 2) >= numThreads)
     vec *= 2;
   l.vec = vec;
@@ -42,10 +42,25 @@ Layout Layout::uniformScalar(int64_t numThreads) {
   return l;
 }
 
-Layout Layout::forType(const Type &type, int64_t numThreads) {
+Layout Layout::forType(const Type &type, int64_t numThreads, int64_t maxVec) {
   if (type.isScalar())
     return uniformScalar(numThreads);
-  return forElements(type.numElements(), numThreads);
+  return forElements(type.numElements(), numThreads, maxVec);
+}
+
+int64_t chunkLimit(const ir::Kernel &kernel) {
+  int64_t widest = 0; // bytes of the widest element of a global tile access
+  bool any = false;
+  ir::walk(*kernel.body, [&](ir::Op &op) {
+    if (op.kind() != ir::OpKind::Load && op.kind() != ir::OpKind::Store)
+      return;
+    const Type &pt = op.operand(0)->type;
+    if (pt.isScalar())
+      return;
+    any = true;
+    widest = std::max<int64_t>(widest, dtypeBytes(pt.dtype)); // the pointee
+  });
+  return any && widest <= 2 ? kWideChunkLimit : kDefaultChunkLimit;
 }
 
 int64_t Layout::numRounds() const {

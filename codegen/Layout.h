@@ -16,14 +16,17 @@
 // (broadcast, permute, join, split, reductions, scans, sorting, dot) go through shared
 // memory. Rank-0 values are "uniform": every thread holds the one element.
 //
-// `vec` is a power of two up to 4 that divides N, chosen as large as possible while
-// every thread still gets a chunk; contiguous chunks let memory accesses use vectors.
+// `vec` is a power of two that divides N, chosen as large as possible while every
+// thread still gets a chunk, up to the kernel's chunk limit (chunkLimit): contiguous
+// chunks let memory accesses use vectors of up to 16 bytes. The limit is one per kernel
+// so that a bf16 tile and the f32 tile it widens to keep the same layout.
 //
 // This header is pure logic (no LLVM) so that it is unit-tested directly.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/IR.h"
 #include "ir/Type.h"
 
 #include <cstdint>
@@ -31,15 +34,21 @@
 
 namespace kiln::codegen {
 
+/// The chunk limit of most kernels: 4 elements, 16 bytes of f32.
+inline constexpr int64_t kDefaultChunkLimit = 4;
+
 struct Layout {
   int64_t numElements = 1; ///< N
   int64_t vec = 1;         ///< elements per chunk
   int64_t numThreads = 1;  ///< T
   bool uniform = false;    ///< rank 0: every thread holds the element
 
-  /// The layout of a value of type `type` in a program of `numThreads` threads.
-  static Layout forType(const Type &type, int64_t numThreads);
-  static Layout forElements(int64_t numElements, int64_t numThreads);
+  /// The layout of a value of type `type` in a program of `numThreads` threads whose
+  /// chunks hold at most `maxVec` elements (the kernel's chunkLimit).
+  static Layout forType(const Type &type, int64_t numThreads,
+                        int64_t maxVec = kDefaultChunkLimit);
+  static Layout forElements(int64_t numElements, int64_t numThreads,
+                            int64_t maxVec = kDefaultChunkLimit);
   static Layout uniformScalar(int64_t numThreads);
 
   int64_t numChunks() const { return numElements / vec; }
@@ -61,6 +70,13 @@ struct Layout {
 
   bool operator==(const Layout &) const = default;
 };
+
+/// The widest chunk of every tile of `kernel`: 8 when each tile the kernel loads from
+/// or stores to global memory has elements of at most 2 bytes, so that a chunk is one
+/// 16-byte access (ld.global.v4.b32 for 8 x bf16); else kDefaultChunkLimit, because a
+/// chunk of 8 f32 would need two 16-byte accesses per thread, each warp-wide access
+/// then touching every other 16 bytes of twice the cache lines.
+int64_t chunkLimit(const ir::Kernel &kernel);
 
 /// Row-major strides (in elements) of `shape`.
 std::vector<int64_t> rowMajorStrides(const Shape &shape);

@@ -213,7 +213,7 @@ static bool pipelineCompatible(Lowering &L, const ir::Op &op) {
     return true;
   if (op.kind() == OpKind::Broadcast || op.kind() == OpKind::Permute)
     return L.canRematerialize(op.result(), budget);
-  return scratchAreas(op, L.T, false).empty();
+  return scratchAreas(op, L.T, false, L.maxVec).empty();
 }
 
 /// Elements per cp.async of a load's chunks (0: none fits, a copy is 4 to 16 bytes).
@@ -235,8 +235,8 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp, const ir::Op
   const ir::Block &body = *forOp.region(0);
   // The stages share the dot's scratch: as many as fit, up to the kernel's num_stages.
   const auto [aBytes, bBytes] = stageAreas(dot);
-  const int64_t stages = std::min<int64_t>(
-      kernel.numStages, layoutAreas(scratchAreas(dot, T, true)).totalBytes / (aBytes + bBytes));
+  const int64_t scratch = layoutAreas(scratchAreas(dot, T, true, maxVec)).totalBytes;
+  const int64_t stages = std::min<int64_t>(kernel.numStages, scratch / (aBytes + bBytes));
   if (stages < 2 || body.argument(0)->type.dtype != DType::I32)
     return p;
   const ir::Op *la = dot.operand(0)->definingOp(), *lb = dot.operand(1)->definingOp();
@@ -385,7 +385,7 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
   const int64_t lda = K + kMmaRowPad, ldb = N + kMmaRowPad;
   const bool bf16 = at.dtype == DType::BF16;
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, L.T, true));
+  const ScratchPlan plan = layoutAreas(scratchAreas(op, L.T, true, L.maxVec));
   const int64_t aOff = plan.offsets[0], bOff = plan.offsets[1], cOff = plan.offsets[2];
   const bool hasAcc = op.numOperands() > 2;
   const bool accIn = hasAcc && L.mmaAccumulators.count(op.operand(2));
@@ -519,7 +519,7 @@ void Lowering::lowerDot(const ir::Op &op) {
                         : (at.dtype == DType::F64 || bt.dtype == DType::F64 ? DType::F64
                                                                            : DType::F32);
   llvm::Type *cty = regTypeOf(ct);
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false));
+  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
   const int64_t aOff = plan.offsets[0], bOff = plan.offsets[1];
 
   beginSharedUse();

@@ -29,7 +29,7 @@ Lowering::Lowering(Target target, const ir::Kernel &kernel, llvm::Module &module
                    DiagnosticEngine &diags, const CodegenOptions &options)
     : target(target), nvptx(isNvptxTarget(target)), kernel(kernel), mod(module),
       ctx(module.getContext()), b(module.getContext()), diags(diags), opts(options),
-      T(kernel.numWarps * 32),
+      T(kernel.numWarps * 32), maxVec(chunkLimit(kernel)),
       axis(kernel, axisOptions(kernel, options)), prov(kernel) {}
 
 void Lowering::unsupported(const ir::Op &op, const std::string &what) {
@@ -314,13 +314,17 @@ void Lowering::storeTileToShared(const Regs &r, const Type &t, int64_t byteOffse
     // Registers of an invalid round hold copies of the last chunk: writing them again
     // stores the same values at the same places, so no guard is needed.
     llvm::Value *start = elementIndex(l, round * l.vec);
-    if (l.vec > 1 && !t.pointer && l.vec * eb <= 16) {
-      auto *vty = llvm::FixedVectorType::get(sty, static_cast<unsigned>(l.vec));
-      llvm::Value *vec = llvm::PoisonValue::get(vty);
-      for (int64_t j = 0; j < l.vec; ++j)
-        vec = b.CreateInsertElement(vec, toShared(r.v[round * l.vec + j], t), j);
-      llvm::Value *addr = sharedAddr(byteOffset, start, sty);
-      b.CreateAlignedStore(vec, addr, llvm::Align(l.vec * eb));
+    // A chunk goes out in stores of at most 16 bytes (a chunk of 8 f32 in two).
+    const int64_t w = std::min<int64_t>(l.vec, std::max<int64_t>(1, 16 / eb));
+    if (w > 1 && !t.pointer) {
+      auto *vty = llvm::FixedVectorType::get(sty, static_cast<unsigned>(w));
+      for (int64_t j0 = 0; j0 < l.vec; j0 += w) {
+        llvm::Value *vec = llvm::PoisonValue::get(vty);
+        for (int64_t j = 0; j < w; ++j)
+          vec = b.CreateInsertElement(vec, toShared(r.v[round * l.vec + j0 + j], t), j);
+        llvm::Value *e = j0 ? b.CreateAdd(start, i32(j0)) : start;
+        b.CreateAlignedStore(vec, sharedAddr(byteOffset, e, sty), llvm::Align(w * eb));
+      }
     } else {
       for (int64_t j = 0; j < l.vec; ++j) {
         llvm::Value *e = j ? b.CreateAdd(start, i32(j)) : start;

@@ -260,12 +260,12 @@ void Lowering::lowerReduce(const ir::Op &op) {
   const int64_t axisAttr = op.intAttr("axis");
   const ReduceKind kind = reduceKindOf(op);
   const ir::Block *region = op.numRegions() ? op.region(0) : nullptr;
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false));
+  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
   llvm::Type *sty = sharedType(elem);
   auto fn = [&](const Values &a, const Values &c) {
     return Values{combine(kind, t.dtype, a[0], c[0], region)};
   };
-  if (reducesInRegisters(op, T)) {
+  if (reducesInRegisters(op, T, maxVec)) {
     const Regs &x = get(op.operand(0));
     auto inRegisters = [&](const std::function<Values(const Values &, const Values &)> &f,
                            bool anyOrder) {
@@ -325,7 +325,7 @@ void Lowering::lowerArgReduce(const ir::Op &op, bool wantMax) {
   const Type &t = op.operand(0)->type;
   const Type &rt = op.result()->type;
   const Type elem = t.element();
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false));
+  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
   llvm::Type *sty = sharedType(elem);
   const bool flt = !t.pointer && isFloat(t.dtype);
 
@@ -347,7 +347,7 @@ void Lowering::lowerArgReduce(const ir::Op &op, bool wantMax) {
     }
     return Values{b.CreateSelect(takeC, vc, va), b.CreateSelect(takeC, ic, ia)};
   };
-  if (reducesInRegisters(op, T)) {
+  if (reducesInRegisters(op, T, maxVec)) {
     const Regs &x = get(op.operand(0));
     const Layout l = layoutOf(t);
     const int64_t len = t.shape.back();

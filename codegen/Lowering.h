@@ -81,6 +81,7 @@ public:
   DiagnosticEngine &diags;
   const CodegenOptions &opts;
   const int64_t T; ///< threads per program
+  const int64_t maxVec; ///< widest chunk of a tile (chunkLimit)
   AxisAnalysis axis;
   PointerProvenance prov;
 
@@ -112,7 +113,7 @@ public:
   //===------------------------------------------------------------------===//
   // Values and layouts (LowerKernel.cpp)
   //===------------------------------------------------------------------===//
-  Layout layoutOf(const Type &t) const { return Layout::forType(t, T); }
+  Layout layoutOf(const Type &t) const { return Layout::forType(t, T, maxVec); }
   Regs &get(const ir::Value *v);
   void set(const ir::Value *v, Regs r);
   /// Flat element index (i32) of register `reg`: clamped into the tile, so a register of

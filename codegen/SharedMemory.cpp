@@ -61,7 +61,7 @@ static void linesOf(const Shape &shape, int64_t axis, int64_t &lines, int64_t &l
       lines *= shape[d];
 }
 
-bool reducesInRegisters(const ir::Op &op, int64_t numThreads) {
+bool reducesInRegisters(const ir::Op &op, int64_t numThreads, int64_t maxVec) {
   const OpKind k = op.kind();
   if (k != OpKind::Reduce && k != OpKind::Argmax && k != OpKind::Argmin)
     return false;
@@ -70,7 +70,7 @@ bool reducesInRegisters(const ir::Op &op, int64_t numThreads) {
   const Type &t = op.operand(0)->type;
   if (t.isScalar() || op.intAttr("axis") != static_cast<int64_t>(t.rank()) - 1)
     return false;
-  const Layout l = Layout::forType(t, numThreads);
+  const Layout l = Layout::forType(t, numThreads, maxVec);
   const int64_t len = t.shape.back();
   if (len % l.vec != 0)
     return false;
@@ -78,7 +78,8 @@ bool reducesInRegisters(const ir::Op &op, int64_t numThreads) {
   return chunksPerLine % numThreads == 0 || numThreads % chunksPerLine == 0;
 }
 
-std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool tensorCoreDot) {
+std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool tensorCoreDot,
+                                  int64_t maxVec) {
   auto elems = [&](unsigned i) { return op.operand(i)->type.numElements(); };
   auto eb = [&](unsigned i) { return sharedElementBytes(op.operand(i)->type); };
   switch (op.kind()) {
@@ -104,7 +105,7 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool ten
     if (op.kind() == OpKind::Scan) // the tile (scanned in place), segment totals
       return {t.numElements() * e, numThreads * e};
     // Combined in registers: no copy of the tile (area 0 stays empty).
-    const int64_t tile = reducesInRegisters(op, numThreads) ? 0 : t.numElements() * e;
+    const int64_t tile = reducesInRegisters(op, numThreads, maxVec) ? 0 : t.numElements() * e;
     if (op.kind() == OpKind::Reduce) // the tile, per-thread partials, line results
       return {tile, numThreads * e, lines * e};
     // argmax/argmin: the tile, partial values, partial indices, line results (i32)
@@ -196,9 +197,10 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool ten
 int64_t planArena(const ir::Kernel &kernel, int64_t numThreads,
                   bool (*tensorCoreDot)(const ir::Op &, const void *), const void *ctx) {
   int64_t arena = 0;
+  const int64_t maxVec = chunkLimit(kernel);
   ir::walk(*kernel.body, [&](ir::Op &op) {
     bool tc = op.kind() == OpKind::Dot && tensorCoreDot && tensorCoreDot(op, ctx);
-    arena = std::max(arena, layoutAreas(scratchAreas(op, numThreads, tc)).totalBytes);
+    arena = std::max(arena, layoutAreas(scratchAreas(op, numThreads, tc, maxVec)).totalBytes);
   });
   return arena;
 }

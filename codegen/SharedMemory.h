@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "codegen/Layout.h"
 #include "ir/IR.h"
 
 #include <cstdint>
@@ -34,14 +35,17 @@ struct ScratchPlan {
 };
 
 /// Sizes of the scratch areas `op` needs in a program of `numThreads` threads (empty:
-/// none). `tensorCoreDot` tells whether a `dot` is lowered to tensor-core instructions.
-std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool tensorCoreDot);
+/// none). `tensorCoreDot` tells whether a `dot` is lowered to tensor-core instructions;
+/// `maxVec` is the kernel's chunkLimit (Layout.h).
+std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool tensorCoreDot,
+                                  int64_t maxVec = kDefaultChunkLimit);
 
 /// True when a reduce (sum, prod, max, min), argmax or argmin along the last axis can
 /// combine the operand in registers (every line's chunks sit in whole register rounds
 /// of all threads, or in aligned groups of threads); it then needs no copy of the tile
 /// in shared memory. Order-free kinds only: custom combiners keep index order instead.
-bool reducesInRegisters(const ir::Op &op, int64_t numThreads);
+bool reducesInRegisters(const ir::Op &op, int64_t numThreads,
+                        int64_t maxVec = kDefaultChunkLimit);
 
 /// Lays areas out back to back, each aligned to 16 bytes.
 ScratchPlan layoutAreas(const std::vector<int64_t> &sizes);
