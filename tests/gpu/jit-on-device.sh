@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# The JIT on a GPU machine that has the driver but no LLVM and no Kiln build
+# (docs/testing.md, "JIT on the GPU"). It runs in two halves:
+#
+#   tests/gpu/jit-on-device.sh prepare [BUILD_DIR]
+#       on the build machine: builds softmax_jit, autotune_add and dslc in BUILD_DIR
+#       (default: $KILN_BUILD_DIR, else <repo>/build) and packs into build-jitgpu/ the
+#       shared libraries they load that a plain Ubuntu 24.04 may lack (found with ldd;
+#       libLLVM and the rest in libs.tar.zst), the binaries and libdevice (bin.tar.zst),
+#       and a zstd to unpack them. Prints the folder's size; refuses more than 56 MiB.
+#   tests/gpu/jit-on-device.sh run
+#       on the GPU machine, in a copy of the repository that has build-jitgpu/: unpacks
+#       the libraries under /tmp, then with a fresh kernel cache runs
+#         softmax_jit twice       the second run must load the kernel from the cache,
+#         autotune_add twice      the second run must reuse the tuning records,
+#         dslc run --device cuda  on examples/vector_add.kiln, against numpy,
+#       and prints a PASS/FAIL/SKIP table.
+#
+# Environment: KILN_JOBS (default 2) is the build's parallelism; KILN_GPU_LOG_DIR, when
+# set, keeps the logs of `run` (otherwise they are under the /tmp folder it prints).
+# Exit status of `run`: 0 everything passed or was skipped, 1 something failed, 77 no
+# CUDA driver or GPU on this machine.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="$repo/build-jitgpu"
+# What the copy to the GPU machine may carry in all is 64 MiB; leave room for the rest.
+limit_mib=56
+# Libraries every Linux system has in a compatible version (the build machine's glibc
+# and libstdc++ are older than Ubuntu 24.04's): never carried.
+core_libs='^(linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|libpthread\.so|libdl\.so|librt\.so)'
+libdevice=/usr/local/cuda/nvvm/libdevice/libdevice.10.bc
+
+say() { echo "jit-on-device: $*"; }
+die() { echo "jit-on-device: $*" >&2; exit 1; }
+mib() { awk "BEGIN { printf \"%.1f\", $1 / 1048576 }"; }
+
+# The non-core libraries `ldd` resolves for the given binaries, as "soname path" lines.
+needed_libs() {
+  local b
+  for b in "$@"; do
+    if ldd "$b" | grep -q 'not found'; then
+      ldd "$b" | grep 'not found' >&2
+      die "$b needs libraries this machine lacks"
+    fi
+    ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'
+  done | grep -Ev "$core_libs" | sort -u
+}
+
+prepare() {
+  local build="${1:-${KILN_BUILD_DIR:-$repo/build}}"
+  say "building softmax_jit, autotune_add and dslc in $build"
+  if [[ ! -f "$build/build.ninja" ]]; then
+    cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  fi
+  local log
+  if ! log="$(ninja -C "$build" -j"${KILN_JOBS:-2}" softmax_jit autotune_add dslc 2>&1)"; then
+    echo "$log" | tail -n 40 >&2
+    die "the build failed"
+  fi
+  local bins=("$build/examples/host/softmax_jit" "$build/examples/host/autotune_add" "$build/tools/dslc")
+  local b
+  for b in "${bins[@]}"; do
+    [[ -x "$b" ]] || die "the build has no $b"
+  done
+  command -v zstd >/dev/null || die "zstd is needed to compress the libraries"
+  [[ -f "$libdevice" ]] || die "no libdevice at $libdevice (softmax's exp needs it); install the CUDA toolkit's nvvm"
+
+  mkdir -p "$out/zstd"
+  rm -rf "$out/bin" "$out"/zstd/* "$out/bin.tar.zst" "$out/libdevice.10.bc"
+  # The binaries and libdevice: compressed too, as every MiB counts.
+  local stage
+  stage="$(mktemp -d)"
+  mkdir "$stage/bin"
+  cp "${bins[@]}" "$stage/bin/"
+  cp "$libdevice" "$stage/libdevice.10.bc"
+  tar -C "$stage" -cf - . | zstd -q -19 -T"${KILN_JOBS:-2}" -o "$out/bin.tar.zst"
+  rm -rf "$stage"
+
+  # The libraries, in one archive. Compressing libLLVM takes minutes, so an archive of
+  # the same files (by name, size and time) is kept.
+  local list
+  list="$(needed_libs "${bins[@]}")"
+  local stamp
+  stamp="$(while read -r soname path; do
+    echo "$soname $(stat -Lc '%s %Y' "$path") $path"
+  done <<<"$list")"
+  if [[ -f "$out/libs.tar.zst" && -f "$out/libs.txt" && "$(cat "$out/libs.txt")" == "$stamp" ]]; then
+    say "the libraries are unchanged; keeping libs.tar.zst"
+  else
+    stage="$(mktemp -d)"
+    local soname path
+    while read -r soname path; do
+      cp -L "$path" "$stage/$soname"
+    done <<<"$list"
+    say "compressing $(wc -l <<<"$list") libraries ($(mib "$(du -sb "$stage" | cut -f1)") MiB) with zstd -19;" \
+      "this takes a few minutes"
+    rm -f "$out/libs.tar.zst" "$out/libs.txt"
+    tar -C "$stage" -cf - . | zstd -q -19 -T"${KILN_JOBS:-2}" -o "$out/libs.tar.zst"
+    rm -rf "$stage"
+    echo "$stamp" >"$out/libs.txt"
+  fi
+
+  # zstd itself, for a machine without it: the binary and its non-core libraries.
+  local zstd_bin
+  zstd_bin="$(command -v zstd)"
+  cp -L "$zstd_bin" "$out/zstd/zstd"
+  while read -r soname path; do
+    cp -L "$path" "$out/zstd/$soname"
+  done < <(needed_libs "$zstd_bin")
+  git -C "$repo" rev-parse HEAD >"$out/commit.txt" 2>/dev/null || true
+
+  local bytes
+  bytes="$(du -sb "$out" | cut -f1)"
+  say "carried libraries:"
+  awk '{ printf "  %-28s %s\n", $1, $4 }' "$out/libs.txt"
+  say "${out#"$repo"/} is $(mib "$bytes") MiB (libs.tar.zst $(mib "$(stat -c %s "$out/libs.tar.zst")") MiB," \
+    "bin.tar.zst $(mib "$(stat -c %s "$out/bin.tar.zst")") MiB);" \
+    "carry it to the GPU machine (limit $limit_mib MiB)"
+  if (( bytes > limit_mib * 1048576 )); then
+    die "that is more than $limit_mib MiB; it would not fit beside the repository"
+  fi
+}
+
+# Decompresses stdin to stdout with whatever this machine offers.
+decompress() {
+  if command -v zstd >/dev/null; then
+    zstd -dc
+  elif LD_LIBRARY_PATH="$out/zstd" "$out/zstd/zstd" --version >/dev/null 2>&1; then
+    LD_LIBRARY_PATH="$out/zstd" "$out/zstd/zstd" -dc
+  elif python3 -c 'import zstandard' 2>/dev/null; then
+    python3 -c 'import sys, zstandard; zstandard.ZstdDecompressor().copy_stream(sys.stdin.buffer, sys.stdout.buffer)'
+  else
+    echo "jit-on-device: no way to decompress: no zstd here, the carried one does not run, no python3 zstandard" >&2
+    return 1
+  fi
+}
+
+# "path inode mtime" of every cache file ending in $2, to see whether a run rewrote any.
+cache_files() {
+  find "$1" -name "*$2" -printf '%p %i %T@\n' 2>/dev/null | sort
+}
+
+run() {
+  [[ -f "$out/bin.tar.zst" && -f "$out/libs.tar.zst" ]] ||
+    die "no $out/bin.tar.zst or libs.tar.zst; run '$0 prepare' on the build machine first"
+  local tmp
+  tmp="$(mktemp -d /tmp/kiln-jitgpu.XXXXXX)"
+  local logs="${KILN_GPU_LOG_DIR:-$tmp/logs}"
+  mkdir -p "$tmp/lib" "$logs"
+  # The unpacked libraries are 200 MiB: gone with the run; the logs and cache stay.
+  trap 'rm -rf "$tmp/lib" "$tmp/bin" "$tmp/libdevice.10.bc"' EXIT
+  say "unpacking into $tmp"
+  decompress <"$out/libs.tar.zst" | tar -C "$tmp/lib" -xf - || die "cannot unpack libs.tar.zst"
+  decompress <"$out/bin.tar.zst" | tar -C "$tmp" -xf - || die "cannot unpack bin.tar.zst"
+  local bin="$tmp/bin"
+  # Python keeps the machine's own libraries; the carried ones are for our binaries.
+  local system_ld="${LD_LIBRARY_PATH:-}"
+  py() { LD_LIBRARY_PATH="$system_ld" python3 "$@"; }
+  export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export KILN_LIBDEVICE="$tmp/libdevice.10.bc"
+  export KILN_CACHE_DIR="$tmp/cache"
+  local b
+  for b in "$bin"/*; do
+    if ldd "$b" | grep -q 'not found'; then
+      ldd "$b" | grep 'not found' >&2
+      die "$b still lacks libraries; add them to 'prepare'"
+    fi
+  done
+
+  local -a names=() results=() details=()
+  record() { names+=("$1"); results+=("$2"); details+=("$3"); }
+  # Runs a step's command, keeping its output in $logs/<name>.log; sets $rc.
+  step() {
+    local name="$1"
+    shift
+    rc=0
+    "$@" >"$logs/$name.log" 2>&1 || rc=$?
+    sed 's/^/    /' "$logs/$name.log"
+  }
+  local rc
+
+  # ---- softmax_jit: compile, then a second process that loads from the disk cache
+  say "softmax_jit, first run (cache $KILN_CACHE_DIR)"
+  step softmax-1 "$bin/softmax_jit" "$repo/examples/softmax.kiln"
+  if (( rc == 77 )); then
+    say "no CUDA driver or GPU on this machine; nothing was run"
+    exit 77
+  fi
+  local compile1 compile2
+  compile1="$(grep -o 'compile + first launch: [0-9.]* ms' "$logs/softmax-1.log" | grep -o '[0-9.]* ms' || true)"
+  if (( rc == 0 )); then
+    record "softmax_jit: compile and run" PASS "first launch ${compile1:-?}"
+  else
+    record "softmax_jit: compile and run" FAIL "exit $rc"
+  fi
+  local before after
+  before="$(cache_files "$KILN_CACHE_DIR" .kbin)"
+  say "softmax_jit, second run"
+  step softmax-2 "$bin/softmax_jit" "$repo/examples/softmax.kiln"
+  after="$(cache_files "$KILN_CACHE_DIR" .kbin)"
+  compile2="$(grep -o 'compile + first launch: [0-9.]* ms' "$logs/softmax-2.log" | grep -o '[0-9.]* ms' || true)"
+  if (( rc != 0 )); then
+    record "softmax_jit: from the disk cache" FAIL "exit $rc"
+  elif [[ -z "$before" || "$before" != "$after" ]]; then
+    record "softmax_jit: from the disk cache" FAIL "the second run wrote cache entries: not a hit"
+  else
+    record "softmax_jit: from the disk cache" PASS "first launch ${compile2:-?}, cache entries untouched"
+  fi
+
+  # ---- autotune_add: tune each size, then a second process that reuses the records
+  say "autotune_add, first run"
+  step autotune-1 "$bin/autotune_add" "$repo/examples/autotune_add.kiln"
+  local tuned cached
+  tuned="$(grep -c 'choice: tuned now' "$logs/autotune-1.log" || true)"
+  if (( rc == 0 && tuned == 2 )); then
+    record "autotune_add: tune and run" PASS "$(grep -o 'n=[0-9]*: config {[^}]*}' "$logs/autotune-1.log" | paste -sd';')"
+  else
+    record "autotune_add: tune and run" FAIL "exit $rc, $tuned of 2 sizes tuned"
+  fi
+  before="$(cache_files "$KILN_CACHE_DIR" .tune)"
+  say "autotune_add, second run"
+  step autotune-2 "$bin/autotune_add" "$repo/examples/autotune_add.kiln"
+  after="$(cache_files "$KILN_CACHE_DIR" .tune)"
+  cached="$(grep -c 'choice: from the cache' "$logs/autotune-2.log" || true)"
+  if (( rc != 0 )); then
+    record "autotune_add: tuning from the cache" FAIL "exit $rc"
+  elif (( cached != 2 )) || [[ -z "$before" || "$before" != "$after" ]]; then
+    record "autotune_add: tuning from the cache" FAIL "$cached of 2 sizes from the cache; records rewritten or missing"
+  else
+    record "autotune_add: tuning from the cache" PASS "both sizes, no timing"
+  fi
+
+  # ---- dslc run --device cuda, against numpy
+  if ! "$bin/dslc" --help 2>&1 | grep -q -- '--device cuda'; then
+    record "dslc run --device cuda" SKIP "this dslc has no 'run --device cuda'"
+  elif ! py -c 'import numpy' 2>/dev/null; then
+    record "dslc run --device cuda" SKIP "no numpy for python3 here"
+  else
+    local data="$tmp/vector_add"
+    mkdir -p "$data"
+    py - "$data" <<'EOF'
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(7)
+np.save(d + "/x.npy", rng.standard_normal(3000).astype(np.float32))
+np.save(d + "/y.npy", rng.standard_normal(3000).astype(np.float32))
+np.save(d + "/out.npy", np.zeros(3000, np.float32))
+EOF
+    say "dslc run --device cuda examples/vector_add.kiln"
+    step dslc-run "$bin/dslc" run "$repo/examples/vector_add.kiln" --kernel vector_add --device cuda \
+      --grid 3 --arg "x=$data/x.npy" --arg "y=$data/y.npy" --arg "out=$data/out.npy" --arg n=3000
+    if (( rc != 0 )); then
+      record "dslc run --device cuda" FAIL "exit $rc"
+    else
+      local wrong
+      wrong="$(py - "$data" <<'EOF'
+import sys, numpy as np
+d = sys.argv[1]
+x, y, out = (np.load(d + "/" + f + ".npy") for f in ("x", "y", "out"))
+print(int(np.count_nonzero(out != x + y)))
+EOF
+)"
+      if [[ "$wrong" == 0 ]]; then
+        record "dslc run --device cuda" PASS "vector_add, 3000 sums equal numpy's"
+      else
+        record "dslc run --device cuda" FAIL "$wrong of 3000 sums differ from numpy's"
+      fi
+    fi
+  fi
+
+  echo
+  echo "JIT on the GPU: $(grep -m1 '^device: ' "$logs/softmax-1.log" | cut -d' ' -f2- || true)"
+  local i failed=0
+  for i in "${!names[@]}"; do
+    printf '  %-36s %-5s %s\n' "${names[$i]}" "${results[$i]}" "${details[$i]}"
+    [[ "${results[$i]}" != FAIL ]] || failed=1
+  done
+  say "logs in $logs"
+  if (( failed )); then
+    say "FAILED"
+    exit 1
+  fi
+  say "all passed"
+}
+
+case "${1:-}" in
+  prepare) shift; prepare "$@" ;;
+  run) run ;;
+  *) echo "usage: $0 prepare [BUILD_DIR] | run   (see the comment at the top of this file)" >&2; exit 2 ;;
+esac
