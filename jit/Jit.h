@@ -12,8 +12,10 @@
 // An @autotune kernel's configs differ in how much one program covers, so its grid is a
 // function of the config that runs, as Triton's `grid = lambda META: ...`:
 //
-//   k.launch([&](const kiln::KernelInfo &cfg) { return kiln::Grid(cdiv(n, cfg.const_int("BLOCK"))); },
-//            x, y, out, n);
+//   k.launch([&](const kiln::KernelInfo &cfg) {
+//     int64_t block = cfg.const_int("BLOCK");                // this config's BLOCK
+//     return kiln::Grid((n + block - 1) / block);
+//   }, x, y, out, n);
 //
 // A program with errors throws kiln::CompileError whose what() is the compiler's
 // diagnostics ("softmax.kiln:7:13: error[E0200]: ..." with the source line and caret);
