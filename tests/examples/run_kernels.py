@@ -45,7 +45,8 @@ def load_module(path, name):
 def all_cases():
     examples = load_module(os.path.join(HERE, "example_cases.py"), "example_cases").CASES
     corpus = load_module(os.path.join(REPO, "tests", "programs", "cases.py"), "program_cases").CASES
-    cases = list(examples) + list(corpus)
+    stdlib = load_module(os.path.join(REPO, "tests", "stdlib", "cases.py"), "stdlib_cases").CASES
+    cases = list(examples) + list(corpus) + list(stdlib)
     seen = set()
     for c in cases:
         if c.name in seen:
@@ -55,11 +56,11 @@ def all_cases():
 
 
 def uncovered_files(cases):
-    """Kiln files of examples/ and tests/programs/ that no case runs (helpers under
-    tests/programs/lib/ are imported, not run)."""
+    """Kiln files of examples/, stdlib/ and tests/programs/ that no case runs (helpers
+    under tests/programs/lib/ are imported, not run)."""
     used = {os.path.normpath(c.file) for c in cases}
     missing = []
-    for folder in ("examples", os.path.join("tests", "programs")):
+    for folder in ("examples", "stdlib", os.path.join("tests", "programs")):
         for f in sorted(os.listdir(os.path.join(REPO, folder))):
             rel = os.path.normpath(os.path.join(folder, f))
             if f.endswith(".kiln") and rel not in used:

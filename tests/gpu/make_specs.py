@@ -4,9 +4,9 @@
 # The GPU check (docs/testing.md, "GPU check") runs every example and every corpus
 # program on a GPU and compares it with the reference interpreter. Its inputs are
 # described by `.spec` files (grammar in tests/spirv/KernelCase.h); this script writes
-# them from the cases the NumPy runner already has (tests/programs/cases.py and
-# tests/examples/example_cases.py), so each program runs with the sizes, grid, `const`
-# overrides, input distributions and tolerances its author chose:
+# them from the cases the NumPy runner already has (tests/programs/cases.py,
+# tests/examples/example_cases.py and tests/stdlib/cases.py), so each program runs with
+# the sizes, grid, `const` overrides, input distributions and tolerances its author chose:
 #
 #   /usr/bin/python3 tests/gpu/make_specs.py           rewrite tests/gpu/programs/
 #   /usr/bin/python3 tests/gpu/make_specs.py --check   fail if they are out of date, or
@@ -33,6 +33,12 @@ sys.path[:0] = [os.path.join(REPO, "tests", "examples"), os.path.join(REPO, "tes
 
 import cases  # noqa: E402  (tests/programs/cases.py)
 import example_cases  # noqa: E402
+import importlib.util  # noqa: E402
+
+# tests/stdlib/cases.py shares its module name with tests/programs/cases.py.
+_spec = importlib.util.spec_from_file_location("stdlib_cases", os.path.join(REPO, "tests", "stdlib", "cases.py"))
+stdlib_cases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(stdlib_cases)
 from kilncase import Arr, Scalar, is_float, resolve  # noqa: E402
 
 # Generators written for one case in cases.py, and the fill that stands in for them.
@@ -134,7 +140,7 @@ def spec_text(case):
 def kiln_files():
     """Every program the GPU check must cover, relative to the repository root."""
     out = []
-    for d in ("examples", os.path.join("tests", "programs")):
+    for d in ("examples", "stdlib", os.path.join("tests", "programs")):
         out += [os.path.join(d, f) for f in sorted(os.listdir(os.path.join(REPO, d)))
                 if f.endswith(".kiln")]
     return out
@@ -162,7 +168,7 @@ def main():
     files = {}
     skipped = []
     covered = set(hand_written_sources())
-    for case in example_cases.CASES + cases.CASES:
+    for case in example_cases.CASES + cases.CASES + stdlib_cases.CASES:
         reason = not_on_gpu_reason(case)
         if reason:
             skipped.append("%s (%s): %s" % (case.name, case.file, reason))
@@ -172,8 +178,9 @@ def main():
     uncovered = [f for f in kiln_files() if f not in covered]
     skipped += ["%s: no case runs it (only its expected failures do)" % f for f in uncovered]
     files["not-on-gpu.txt"] = (
-        "# Cases of tests/programs/cases.py and tests/examples/example_cases.py that the GPU\n"
-        "# check does not run, and why (written by tests/gpu/make_specs.py).\n" +
+        "# Cases of tests/programs/cases.py, tests/examples/example_cases.py and\n"
+        "# tests/stdlib/cases.py that the GPU check does not run, and why (written by\n"
+        "# tests/gpu/make_specs.py).\n" +
         "".join(s + "\n" for s in skipped))
 
     stale = []

@@ -160,7 +160,7 @@ TEST_P(TargetOutput, SpirvValAccepts) {
 #ifdef KILN_HAVE_SEMA
 std::vector<std::string> programFiles() {
   std::vector<std::string> files;
-  for (const char *sub : {"examples", "tests/programs"}) {
+  for (const char *sub : {"examples", "stdlib", "tests/programs"}) {
     std::error_code ec;
     for (const auto &e : std::filesystem::directory_iterator(
              std::filesystem::path(KILN_SOURCE_DIR) / sub, ec))
@@ -171,7 +171,7 @@ std::vector<std::string> programFiles() {
   return files;
 }
 
-// Every kernel of every Kiln example and corpus program, at its default consts.
+// Every kernel of every Kiln example, stdlib file and corpus program, at its default consts.
 class ProgramTargetOutput : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ProgramTargetOutput, CompilesForEveryTarget) {
@@ -202,10 +202,17 @@ std::string testName(const ::testing::TestParamInfo<std::string> &info) {
   return stem;
 }
 
+/// Programs of different folders share names (examples/layernorm, stdlib/layernorm):
+/// the folder leads the test name.
+std::string programTestName(const ::testing::TestParamInfo<std::string> &info) {
+  std::string folder = std::filesystem::path(info.param).parent_path().filename().string();
+  return folder + "_" + testName(info);
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, TargetOutput, ::testing::ValuesIn(kernelFiles()), testName);
 #ifdef KILN_HAVE_SEMA
 INSTANTIATE_TEST_SUITE_P(Programs, ProgramTargetOutput, ::testing::ValuesIn(programFiles()),
-                         testName);
+                         programTestName);
 #endif
 
 } // namespace

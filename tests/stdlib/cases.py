@@ -1,0 +1,140 @@
+#===- cases.py - Differential cases of the stdlib kernels -------------------------===#
+#
+# Every kernel of stdlib/ runs on the interpreter against numpy, on rows that span
+# several column blocks, rows shorter than one block, exact multiples of the block and
+# inputs with large magnitudes (where a softmax without its max subtraction overflows).
+# See tests/examples/kilncase.py for the fields.
+#
+#===---------------------------------------------------------------------------===#
+import numpy as np
+
+from kilncase import (Arr, Case, Scalar, Tol, f32, f64, fill, normal, round_f8, softmax_rows,
+                      with_specials)
+
+CASES = []
+
+# Row shapes shared by the row-wise kernels: several blocks with a ragged tail, one short
+# row, exact blocks, and random sizes.
+_ROWS = [
+    ("", {"rows": 5, "n": 2000}, None),
+    (".short_row", {"rows": 3, "n": 7}, 64),
+    (".exact_blocks", {"rows": 4, "n": 512}, 128),
+    (".random", lambda r: {"rows": int(r.integers(1, 9)), "n": int(r.integers(1, 1500))}, 256),
+]
+
+
+def _defines(block):
+    return {"BLOCK": block} if block else {}
+
+
+# ---- softmax / log_softmax -------------------------------------------------------------
+
+def _log_softmax_rows(x):
+    x = f64(x)
+    m = x.max(axis=1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=1, keepdims=True))
+
+
+def _softmax_family(kernel, ref, tol):
+    for suffix, sizes, block in _ROWS + [(".strided", {"rows": 4, "n": 300, "stride": 333}, 128)]:
+        CASES.append(Case(
+            name="stdlib.%s%s" % (kernel, suffix), file="stdlib/softmax.kiln", kernel=kernel,
+            sizes=sizes, defines=_defines(block), grid=("rows",),
+            args=[
+                Arr("x", "f32", lambda s: (s["rows"], s.get("stride", s["n"])),
+                    with_specials(normal(4.0), [100.0, 95.0, -100.0])),
+                Arr("y", "f32", lambda s: (s["rows"], s.get("stride", s["n"]))),
+                Scalar("n_cols", "i32", "n"),
+                Scalar("row_stride", "i32", lambda s: s.get("stride", s["n"])),
+            ],
+            ref=lambda v, s, ref=ref: _strided(v, s, ref),
+            tol=tol))
+
+
+def _strided(v, s, ref):
+    """The reference on the first n columns; the stride's padding keeps its contents."""
+    y = f64(v.y).copy()
+    y[:, : s["n"]] = ref(v.x[:, : s["n"]])
+    return {"y": y}
+
+
+_softmax_family("softmax", softmax_rows, Tol(1e-5, 1e-7))
+_softmax_family("log_softmax", _log_softmax_rows, Tol(1e-5, 1e-5))
+
+
+# ---- layernorm ---------------------------------------------------------------------------
+
+def _layernorm_ref(v, s):
+    x = f64(v.x)
+    mean = x.mean(axis=1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+    return {"y": (x - mean) / (var + float(v.eps)) ** 0.5 * f64(v.w) + f64(v.b)}
+
+
+for _suffix, _sizes, _block in _ROWS:
+    CASES.append(Case(
+        name="stdlib.layernorm" + _suffix, file="stdlib/layernorm.kiln", kernel="layernorm",
+        sizes=_sizes, defines=_defines(_block), grid=("rows",),
+        # A large mean over a small spread: the naive sum(x^2)/n - mean^2 would cancel.
+        args=[Arr("x", "f32", ("rows", "n"), normal(2.0, mean=50.0)),
+              Arr("w", "f32", "n", normal()), Arr("b", "f32", "n", normal()),
+              Arr("y", "f32", ("rows", "n")),
+              Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-5)],
+        ref=_layernorm_ref,
+        tol=Tol(1e-4, 1e-4)))
+
+
+# ---- rmsnorm / rmsnorm_residual -----------------------------------------------------------
+
+def _rms(h, w, eps):
+    h = f64(h)
+    return h / np.sqrt((h * h).mean(axis=1, keepdims=True) + eps) * f64(w)
+
+
+for _suffix, _sizes, _block in _ROWS:
+    CASES.append(Case(
+        name="stdlib.rmsnorm" + _suffix, file="stdlib/rmsnorm.kiln", kernel="rmsnorm",
+        sizes=_sizes, defines=_defines(_block), grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), normal(3.0)), Arr("w", "f32", "n", normal()),
+              Arr("y", "f32", ("rows", "n")),
+              Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-6)],
+        ref=lambda v, s: {"y": _rms(v.x, v.w, float(v.eps))},
+        tol=Tol(1e-5, 1e-5)))
+    CASES.append(Case(
+        name="stdlib.rmsnorm_residual" + _suffix, file="stdlib/rmsnorm.kiln",
+        kernel="rmsnorm_residual", sizes=_sizes, defines=_defines(_block), grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), normal(3.0)),
+              Arr("residual", "f32", ("rows", "n"), normal(3.0)),
+              Arr("w", "f32", "n", normal()),
+              Arr("h", "f32", ("rows", "n")), Arr("y", "f32", ("rows", "n")),
+              Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-6)],
+        ref=lambda v, s: {"h": f32(v.x) + f32(v.residual),
+                          "y": _rms(f32(v.x) + f32(v.residual), v.w, float(v.eps))},
+        tol=Tol(1e-5, 1e-5)))
+
+
+# ---- fp8 per-token quantization ----------------------------------------------------------
+
+def _quant_ref(v, s):
+    x = f32(v.x)
+    amax = np.abs(x).max(axis=1)
+    scale = np.where(amax > 0, amax / np.float32(448.0), np.float32(1.0)).astype(np.float32)
+    inv = (np.float32(1.0) / scale).astype(np.float32)
+    return {"q": round_f8((x * inv[:, None]).astype(np.float32), "f8e4m3"), "scale": scale}
+
+
+def _quant(name, sizes, block, gen):
+    CASES.append(Case(
+        name=name, file="stdlib/fp8_quant.kiln", kernel="quant_per_token",
+        sizes=sizes, defines=_defines(block), grid=("rows",),
+        args=[Arr("x", "bf16", ("rows", "n"), gen),
+              Arr("q", "f8e4m3", ("rows", "n")), Arr("scale", "f32", "rows"),
+              Scalar("n_cols", "i32", "n")],
+        ref=_quant_ref,
+        tol=Tol(0.0, 0.0)))  # the same f32 arithmetic and one rounding: bit-exact
+
+
+for _suffix, _sizes, _block in _ROWS:
+    _quant("stdlib.quant_per_token" + _suffix, _sizes, _block, normal(8.0))
+# All-zero rows: scale 1 and q 0, not a division by zero.
+_quant("stdlib.quant_per_token.zero_rows", {"rows": 2, "n": 100}, 64, fill(0.0))
