@@ -226,8 +226,25 @@ llvm::Value *Lowering::emitElementwise(const ir::Op &op, const Values &args) {
   return emitUnary(&op, op.kind(), t.dtype, args[0]);
 }
 
+/// True when every chunk of `v`'s registers holds one value: the axis analysis proves
+/// the last axis constant in runs the chunks fit in (chunks start at multiples of `vec`
+/// within a row when `vec` divides the row).
+static bool constantPerChunk(const Lowering &L, const ir::Value *v, const Layout &l) {
+  const Type &t = v->type;
+  if (t.isScalar() || l.vec == 1 || t.shape.back() % l.vec != 0)
+    return false;
+  const AxisInfo &info = L.axis.info(v);
+  return info.rank() == t.rank() && info.constancy.back() % l.vec == 0;
+}
+
 void Lowering::lowerElementwise(const ir::Op &op) {
-  const int64_t n = layoutOf(op.result()->type).numRegs();
+  const Layout l = layoutOf(op.result()->type);
+  const int64_t n = l.numRegs();
+  // A result constant over each chunk (a mask `cols < n` with n a multiple of the
+  // chunk, typically) is computed once per chunk and copied to the chunk's other
+  // registers: the computations that fed only those become dead, and a `where` on the
+  // mask then tests one predicate per chunk instead of one per element.
+  const bool perChunk = constantPerChunk(*this, op.result(), l);
   std::vector<const Regs *> in;
   for (const ir::Value *v : op.operands())
     in.push_back(&get(v));
@@ -235,6 +252,10 @@ void Lowering::lowerElementwise(const ir::Op &op) {
   out.v.reserve(n);
   Values args(in.size());
   for (int64_t i = 0; i < n; ++i) {
+    if (perChunk && i % l.vec != 0) {
+      out.v.push_back(out.v[i - i % l.vec]);
+      continue;
+    }
     for (size_t k = 0; k < in.size(); ++k)
       args[k] = in[k]->v[i];
     out.v.push_back(emitElementwise(op, args));
