@@ -148,8 +148,10 @@ run() {
   tmp="$(mktemp -d /tmp/kiln-jitgpu.XXXXXX)"
   local logs="${KILN_GPU_LOG_DIR:-$tmp/logs}"
   mkdir -p "$tmp/lib" "$logs"
-  # The unpacked libraries are 200 MiB: gone with the run; the logs and cache stay.
-  trap 'rm -rf "$tmp/lib" "$tmp/bin" "$tmp/libdevice.10.bc"' EXIT
+  # The unpacked libraries are 200 MiB: gone with the run; the logs and cache stay. The
+  # trap runs after this function has returned, so it gets the path itself, not $tmp.
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp/lib' '$tmp/bin' '$tmp/libdevice.10.bc'" EXIT
   say "unpacking into $tmp"
   decompress <"$out/libs.tar.zst" | tar -C "$tmp/lib" -xf - || die "cannot unpack libs.tar.zst"
   decompress <"$out/bin.tar.zst" | tar -C "$tmp" -xf - || die "cannot unpack bin.tar.zst"
