@@ -13,9 +13,6 @@
 
 namespace kiln::codegen {
 
-/// The widest chunk any kernel gets (16 bytes of a 16-bit type).
-static constexpr int64_t kWideChunkLimit = 8;
-
 Layout Layout::forElements(int64_t numElements, int64_t numThreads, int64_t maxVec) {
   kiln_assert(numElements >= 1 && numThreads >= 1, "layout of an empty tile or no threads");
   kiln_assert(maxVec >= 1 && (maxVec & (maxVec - 1)) == 0, "chunk limit not a power of two");

@@ -36,6 +36,8 @@ namespace kiln::codegen {
 
 /// The chunk limit of most kernels: 4 elements, 16 bytes of f32.
 inline constexpr int64_t kDefaultChunkLimit = 4;
+/// The chunk limit of kernels whose global tiles all have elements of at most 2 bytes.
+inline constexpr int64_t kWideChunkLimit = 8;
 
 struct Layout {
   int64_t numElements = 1; ///< N

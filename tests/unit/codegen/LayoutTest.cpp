@@ -1,6 +1,7 @@
 //===- LayoutTest.cpp - The blocked layout and line splits ----------------===//
 #include "codegen/Layout.h"
 #include "codegen/SharedMemory.h"
+#include "ir/Parser.h"
 
 #include <gtest/gtest.h>
 
@@ -18,6 +19,56 @@ TEST(Layout, VecIsTheWidestThatGivesEveryThreadAChunk) {
   EXPECT_EQ(Layout::forElements(24 * 12, 32).vec, 4); // 288 = 32 * 9: vec must divide N
   EXPECT_EQ(Layout::forElements(3 * 5 * 7, 32).vec, 1);
   EXPECT_EQ(Layout::forElements(1 << 20, 256).vec, 4);
+}
+
+TEST(Layout, WideChunksOnlyWhereTheKernelAllowsThem) {
+  EXPECT_EQ(Layout::forElements(1 << 20, 256, kWideChunkLimit).vec, 8);
+  EXPECT_EQ(Layout::forElements(1024, 128, kWideChunkLimit).vec, 8);
+  EXPECT_EQ(Layout::forElements(512, 128, kWideChunkLimit).vec, 4); // every thread still gets a chunk
+  EXPECT_EQ(Layout::forElements(1 << 20, 256).vec, 4);               // the default stays 4
+}
+
+/// The chunk limit of the one kernel in `tir`.
+int64_t chunkLimitOf(const std::string &tir) {
+  auto sources = std::make_shared<SourceManager>();
+  std::ostringstream errors;
+  DiagnosticEngine diags(*sources, errors);
+  auto module = ir::parseTir(sources, sources->addBuffer("k.tir", tir), diags);
+  EXPECT_TRUE(module) << errors.str();
+  return module ? chunkLimit(*module->kernels.front()) : -1;
+}
+
+// A kernel moving only 16-bit tiles through global memory gets 16-byte chunks of 8;
+// one f32 tile access anywhere keeps every tile of the kernel at 4, so that a bf16 tile
+// and the f32 tile it widens to share a layout.
+TEST(Layout, ChunkLimitFollowsTheWidestGlobalTileAccess) {
+  const char *bf16Copy = R"(kernel @k(%x: *bf16, %y: *bf16) attributes {consts = {}, num_stages = 1, num_warps = 4} {
+  %0 = arange {end = 1024, start = 0} : tile<i32, [1024]>
+  %1 = splat %x : tile<*bf16, [1024]>
+  %2 = ptr_add %1, %0 : tile<*bf16, [1024]>
+  %v = load %2 : tile<bf16, [1024]>
+  %w = cast %v : tile<f32, [1024]>
+  %b = cast %w : tile<bf16, [1024]>
+  %3 = splat %y : tile<*bf16, [1024]>
+  %4 = ptr_add %3, %0 : tile<*bf16, [1024]>
+  store %4, %b
+  return
+}
+)";
+  EXPECT_EQ(chunkLimitOf(bf16Copy), kWideChunkLimit);
+  const char *widening = R"(kernel @k(%x: *bf16, %y: *f32) attributes {consts = {}, num_stages = 1, num_warps = 4} {
+  %0 = arange {end = 1024, start = 0} : tile<i32, [1024]>
+  %1 = splat %x : tile<*bf16, [1024]>
+  %2 = ptr_add %1, %0 : tile<*bf16, [1024]>
+  %v = load %2 : tile<bf16, [1024]>
+  %w = cast %v : tile<f32, [1024]>
+  %3 = splat %y : tile<*f32, [1024]>
+  %4 = ptr_add %3, %0 : tile<*f32, [1024]>
+  store %4, %w
+  return
+}
+)";
+  EXPECT_EQ(chunkLimitOf(widening), kDefaultChunkLimit);
 }
 
 TEST(Layout, ScalarsAreUniform) {
