@@ -281,9 +281,7 @@ std::optional<Bundle> parseBundle(std::span<const uint8_t> in, std::string &erro
   return bundle;
 }
 
-std::optional<Bundle> readBundle(const std::string &path, std::string &error, bool *ioError) {
-  if (ioError)
-    *ioError = true;
+std::optional<std::vector<uint8_t>> readBundleBytes(const std::string &path, std::string &error) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
@@ -303,6 +301,7 @@ std::optional<Bundle> readBundle(const std::string &path, std::string &error, bo
     if (n == 0)
       break;
     bytes.insert(bytes.end(), chunk, chunk + n);
+    // Checked while reading: a wrong path (a device, a huge file) must not fill memory.
     if (bytes.size() > kMaxFileBytes) {
       error = "'" + path + "' is too large to be a Kiln bundle";
       ::close(fd);
@@ -310,9 +309,18 @@ std::optional<Bundle> readBundle(const std::string &path, std::string &error, bo
     }
   }
   ::close(fd);
+  return bytes;
+}
+
+std::optional<Bundle> readBundle(const std::string &path, std::string &error, bool *ioError) {
+  if (ioError)
+    *ioError = true;
+  std::optional<std::vector<uint8_t>> bytes = readBundleBytes(path, error);
+  if (!bytes)
+    return std::nullopt;
   if (ioError)
     *ioError = false;
-  auto bundle = parseBundle(bytes, error);
+  auto bundle = parseBundle(*bytes, error);
   if (!bundle)
     error = "'" + path + "': " + error;
   return bundle;

@@ -109,6 +109,10 @@ std::vector<uint8_t> serializeBundle(const Bundle &bundle, std::string &error);
 /// to a reason such as "truncated: ..." or "metadata checksum mismatch".
 std::optional<Bundle> parseBundle(std::span<const uint8_t> bytes, std::string &error);
 
+/// The bytes of the file at `path`, read up to the largest size a bundle may have; on
+/// failure nullopt with `error` naming the path. Nothing is parsed.
+std::optional<std::vector<uint8_t>> readBundleBytes(const std::string &path, std::string &error);
+
 /// Reads and parses `path` (errors are prefixed with the path). When `ioError` is given
 /// it is set to whether the failure was in reading the file rather than in its content.
 std::optional<Bundle> readBundle(const std::string &path, std::string &error, bool *ioError = nullptr);

@@ -1,13 +1,17 @@
 #===- clitest.py - Shared helpers of the dslc command-line tests ---------------===#
 #
 # Every cli test script imports this module. It finds the tools (`--dslc PATH`, and
-# `--dslc-opt PATH` or the dslc-opt beside dslc), runs them with a time limit, parses
+# `--dslc-opt PATH` or the dslc-opt beside dslc; `--kiln-run PATH` or the kiln-run
+# beside dslc; `--fake-cuda PATH` and `--fake-ze PATH`, the stand-in driver libraries of
+# tests/unit/runtime, for runs "on a GPU" without one), runs them with a time limit, parses
 # `--diagnostics=json` output strictly, snapshots folders so a test can prove that a
 # failed run left every file byte-identical with its old mtime, and runs unittest with
 # a result line of the form `N passed, M failed`.
 #
 # Each test gets its own temporary folder (self.tmp) and runs the tools there, so the
-# tests are hermetic and may run in parallel with each other.
+# tests are hermetic and may run in parallel with each other. The tools run with
+# KILN_CUDA_LIBRARY and KILN_ZE_LIBRARY pointing nowhere unless a test passes `env`, so
+# no real GPU driver changes what `dslc run` does.
 #
 #===---------------------------------------------------------------------------===#
 import argparse
@@ -28,7 +32,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 # Filled in by main() from the command line.
-TOOLS = {"dslc": None, "dslc-opt": None}
+TOOLS = {"dslc": None, "dslc-opt": None, "kiln-run": None}
+# The stand-in driver libraries (None when not built): {"cuda": path, "ze": path}.
+FAKE_DRIVERS = {"cuda": None, "ze": None}
+# An environment in which neither GPU driver can be loaded.
+NO_DRIVER_ENV = {"KILN_CUDA_LIBRARY": "/nonexistent/libcuda.so.1", "KILN_ZE_LIBRARY": "/nonexistent/libze_loader.so.1"}
 
 # A time no run of the tests can produce: files are stamped with it before a run, so a
 # rewrite shows up as a changed mtime even on filesystems with coarse timestamps.
@@ -44,8 +52,24 @@ DIAG_HEADER = re.compile(
     r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|note)"
     r"(?:\[(?P<code>E\d{4})\])?: (?P<msg>.*)$")
 # An error not tied to a place in a file: `dslc: error[E0600]: ...`.
-TOOL_HEADER = re.compile(r"^(?P<tool>dslc|dslc-opt): (?P<sev>error|warning)\[(?P<code>E\d{4})\]: (?P<msg>.*)$")
+TOOL_HEADER = re.compile(r"^(?P<tool>dslc|dslc-opt|kiln-run): (?P<sev>error|warning)\[(?P<code>E\d{4})\]: (?P<msg>.*)$")
 JSON_KEYS = ("file", "line", "col", "code", "severity", "message")
+
+# A tile op inside a custom combiner: it parses, verifies and runs on the interpreter,
+# but code generation does not support it (E0109).
+UNSUPPORTED_TIR = """\
+kernel @k(%x: *f32) attributes {num_warps = 1} {
+  %v = constant {value = 1.0} : tile<f32, [32]>
+  %s = reduce %v {axis = 0, kind = "custom"} : f32 {
+  ^(%a: f32, %b: f32):
+    %t = splat %a : tile<f32, [4]>
+    %u = reduce %t {axis = 0, kind = "sum"} : f32
+    yield %u
+  }
+  store %x, %s
+  return
+}
+"""
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,14 +96,19 @@ class Result:
             " ".join(self.argv), self.rc, self.seconds, self.stdout[:1500], self.stderr[:3000])
 
 
-def run_tool(tool, args, cwd, timeout=TIME_LIMIT_S + 20, stdin=None):
-    """Runs dslc or dslc-opt; a run killed by the timeout has rc None."""
+def run_tool(tool, args, cwd, timeout=TIME_LIMIT_S + 20, stdin=None, env=None):
+    """Runs dslc, dslc-opt or kiln-run; a run killed by the timeout has rc None. `env`
+    adds variables to the environment (KILN_CUDA_LIBRARY, ...)."""
     argv = [TOOLS[tool]] + [str(a) for a in args]
+    # Hermetic by default: no real GPU driver is found, so `dslc run` without --device
+    # runs on the interpreter on every machine; tests that want a (fake) driver say so.
+    full_env = dict(os.environ, **NO_DRIVER_ENV)
+    full_env.update(env or {})
     start = time.monotonic()
     # A rebuild may be relinking the tools: retry for a moment on "text file busy".
     for attempt in range(20):
         try:
-            p = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, timeout=timeout)
+            p = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, timeout=timeout, env=full_env)
             return Result(argv, p.returncode, p.stdout, p.stderr, time.monotonic() - start)
         except subprocess.TimeoutExpired as e:
             return Result(argv, None, e.stdout or b"", e.stderr or b"", time.monotonic() - start)
@@ -101,7 +130,7 @@ def run_tool_cpu(tool, args, cwd, cpu_limit_s=None):
     for attempt in range(20):
         try:
             p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 preexec_fn=limit)
+                                 preexec_fn=limit, env=dict(os.environ, **NO_DRIVER_ENV))
             break
         except OSError:
             if attempt == 19:
@@ -191,12 +220,15 @@ class CliTestCase(unittest.TestCase):
     def dslc_opt(self, *args, **kw):
         return run_tool("dslc-opt", args, kw.pop("cwd", self.tmp), **kw)
 
-    def dslc_many(self, argvs, cwd=None):
-        """Runs dslc once per argument list, a few at a time (each run is mostly process
-        start-up), and returns the results in order."""
+    def kiln_run(self, *args, **kw):
+        return run_tool("kiln-run", args, kw.pop("cwd", self.tmp), **kw)
+
+    def dslc_many(self, argvs, cwd=None, env=None, tool="dslc"):
+        """Runs dslc (or `tool`) once per argument list, a few at a time (each run is
+        mostly process start-up), and returns the results in order."""
         cwd = cwd or self.tmp
         with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
-            return list(pool.map(lambda a: run_tool("dslc", a, cwd), argvs))
+            return list(pool.map(lambda a: run_tool(tool, a, cwd, env=env), argvs))
 
     def assertExit(self, result, rc):
         self.assertIsNotNone(result.rc, "timed out:\n" + result.describe())
@@ -260,10 +292,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--dslc", required=True)
     parser.add_argument("--dslc-opt", dest="dslc_opt")
+    parser.add_argument("--kiln-run", dest="kiln_run")
+    parser.add_argument("--fake-cuda", dest="fake_cuda")
+    parser.add_argument("--fake-ze", dest="fake_ze")
     args, rest = parser.parse_known_args(argv if argv is not None else sys.argv[1:])
     TOOLS["dslc"] = os.path.abspath(args.dslc)
     TOOLS["dslc-opt"] = os.path.abspath(args.dslc_opt) if args.dslc_opt else os.path.join(
         os.path.dirname(TOOLS["dslc"]), "dslc-opt")
+    TOOLS["kiln-run"] = os.path.abspath(args.kiln_run) if args.kiln_run else os.path.join(
+        os.path.dirname(TOOLS["dslc"]), "kiln-run")
+    FAKE_DRIVERS["cuda"] = os.path.abspath(args.fake_cuda) if args.fake_cuda else None
+    FAKE_DRIVERS["ze"] = os.path.abspath(args.fake_ze) if args.fake_ze else None
     program = unittest.main(module="__main__", argv=[sys.argv[0]] + rest, exit=False,
                             testRunner=unittest.TextTestRunner(stream=sys.stdout, verbosity=2))
     result = program.result

@@ -380,7 +380,8 @@ class RunArgs(clitest.CliTestCase):
         self.write("oob.kiln", OOB_LOAD)
         self.npy("src.npy", np.arange(8, dtype=np.float32))
         self.npy("dst.npy", np.zeros(8, dtype=np.float32))
-        result = self.dslc("run", "oob.kiln", "--grid", "4", "--arg", "src=src.npy", "--arg", "dst=dst.npy")
+        result = self.dslc("run", "oob.kiln", "--grid", "4", "--arg", "src=src.npy", "--arg", "dst=dst.npy",
+                           "--device", "interp")
         self.assertExit(result, 1)
         lines = result.stderr.splitlines()
         self.assertRegex(lines[0], r"^oob\.kiln:4:13: error\[E0602\]: ")
@@ -448,7 +449,8 @@ class RunArgs(clitest.CliTestCase):
     def test_bad_option_values_are_coded_json(self):
         # A malformed option value is an error in the arguments: exit 1, and with
         # --diagnostics=json every line of stderr is a coded JSON diagnostic.
-        for extra in (["--max-steps=abc"], ["--device", "cuda"]):
+        for extra in (["--max-steps=abc"], ["--device", "tpu"], ["--device", ""],
+                      ["--device", "cuda", "--max-steps", "10"]):
             with self.subTest(option=extra):
                 self.run_add("E0600", *extra)
 

@@ -1,31 +1,42 @@
 //===- dslc.cpp - The Kiln compiler driver --------------------------------===//
 //
-//   dslc FILE [--kernel K] [-D N=V]... [--emit=ast|tir] [-o OUT]
+//   dslc FILE [--kernel K] [-D N=V]... [--emit=ast|tir|llvm|ptx|spirv|spirv-asm|bundle]
+//        [--target=sm_80|sm_90|sm_90a|spirv64] [--assume-multiple NAME=N]... [-o OUT]
 //   dslc run FILE --kernel K --grid X[,Y[,Z]] [-D N=V]... [--arg NAME=VALUE]...
+//        [--device cuda|ze|interp]
 //
 // The driver is a straight line: load the input into Tile IR (frontend or .tir parser),
-// run the pipeline (ir/transforms/Pipeline.cpp), then emit or run. Every stage can be
-// stopped at with --emit, and .tir input starts from the middle.
+// run the pipeline (ir/transforms/Pipeline.cpp), then emit, generate code (codegen/) or
+// run — on the reference interpreter, or on a GPU through the runtime (runtime/) from a
+// bundle made in memory. Every stage can be stopped at with --emit, and .tir input
+// starts from the middle. docs/dslc.md describes every option.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/BundleBuilder.h"
+#include "codegen/Codegen.h"
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
 #include "ir/Printer.h"
 #include "ir/interp/Interpreter.h"
 #include "ir/transforms/Pipeline.h"
+#include "runtime/Bundle.h"
 #include "support/LargeStack.h"
 #include "tools/driver/Driver.h"
 #include "tools/driver/KernelArguments.h"
 #include "tools/driver/VerifyDiagnostics.h"
+#include "tools/launch/DeviceLaunch.h"
+#include "tools/launch/HostArguments.h"
 
 #include "llvm/IR/PrintPasses.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 
 using namespace kiln;
 namespace cl = llvm::cl;
@@ -33,7 +44,7 @@ namespace cl = llvm::cl;
 namespace {
 
 cl::OptionCategory KilnCategory("dslc options");
-cl::SubCommand RunCommand("run", "Run a kernel on a device (the reference interpreter: --device interp)");
+cl::SubCommand RunCommand("run", "Run a kernel on a GPU (CUDA, Level Zero) or the reference interpreter");
 
 // Options of both `dslc FILE` and `dslc run FILE`.
 cl::opt<std::string> InputFile(cl::Positional, cl::desc("<input .kiln or .tir file>"), cl::Required,
@@ -55,17 +66,34 @@ cl::opt<DiagStyle> Diagnostics("diagnostics", cl::desc("How to print errors"), c
                                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<bool> NoOptimize("O0", cl::desc("Skip the Tile IR pass pipeline"), cl::sub(cl::SubCommand::getTopLevel()),
                          cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<std::string> LibdevicePath("libdevice",
+                                   cl::desc("libdevice bitcode, linked for math functions on NVIDIA targets "
+                                            "(default: the CUDA toolkit's)"),
+                                   cl::value_desc("file"), cl::init(codegen::CodegenOptions{}.libdevicePath),
+                                   cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand),
+                                   cl::cat(KilnCategory));
 // --print-after-all and --time-passes are LLVM's own options (libLLVM registers them);
 // dslc adopts them into its category (adoptLLVMOption) and reads their values.
 bool PrintAfterAll = false;
 bool TimePasses = false;
 
-// Options of `dslc FILE`.
-enum class EmitStage { AST, TIR };
-cl::opt<EmitStage> Emit("emit", cl::desc("The stage to stop at and print"), cl::init(EmitStage::TIR),
-                        cl::values(clEnumValN(EmitStage::AST, "ast", "the syntax tree of the input file"),
-                                   clEnumValN(EmitStage::TIR, "tir", "Tile IR after the pipeline (default)")),
-                        cl::cat(KilnCategory));
+// Options of `dslc FILE`. --emit, --target and --assume-multiple are read as text and
+// checked here, so that a bad value or a bad combination is a coded diagnostic (and
+// JSON under --diagnostics=json) like every other error.
+cl::opt<std::string> EmitText("emit",
+                              cl::desc("What to produce: ast, tir (the default), llvm, ptx, spirv, spirv-asm "
+                                       "or bundle (a .kbin for the runtime; needs -o or a redirected stdout)"),
+                              cl::value_desc("kind"), cl::cat(KilnCategory));
+cl::opt<std::string> TargetText("target",
+                                cl::desc("Code-generation target: sm_80, sm_90, sm_90a (PTX) or spirv64 (SPIR-V); "
+                                         "default sm_90, spirv64 for --emit=spirv|spirv-asm; alone it means "
+                                         "--emit=ptx or --emit=spirv"),
+                                cl::value_desc("name"), cl::cat(KilnCategory));
+cl::list<std::string> AssumeMultiple("assume-multiple",
+                                     cl::desc("Compile assuming integer parameter NAME is always a multiple of N "
+                                              "(a power of two) — vectorizes strided accesses; recorded in the "
+                                              "bundle, and launches that break it are refused"),
+                                     cl::value_desc("NAME=N"), cl::cat(KilnCategory));
 cl::opt<std::string> OutputFile("o", cl::desc("Write the output here instead of stdout"), cl::value_desc("file"),
                                 cl::cat(KilnCategory));
 cl::opt<bool> PrintLocations("print-locations", cl::desc("Print each Tile IR op's source location"),
@@ -81,8 +109,10 @@ cl::list<std::string> Args("arg", cl::desc("A kernel argument: a .npy file for a
                            cl::value_desc("NAME=VALUE"), cl::sub(RunCommand), cl::cat(KilnCategory));
 // --device and --max-steps are read as text and checked here, so that a bad value is a
 // coded diagnostic (and JSON under --diagnostics=json) like every other error.
-cl::opt<std::string> DeviceName("device", cl::desc("Where to run: interp, the reference interpreter on the CPU (default)"),
-                                cl::value_desc("interp"), cl::init("interp"), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<std::string> DeviceName("device",
+                                cl::desc("Where to run: cuda, ze (Level Zero) or interp (the reference interpreter); "
+                                         "default: CUDA, else Level Zero, else the interpreter, saying which"),
+                                cl::value_desc("cuda|ze|interp"), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<std::string> MaxStepsText("max-steps", cl::desc("Interpreter: stop after this many executed ops (0: no limit)"),
                                   cl::value_desc("N"), cl::init("4000000000"), cl::sub(RunCommand),
                                   cl::cat(KilnCategory));
@@ -118,6 +148,233 @@ ir::PipelineOptions pipelineOptions(TimingReport *timing) {
   return options;
 }
 
+//===--------------------------------------------------------------------===//
+// --emit and --target
+//===--------------------------------------------------------------------===//
+
+enum class EmitKind { AST, TIR, LLVM, PTX, SPIRV, SPIRVAsm, Bundle };
+
+constexpr std::pair<EmitKind, const char *> kEmitNames[] = {
+    {EmitKind::AST, "ast"},     {EmitKind::TIR, "tir"},         {EmitKind::LLVM, "llvm"},
+    {EmitKind::PTX, "ptx"},     {EmitKind::SPIRV, "spirv"},     {EmitKind::SPIRVAsm, "spirv-asm"},
+    {EmitKind::Bundle, "bundle"},
+};
+
+std::string emitName(EmitKind k) {
+  for (auto [kind, name] : kEmitNames)
+    if (kind == k)
+      return name;
+  return "?";
+}
+
+bool generatesCode(EmitKind k) { return k != EmitKind::AST && k != EmitKind::TIR; }
+bool isBinary(EmitKind k) { return k == EmitKind::SPIRV || k == EmitKind::Bundle; }
+
+/// What `dslc FILE` produces, after --emit and --target are checked against each other.
+struct EmitPlan {
+  EmitKind kind = EmitKind::TIR;
+  codegen::Target target = codegen::Target::SM90; ///< when generatesCode(kind)
+};
+
+void optionError(DiagnosticEngine &diags, const std::string &message, const std::string &hint) {
+  auto d = diags.error(Location::commandLine(), DiagCode::BadOption);
+  d << message;
+  if (!hint.empty())
+    d.hint(hint);
+}
+
+/// Resolves --emit and --target: defaults (--emit=ptx alone means sm_90, --emit=spirv
+/// spirv64, --target alone its target's code) and mismatches (E0900).
+std::optional<EmitPlan> planEmit(DiagnosticEngine &diags) {
+  bool ok = true;
+  std::optional<EmitKind> kind;
+  if (EmitText.getNumOccurrences()) {
+    for (auto [k, name] : kEmitNames)
+      if (EmitText == name)
+        kind = k;
+    if (!kind) {
+      optionError(diags, "unknown --emit kind '" + EmitText + "'",
+                  "write --emit=ast, tir, llvm, ptx, spirv, spirv-asm or bundle");
+      ok = false;
+    }
+  }
+  std::optional<codegen::Target> target;
+  if (TargetText.getNumOccurrences()) {
+    target = codegen::parseTarget(TargetText);
+    if (!target) {
+      optionError(diags, "unknown target '" + TargetText + "'",
+                  "write --target=sm_80, sm_90 or sm_90a (NVIDIA PTX), or --target=spirv64 (SPIR-V, Level Zero)");
+      ok = false;
+    }
+  }
+  if (!ok)
+    return std::nullopt;
+
+  EmitPlan plan;
+  plan.kind = kind ? *kind
+              : target ? (codegen::isNvptxTarget(*target) ? EmitKind::PTX : EmitKind::SPIRV)
+                       : EmitKind::TIR;
+  if (!generatesCode(plan.kind)) {
+    if (target) {
+      optionError(diags, "--target applies to code generation, not to --emit=" + emitName(plan.kind),
+                  "use --emit=llvm, ptx, spirv, spirv-asm or bundle with --target, or leave --target out");
+      ok = false;
+    }
+    if (!AssumeMultiple.empty()) {
+      optionError(diags, "--assume-multiple applies to code generation, not to --emit=" + emitName(plan.kind),
+                  "use it with --emit=llvm, ptx, spirv, spirv-asm or bundle");
+      ok = false;
+    }
+    return ok ? std::optional<EmitPlan>(plan) : std::nullopt;
+  }
+  bool wantsSpirv = plan.kind == EmitKind::SPIRV || plan.kind == EmitKind::SPIRVAsm;
+  plan.target = target ? *target : wantsSpirv ? codegen::Target::SPIRV64 : codegen::Target::SM90;
+  std::string targetText(codegen::targetName(plan.target));
+  if (plan.kind == EmitKind::PTX && !codegen::isNvptxTarget(plan.target)) {
+    optionError(diags, "--emit=ptx needs an NVIDIA target (sm_80, sm_90, sm_90a), but --target=" + targetText +
+                           " produces SPIR-V",
+                "use --emit=spirv or --emit=spirv-asm for spirv64, or --target=sm_90 for PTX");
+    ok = false;
+  }
+  if (wantsSpirv && codegen::isNvptxTarget(plan.target)) {
+    optionError(diags, "--emit=" + emitName(plan.kind) + " needs --target=spirv64, but --target=" + targetText +
+                           " produces PTX",
+                "use --emit=ptx for " + targetText + ", or --target=spirv64 (the default for --emit=" +
+                    emitName(plan.kind) + ")");
+    ok = false;
+  }
+  return ok ? std::optional<EmitPlan>(plan) : std::nullopt;
+}
+
+/// --assume-multiple NAME=N before the kernel is known: the form and N.
+struct Assumption {
+  std::string name;
+  int64_t multiple;
+  std::string raw;
+};
+
+std::optional<std::vector<Assumption>> parseAssumptions(DiagnosticEngine &diags) {
+  std::vector<Assumption> out;
+  bool ok = true;
+  for (const std::string &raw : AssumeMultiple) {
+    size_t eq = raw.find('=');
+    std::string name = raw.substr(0, eq);
+    if (eq == std::string::npos || name.empty() || eq + 1 == raw.size()) {
+      optionError(diags, "malformed --assume-multiple '" + raw + "'",
+                  "write --assume-multiple NAME=N with an integer parameter and a power of two, e.g. "
+                  "--assume-multiple n_cols=16");
+      ok = false;
+      continue;
+    }
+    std::string text = raw.substr(eq + 1);
+    bool overflow = false;
+    std::optional<int64_t> n = launch::parseIntLiteral(text, overflow);
+    if (!n || *n < 1 || *n > (int64_t{1} << 30) || (*n & (*n - 1)) != 0) {
+      optionError(diags, "--assume-multiple " + raw + ": '" + text + "' is not a power of two from 1 to 1073741824",
+                  "the runtime checks divisibility by powers of two: 2, 4, 8, 16, ...");
+      ok = false;
+      continue;
+    }
+    bool repeated = false;
+    for (const Assumption &a : out)
+      repeated |= a.name == name;
+    if (repeated) {
+      optionError(diags, "--assume-multiple names parameter '" + name + "' more than once", "");
+      ok = false;
+      continue;
+    }
+    out.push_back(Assumption{name, *n, raw});
+  }
+  return ok ? std::optional<std::vector<Assumption>>(out) : std::nullopt;
+}
+
+/// Turns the assumptions into CodegenOptions::paramDivisibility for `kernel`; each must
+/// name one of its integer runtime parameters (E0900 otherwise).
+bool applyAssumptions(const std::vector<Assumption> &assumptions, const ir::Kernel &kernel,
+                      codegen::CodegenOptions &options, DiagnosticEngine &diags) {
+  bool ok = true;
+  launch::Signature signature = driver::signatureOf(kernel);
+  std::string integers;
+  for (const launch::ParamSpec &p : signature.params)
+    if (!p.pointer && launch::dtypeIsInteger(p.dtype))
+      integers += (integers.empty() ? "" : ", ") + launch::paramSpelling(p);
+  for (const Assumption &a : assumptions) {
+    std::optional<unsigned> index;
+    for (unsigned i = 0; i < signature.params.size(); ++i)
+      if (signature.params[i].name == a.name)
+        index = i;
+    if (!index) {
+      bool isConst = false;
+      for (const auto &c : kernel.constValues)
+        isConst |= c.first == a.name;
+      optionError(diags,
+                  isConst ? "--assume-multiple " + a.raw + ": '" + a.name + "' is a const parameter of kernel '" +
+                                kernel.name + "'; its value is compiled in already"
+                          : "--assume-multiple " + a.raw + ": kernel '" + kernel.name + "' has no parameter '" +
+                                a.name + "'",
+                  integers.empty() ? "kernel '" + kernel.name + "' has no integer parameters"
+                                   : "its integer parameters are " + integers);
+      ok = false;
+      continue;
+    }
+    const launch::ParamSpec &p = signature.params[*index];
+    if (p.pointer || !launch::dtypeIsInteger(p.dtype)) {
+      optionError(diags,
+                  "--assume-multiple " + a.raw + ": parameter '" + launch::paramSpelling(p) + "' is " +
+                      (p.pointer ? "a pointer (pointers are always assumed 16-byte aligned)"
+                                 : "not an integer"),
+                  integers.empty() ? "kernel '" + kernel.name + "' has no integer parameters"
+                                   : "its integer parameters are " + integers);
+      ok = false;
+      continue;
+    }
+    if (a.multiple > 1)
+      options.paramDivisibility.emplace_back(*index, a.multiple);
+  }
+  return ok;
+}
+
+/// The one kernel of `module` that a code-generation or run command works on; E0106
+/// listing them when there are several.
+const ir::Kernel *singleKernel(const ir::Module &module, const std::string &what, DiagnosticEngine &diags) {
+  if (module.kernels.size() == 1)
+    return module.kernels.front().get();
+  std::string names;
+  for (const auto &k : module.kernels)
+    names += (names.empty() ? "" : ", ") + k->name;
+  diags.error(Location::commandLine(), DiagCode::UnknownKernel).hint("choose one with --kernel NAME")
+      << "'" << InputFile << "' has " << module.kernels.size() << " kernels (" << names << "); " << what;
+  return nullptr;
+}
+
+/// Writes a bundle to -o: atomically for a regular file (through a symlink to its
+/// target), straight through for /dev/null, a pipe or another special file.
+bool writeBundleFile(const std::string &path, const rt::Bundle &bundle, DiagnosticEngine &diags) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::file_status status = fs::status(path, ec);
+  std::string error;
+  if (!ec && fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status)) {
+    std::vector<uint8_t> bytes = rt::serializeBundle(bundle, error);
+    if (bytes.empty())
+      KILN_ICE("code generation made an invalid bundle: " + error);
+    return driver::writeOutput(path, std::string(bytes.begin(), bytes.end()), diags);
+  }
+  // Follow a chain of symlinks (dangling ones too) to the file they name.
+  fs::path target = path;
+  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
+    fs::path next = fs::read_symlink(target, ec);
+    if (ec)
+      break;
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  if (!rt::writeBundleAtomic(target.string(), bundle, error)) {
+    diags.error(Location::commandLine(), DiagCode::FileNotReadable) << error;
+    return false;
+  }
+  return true;
+}
+
 /// `dslc FILE --emit=ast`: the syntax tree of the one file, no imports followed.
 int emitAST(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags) {
   std::ifstream in(InputFile, std::ios::binary);
@@ -136,29 +393,90 @@ int emitAST(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags) {
   return driver::writeOutput(OutputFile, os.str(), diags) ? driver::ExitSuccess : driver::ExitUserError;
 }
 
-/// `dslc FILE [--emit=tir]`; `emit` false only checks (for --verify-diagnostics).
+/// `dslc FILE [--emit=tir|llvm|ptx|spirv|spirv-asm|bundle]`; `emit` false only checks
+/// (for --verify-diagnostics), code generation included.
 int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingReport *timing,
-            bool emit = true) {
+            const EmitPlan &plan, bool emit = true) {
   bool ok = true;
   SemaOptions options = semaOptions(diags, ok);
-  if (!ok)
+  std::optional<std::vector<Assumption>> assumptions = parseAssumptions(diags);
+  if (!ok || !assumptions)
     return driver::ExitUserError;
   auto module = driver::loadModule(InputFile, options, sources, diags, timing);
   if (!module)
     return driver::ExitUserError;
   if (!NoOptimize)
     ir::runPipeline(*module, pipelineOptions(timing), diags);
+
+  if (!generatesCode(plan.kind)) {
+    if (!emit)
+      return driver::ExitSuccess;
+    std::string text;
+    {
+      TimingReport::Scope timer(timing, "emit: tir");
+      ir::PrintOptions printOptions;
+      printOptions.locations = PrintLocations;
+      text = ir::printModule(*module, printOptions);
+    }
+    return driver::writeOutput(OutputFile, text, diags) ? driver::ExitSuccess : driver::ExitUserError;
+  }
+
+  const ir::Kernel *kernel = singleKernel(*module, "code generation compiles one", diags);
+  if (!kernel)
+    return driver::ExitUserError;
+  codegen::CodegenOptions cg;
+  cg.libdevicePath = LibdevicePath;
+  cg.emitSpirvAsm = plan.kind == EmitKind::SPIRVAsm;
+  if (!applyAssumptions(*assumptions, *kernel, cg, diags))
+    return driver::ExitUserError;
+  std::optional<codegen::CodegenResult> result;
+  {
+    TimingReport::Scope timer(timing, "codegen: " + std::string(codegen::targetName(plan.target)) +
+                                          " (lowering, LLVM optimization, " +
+                                          (codegen::isNvptxTarget(plan.target) ? "PTX" : "SPIR-V") + ")");
+    result = codegen::generate(*module, *kernel, plan.target, diags, cg);
+  }
+  if (!result)
+    return driver::ExitUserError;
   if (!emit)
     return driver::ExitSuccess;
-  std::string text;
-  {
-    TimingReport::Scope timer(timing, "emit: tir");
-    ir::PrintOptions printOptions;
-    printOptions.locations = PrintLocations;
-    text = ir::printModule(*module, printOptions);
+
+  if (plan.kind == EmitKind::Bundle) {
+    rt::Bundle bundle;
+    {
+      TimingReport::Scope timer(timing, "emit: bundle");
+      bundle = codegen::makeBundle(*module, *kernel, plan.target, cg, *result);
+      // The runtime will check every field; one it would refuse is a compiler bug.
+      if (std::string why = rt::validateBundle(bundle); !why.empty())
+        KILN_ICE("code generation made an invalid bundle: " + why);
+    }
+    TimingReport::Scope timer(timing, "emit: write the bundle");
+    if (!OutputFile.empty() && OutputFile != "-")
+      return writeBundleFile(OutputFile, bundle, diags) ? driver::ExitSuccess : driver::ExitUserError;
+    std::string error;
+    std::vector<uint8_t> bytes = rt::serializeBundle(bundle, error);
+    if (bytes.empty())
+      KILN_ICE("code generation made an invalid bundle: " + error);
+    return driver::writeOutput(OutputFile, std::string(bytes.begin(), bytes.end()), diags) ? driver::ExitSuccess
+                                                                                         : driver::ExitUserError;
   }
-  return driver::writeOutput(OutputFile, text, diags) ? driver::ExitSuccess : driver::ExitUserError;
+  std::string out;
+  switch (plan.kind) {
+  case EmitKind::LLVM: out = std::move(result->llvmIR); break;
+  case EmitKind::PTX: out = std::move(result->ptx); break;
+  case EmitKind::SPIRV: out.assign(result->spirv.begin(), result->spirv.end()); break;
+  case EmitKind::SPIRVAsm: out = std::move(result->spirvAsm); break;
+  default: KILN_ICE("unhandled --emit kind");
+  }
+  TimingReport::Scope timer(timing, "emit: " + emitName(plan.kind));
+  return driver::writeOutput(OutputFile, out, diags) ? driver::ExitSuccess : driver::ExitUserError;
 }
+
+//===--------------------------------------------------------------------===//
+// dslc run
+//===--------------------------------------------------------------------===//
+
+enum class RunDevice { Auto, Interp, Cuda, LevelZero };
 
 /// `dslc run FILE --kernel K --grid ... --arg ...`.
 int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingReport *timing) {
@@ -169,11 +487,26 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
     diags.error(Location::commandLine(), DiagCode::BadGrid).hint("e.g. --grid 128 or --grid 16,16")
         << "dslc run needs --grid";
   else
-    grid = driver::parseGrid(Grid, diags);
-  if (DeviceName != "interp") {
-    diags.error(Location::commandLine(), DiagCode::RunArgument)
-            .hint("this build of dslc runs kernels on the reference interpreter: --device interp")
-        << "unknown device '" << DeviceName << "'";
+    grid = launch::parseGrid(Grid, diags);
+  RunDevice device = RunDevice::Auto;
+  if (DeviceName.getNumOccurrences()) {
+    if (DeviceName == "interp")
+      device = RunDevice::Interp;
+    else if (DeviceName == "cuda")
+      device = RunDevice::Cuda;
+    else if (DeviceName == "ze")
+      device = RunDevice::LevelZero;
+    else if (DeviceName != "auto") {
+      diags.error(Location::commandLine(), DiagCode::RunArgument)
+              .hint("write --device cuda, --device ze or --device interp; without --device dslc picks the best "
+                    "one present")
+          << "unknown device '" << DeviceName << "'";
+      ok = false;
+    }
+  }
+  if (MaxStepsText.getNumOccurrences() && (device == RunDevice::Cuda || device == RunDevice::LevelZero)) {
+    diags.error(Location::commandLine(), DiagCode::RunArgument).hint("leave it out, or run with --device interp")
+        << "--max-steps limits the interpreter; it does not apply to --device " << DeviceName;
     ok = false;
   }
   std::optional<uint64_t> steps = maxSteps(diags);
@@ -182,47 +515,114 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   auto module = driver::loadModule(InputFile, options, sources, diags, timing);
   if (!module)
     return driver::ExitUserError;
-  if (module->kernels.size() != 1) {
-    std::string names;
-    for (const auto &k : module->kernels)
-      names += (names.empty() ? "" : ", ") + k->name;
-    diags.error(Location::commandLine(), DiagCode::UnknownKernel).hint("choose one with --kernel NAME")
-        << "'" << InputFile << "' has " << module->kernels.size() << " kernels (" << names
-        << "); dslc run runs one";
+  if (!singleKernel(*module, "dslc run runs one", diags))
     return driver::ExitUserError;
-  }
   if (!NoOptimize)
     ir::runPipeline(*module, pipelineOptions(timing), diags);
   const ir::Kernel &kernel = *module->kernels.front();
-  auto bound = driver::bindArguments(kernel, std::vector<std::string>(Args.begin(), Args.end()), diags);
-  if (!bound)
+  auto host = launch::bindArguments(driver::signatureOf(kernel), std::vector<std::string>(Args.begin(), Args.end()),
+                                    diags);
+  if (!host)
     return driver::ExitUserError;
-  interp::RunOptions runOptions;
-  runOptions.grid = *grid;
-  runOptions.maxSteps = *steps;
-  bool ran;
-  {
-    TimingReport::Scope timer(timing, "run: interpreter");
-    ran = interp::runKernel(kernel, bound->args, bound->buffers, runOptions, diags);
+
+  // The device: as asked, or the best present — saying which and why, except under
+  // --diagnostics=json, where stderr holds only diagnostics.
+  std::unique_ptr<kiln::Runtime> gpu;
+  std::string choice;
+  if (device == RunDevice::Cuda || device == RunDevice::LevelZero) {
+    TimingReport::Scope timer(timing, "run: open the device");
+    launch::OpenedRuntime opened =
+        launch::openRuntime(device == RunDevice::Cuda ? launch::GpuKind::Cuda : launch::GpuKind::LevelZero);
+    if (!opened.runtime) {
+      launch::reportRuntimeError(diags, opened.status, opened.error,
+                                 "--device interp runs the kernel on the reference interpreter");
+      return driver::ExitUserError;
+    }
+    gpu = std::move(opened.runtime);
+  } else if (device == RunDevice::Auto) {
+    TimingReport::Scope timer(timing, "run: find a device");
+    launch::OpenedRuntime cuda = launch::openRuntime(launch::GpuKind::Cuda);
+    if (cuda.runtime) {
+      gpu = std::move(cuda.runtime);
+      choice = "running on " + launch::describeDevice(*gpu) + ": a CUDA device is present (the order is CUDA, Level Zero, the interpreter)";
+    } else {
+      launch::OpenedRuntime ze = launch::openRuntime(launch::GpuKind::LevelZero);
+      if (ze.runtime) {
+        gpu = std::move(ze.runtime);
+        choice = "running on " + launch::describeDevice(*gpu) + ": " + launch::joinLines(cuda.error);
+      } else {
+        choice = "running on the reference interpreter: " + launch::joinLines(cuda.error) + "; " + launch::joinLines(ze.error);
+      }
+    }
   }
-  if (!ran)
+  if (!choice.empty() && Diagnostics != DiagStyle::Json)
+    std::cerr << "dslc: " << choice << "\n";
+
+  if (!gpu) {
+    interp::RunOptions runOptions;
+    runOptions.grid = *grid;
+    runOptions.maxSteps = *steps;
+    bool ran;
+    {
+      TimingReport::Scope timer(timing, "run: interpreter");
+      ran = driver::runOnInterpreter(kernel, *host, runOptions, diags);
+    }
+    if (!ran)
+      return driver::ExitUserError;
+    return launch::writeBack(*host, diags) ? driver::ExitSuccess : driver::ExitUserError;
+  }
+
+  // On a GPU: code for the device's target, a bundle in memory, the runtime.
+  std::optional<codegen::Target> target = codegen::targetForDevice(gpu->target());
+  if (!target) {
+    diags.error(Location::commandLine(), DiagCode::DeviceError)
+            .hint("--device interp runs the kernel on the reference interpreter")
+        << launch::describeDevice(*gpu) << " runs " << gpu->target()
+        << " code, and Kiln generates code for sm_80 and newer NVIDIA GPUs and for spirv64";
     return driver::ExitUserError;
-  return driver::writeBackBuffers(*bound, diags) ? driver::ExitSuccess : driver::ExitUserError;
+  }
+  codegen::CodegenOptions cg;
+  cg.libdevicePath = LibdevicePath;
+  cg.emitSpirvAsm = false;
+  std::optional<codegen::CodegenResult> result;
+  {
+    TimingReport::Scope timer(timing, "codegen: " + std::string(codegen::targetName(*target)) +
+                                          " (lowering, LLVM optimization, " +
+                                          (codegen::isNvptxTarget(*target) ? "PTX" : "SPIR-V") + ")");
+    result = codegen::generate(*module, kernel, *target, diags, cg);
+  }
+  if (!result)
+    return driver::ExitUserError;
+  std::vector<uint8_t> bytes;
+  {
+    TimingReport::Scope timer(timing, "emit: bundle");
+    std::string error;
+    bytes = rt::serializeBundle(codegen::makeBundle(*module, kernel, *target, cg, *result), error);
+    if (bytes.empty())
+      KILN_ICE("code generation made an invalid bundle: " + error);
+  }
+  launch::GpuLaunchOptions launchOptions;
+  launchOptions.grid = *grid;
+  launchOptions.tool = "dslc";
+  if (!launch::runBundle(*gpu, bytes, *host, launchOptions, diags, timing))
+    return driver::ExitUserError;
+  return launch::writeBack(*host, diags) ? driver::ExitSuccess : driver::ExitUserError;
 }
 
 /// `--verify-diagnostics`: compile, collecting diagnostics, and match them against the
 /// input's expectations. Succeeds when they agree exactly.
-int verify(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingReport *timing) {
+int verify(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingReport *timing,
+           const EmitPlan &plan) {
   std::vector<Diagnostic> collected;
   diags.setHandler([&](const Diagnostic &d) { collected.push_back(d); });
   diags.setErrorLimit(0);
-  if (Emit == EmitStage::AST) {
+  if (plan.kind == EmitKind::AST) {
     std::string saved = OutputFile;
     OutputFile = "/dev/null";
     emitAST(sources, diags);
     OutputFile = saved;
   } else {
-    compile(sources, diags, timing, /*emit=*/false);
+    compile(sources, diags, timing, plan, /*emit=*/false);
   }
   diags.setHandler(nullptr);
   std::ifstream in(InputFile, std::ios::binary);
@@ -236,6 +636,26 @@ int verify(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Timi
   bool ok = malformed.empty() &&
             driver::checkExpectations(expected, collected, file ? *file : UINT32_MAX, *sources, std::cerr);
   return ok ? driver::ExitSuccess : driver::ExitUserError;
+}
+
+/// `dslc FILE ...`: checks the options, then emits.
+int compileCommand(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingReport *timing) {
+  std::optional<EmitPlan> plan = planEmit(diags);
+  if (!plan)
+    return driver::ExitUserError;
+  if (VerifyDiagnostics)
+    return verify(sources, diags, timing, *plan);
+  // Like clang, refuse to put binary data on a terminal before doing any work.
+  if (isBinary(plan->kind) && (OutputFile.empty() || OutputFile == "-") && ::isatty(STDOUT_FILENO)) {
+    optionError(diags, "--emit=" + emitName(plan->kind) + " produces binary data; not writing it to a terminal",
+                "write it to a file with -o FILE, e.g. -o " +
+                    std::string(plan->kind == EmitKind::Bundle ? "kernel.kbin" : "kernel.spv") +
+                    ", or redirect stdout");
+    return driver::ExitUserError;
+  }
+  if (plan->kind == EmitKind::AST)
+    return emitAST(sources, diags);
+  return compile(sources, diags, timing, *plan);
 }
 
 /// Shows one of libLLVM's options in dslc's --help, with dslc's wording.
@@ -253,7 +673,7 @@ void adoptLLVMOption(const char *name, const char *description) {
 
 int main(int argc, char **argv) {
   adoptLLVMOption("print-after-all", "Print the Tile IR after every pass");
-  adoptLLVMOption("time-passes", "Report the time of every compilation stage");
+  adoptLLVMOption("time-passes", "Report the time of every compilation stage, code generation included");
   cl::HideUnrelatedOptions(KilnCategory);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "dslc (Kiln) " << KILN_VERSION << "\n";
@@ -262,8 +682,12 @@ int main(int argc, char **argv) {
       argc, argv,
       "dslc — the Kiln tile-language compiler\n\n"
       "  dslc FILE [--kernel K] [-D NAME=VALUE]... [--emit=ast|tir] [-o OUT]\n"
-      "  dslc run FILE --kernel K --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device interp]\n\n"
-      "FILE is Kiln source (.kiln) or Tile IR text (.tir).\n");
+      "  dslc FILE [--kernel K] --emit=llvm|ptx|spirv|spirv-asm|bundle [--target=sm_80|sm_90|sm_90a|spirv64]\n"
+      "       [--assume-multiple NAME=N]... [-o OUT]\n"
+      "  dslc run FILE --kernel K --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device cuda|ze|interp]\n\n"
+      "FILE is Kiln source (.kiln) or Tile IR text (.tir). Exit status: 0 success, 1 an error\n"
+      "in the input, the options or the run (reported with a code, see docs/diagnostics.md),\n"
+      "70 a compiler bug. docs/dslc.md describes every option with examples.\n");
 
   PrintAfterAll = llvm::shouldPrintAfterAll();
   TimePasses = llvm::TimePassesIsEnabled;
@@ -276,11 +700,7 @@ int main(int argc, char **argv) {
     int status = runOnLargeStack([&] {
       if (RunCommand)
         return run(sources, diags, timing);
-      if (VerifyDiagnostics)
-        return verify(sources, diags, timing);
-      if (Emit == EmitStage::AST)
-        return emitAST(sources, diags);
-      return compile(sources, diags, timing);
+      return compileCommand(sources, diags, timing);
     });
     if (timing)
       timingReport.print(std::cerr);

@@ -1,0 +1,219 @@
+//===- HostArgumentsTest.cpp - The --grid/--arg contract of every launcher ===//
+//
+// What dslc run and kiln-run share, tested without either tool: grids, integer
+// literals, binding arguments to a neutral signature (errors, aliasing, scalars), the
+// write-back of exactly the buffers marked written, and how runtime failures become
+// diagnostics.
+//
+//===----------------------------------------------------------------------===//
+#include "support/Npy.h"
+#include "tools/launch/DeviceLaunch.h"
+#include "tools/launch/HostArguments.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <unistd.h>
+
+namespace kiln::launch {
+namespace {
+
+struct Diags {
+  SourceManager sources;
+  std::ostringstream out;
+  DiagnosticEngine engine{sources, out};
+  std::vector<Diagnostic> seen;
+  Diags() {
+    engine.setHandler([this](const Diagnostic &d) { seen.push_back(d); });
+  }
+  bool has(DiagCode code, const std::string &text) const {
+    for (const Diagnostic &d : seen)
+      if (d.code == code && d.message.find(text) != std::string::npos)
+        return true;
+    return false;
+  }
+};
+
+class TempDir : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = std::filesystem::temp_directory_path() /
+          ("kiln-launch-test-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  std::string path(const std::string &name) const { return (dir / name).string(); }
+  std::string npy(const std::string &name, const std::string &descr, std::vector<std::byte> data, Shape shape) {
+    std::string error;
+    EXPECT_TRUE(writeNpyAtomic(path(name), NpyArray{descr, std::move(shape), std::move(data)}, error)) << error;
+    return path(name);
+  }
+  std::filesystem::path dir;
+};
+
+std::vector<std::byte> floats(std::initializer_list<float> values) {
+  std::vector<std::byte> out(values.size() * 4);
+  std::memcpy(out.data(), values.begin(), out.size());
+  return out;
+}
+
+Signature addSignature() {
+  return Signature{"add", {{"x", DType::F32, true}, {"y", DType::F32, true}, {"n", DType::I32, false}}};
+}
+
+TEST(Grid, Forms) {
+  Diags d;
+  EXPECT_EQ(parseGrid("7", d.engine), (std::array<int64_t, 3>{7, 1, 1}));
+  EXPECT_EQ(parseGrid("2,3", d.engine), (std::array<int64_t, 3>{2, 3, 1}));
+  EXPECT_EQ(parseGrid("2,3,4", d.engine), (std::array<int64_t, 3>{2, 3, 4}));
+  EXPECT_EQ(parseGrid("0x10,1_0", d.engine), (std::array<int64_t, 3>{16, 10, 1}));
+  EXPECT_EQ(parseGrid("2147483647", d.engine), (std::array<int64_t, 3>{2147483647, 1, 1}));
+  EXPECT_TRUE(d.seen.empty());
+  for (const char *bad : {"", "0", "-1", "1,2,3,4", "1,,2", ",", "a", "2147483648", "1.5", "99999999999999999999"}) {
+    Diags e;
+    EXPECT_FALSE(parseGrid(bad, e.engine)) << bad;
+    EXPECT_TRUE(e.has(DiagCode::BadGrid, "malformed grid")) << bad;
+  }
+}
+
+TEST(IntLiteral, Edges) {
+  bool overflow = false;
+  EXPECT_EQ(parseIntLiteral("-9223372036854775808", overflow), INT64_MIN);
+  EXPECT_EQ(parseIntLiteral("18446744073709551615", overflow), -1); // the u64 bit pattern
+  EXPECT_FALSE(parseIntLiteral("18446744073709551616", overflow));
+  EXPECT_TRUE(overflow);
+  EXPECT_FALSE(parseIntLiteral("-9223372036854775809", overflow));
+  EXPECT_TRUE(overflow);
+  EXPECT_EQ(parseIntLiteral("+0XfF", overflow), 255);
+  for (const char *bad : {"", "-", "0x", "1e3", "12a", " 1", "--1"})
+    EXPECT_FALSE(parseIntLiteral(bad, overflow)) << bad;
+}
+
+TEST(Signature, Spelling) {
+  EXPECT_EQ(paramList(addSignature()), "x: *f32, y: *f32, n: i32");
+  EXPECT_EQ(paramList(Signature{"k", {}}), "(none)");
+  EXPECT_EQ(dtypeSizeBytes(DType::Bool), 1u);
+  EXPECT_EQ(dtypeSizeBytes(DType::BF16), 2u);
+  EXPECT_TRUE(dtypeIsInteger(DType::U64));
+  EXPECT_FALSE(dtypeIsInteger(DType::Bool));
+  EXPECT_FALSE(dtypeIsSigned(DType::U8));
+}
+
+TEST_F(TempDir, BindsBuffersAndScalars) {
+  std::string x = npy("x.npy", "<f4", floats({1, 2, 3}), {3});
+  std::string y = npy("y.npy", "<f4", floats({0, 0, 0}), {3});
+  Diags d;
+  auto host = bindArguments(addSignature(), {"n=0x3", "y=" + y, "x=" + x}, d.engine);
+  ASSERT_TRUE(host) << d.out.str();
+  ASSERT_EQ(host->args.size(), 3u);
+  EXPECT_EQ(host->args[0].kind, HostArg::Kind::Buffer);
+  EXPECT_EQ(host->args[1].buffer, 1u);
+  EXPECT_EQ(host->args[2].kind, HostArg::Kind::Int);
+  EXPECT_EQ(host->args[2].i, 3);
+  ASSERT_EQ(host->buffers.size(), 2u);
+  EXPECT_EQ(host->buffers[0].descr, "<f4");
+  EXPECT_EQ(host->buffers[0].shape, Shape{3});
+  EXPECT_EQ(host->buffers[0].data, floats({1, 2, 3}));
+}
+
+TEST_F(TempDir, OneFileForTwoParametersIsOneBuffer) {
+  std::string x = npy("x.npy", "<f4", floats({1}), {1});
+  Diags d;
+  auto host = bindArguments(addSignature(), {"x=" + x, "y=" + dir.string() + "/./x.npy", "n=1"}, d.engine);
+  ASSERT_TRUE(host);
+  EXPECT_EQ(host->buffers.size(), 1u);
+  EXPECT_EQ(host->args[0].buffer, host->args[1].buffer);
+}
+
+TEST_F(TempDir, ReportsEveryProblem) {
+  std::string x = npy("x.npy", "<f8", std::vector<std::byte>(8), {1});
+  Diags d;
+  auto host = bindArguments(addSignature(), {"x=" + x, "n=1.5", "q=1", "n=2", "bad"}, d.engine);
+  EXPECT_FALSE(host);
+  EXPECT_TRUE(d.has(DiagCode::NpyError, "float64"));
+  EXPECT_TRUE(d.has(DiagCode::RunArgument, "has no parameter 'q'; its parameters are x: *f32, y: *f32, n: i32"));
+  EXPECT_TRUE(d.has(DiagCode::RunArgument, "'n' is given more than once"));
+  EXPECT_TRUE(d.has(DiagCode::RunArgument, "malformed --arg 'bad'"));
+  EXPECT_TRUE(d.has(DiagCode::RunArgument, "missing argument for parameter 'y: *f32'"));
+}
+
+TEST(Scalars, RangesAndKinds) {
+  Signature s{"k", {{"b", DType::Bool, false}, {"u", DType::U8, false}, {"f", DType::F16, false}}};
+  Diags d;
+  auto host = bindArguments(s, {"b=false", "u=255", "f=-inf"}, d.engine);
+  ASSERT_TRUE(host);
+  EXPECT_EQ(host->args[0].i, 0);
+  EXPECT_EQ(host->args[1].i, 255);
+  EXPECT_EQ(host->args[2].kind, HostArg::Kind::Float);
+  EXPECT_TRUE(std::isinf(host->args[2].f));
+  for (std::vector<std::string> bad : {std::vector<std::string>{"b=2", "u=1", "f=1"}, {"b=1", "u=256", "f=1"},
+                                       {"b=1", "u=-1", "f=1"}, {"b=1", "u=1", "f=1e999"}, {"b=1", "u=1", "f=x"}}) {
+    Diags e;
+    EXPECT_FALSE(bindArguments(s, bad, e.engine));
+    EXPECT_TRUE(e.has(DiagCode::RunArgument, "bad value"));
+  }
+}
+
+TEST_F(TempDir, WritesBackOnlyWrittenBuffers) {
+  std::string x = npy("x.npy", "<f4", floats({1, 2}), {2});
+  std::string y = npy("y.npy", "<f4", floats({0, 0}), {2});
+  Diags d;
+  auto host = bindArguments(addSignature(), {"x=" + x, "y=" + y, "n=2"}, d.engine);
+  ASSERT_TRUE(host);
+  auto before = std::filesystem::last_write_time(x);
+  host->buffers[0].data = floats({9, 9}); // changed but not marked: not written
+  host->buffers[1].data = floats({5, 6});
+  host->buffers[1].written = true;
+  ASSERT_TRUE(writeBack(*host, d.engine));
+  EXPECT_EQ(std::filesystem::last_write_time(x), before);
+  std::string error;
+  auto back = readNpy(y, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->data, floats({5, 6}));
+  EXPECT_EQ(back->shape, Shape{2});
+}
+
+TEST(RuntimeMessages, CodesAndLines) {
+  EXPECT_EQ(diagCodeFor(KILN_ERROR_ARGUMENT_MISMATCH), DiagCode::RunArgument);
+  EXPECT_EQ(diagCodeFor(KILN_ERROR_INVALID_BUNDLE), DiagCode::BadBundle);
+  EXPECT_EQ(diagCodeFor(KILN_ERROR_IO), DiagCode::FileNotReadable);
+  EXPECT_EQ(diagCodeFor(KILN_ERROR_NO_DRIVER), DiagCode::DeviceError);
+  EXPECT_EQ(diagCodeFor(KILN_ERROR_LAUNCH), DiagCode::DeviceError);
+  EXPECT_EQ(joinLines("no GPU backend is available:\n  CUDA: a\n  Level Zero: b\n"),
+            "no GPU backend is available: CUDA: a; Level Zero: b");
+
+  Diags d;
+  reportRuntimeError(d.engine, KILN_ERROR_MODULE_LOAD, "cuModuleLoadDataEx failed\nJIT log:\nline 1\n\nline 2",
+                     "a hint");
+  ASSERT_EQ(d.seen.size(), 1u);
+  EXPECT_EQ(d.seen[0].code, DiagCode::DeviceError);
+  EXPECT_EQ(d.seen[0].message, "cuModuleLoadDataEx failed");
+  EXPECT_EQ(d.seen[0].hint, "a hint");
+  ASSERT_EQ(d.seen[0].notes.size(), 3u);
+  EXPECT_EQ(d.seen[0].notes[0].message, "JIT log:");
+  EXPECT_EQ(d.seen[0].notes[2].message, "line 2");
+}
+
+TEST(Runtime, NoDriverIsAnOrdinaryError) {
+  ::setenv("KILN_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
+  ::setenv("KILN_ZE_LIBRARY", "/nonexistent/libze_loader.so.1", 1);
+  for (GpuKind kind : {GpuKind::Cuda, GpuKind::LevelZero, GpuKind::Auto}) {
+    OpenedRuntime r = openRuntime(kind);
+    EXPECT_FALSE(r.runtime);
+    EXPECT_EQ(r.status, KILN_ERROR_NO_DRIVER);
+    EXPECT_NE(r.error.find(kind == GpuKind::LevelZero ? "no Level Zero driver" : "no CUDA driver"), std::string::npos)
+        << r.error;
+  }
+  EXPECT_EQ(parseGpuKind("cuda"), GpuKind::Cuda);
+  EXPECT_EQ(parseGpuKind("ze"), GpuKind::LevelZero);
+  EXPECT_EQ(parseGpuKind("auto"), GpuKind::Auto);
+  EXPECT_FALSE(parseGpuKind("interp"));
+}
+
+} // namespace
+} // namespace kiln::launch

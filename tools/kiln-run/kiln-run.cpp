@@ -1,0 +1,383 @@
+//===- kiln-run.cpp - Launch a compiled Kiln kernel from the command line -===//
+//
+//   kiln-run BUNDLE.kbin --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device auto|cuda|ze]
+//            [--repeat N] [--time] [--diagnostics=text|json]
+//   kiln-run --describe BUNDLE.kbin
+//
+// The runtime-only counterpart of `dslc run`: no compiler, no LLVM, linked statically
+// against libstdc++/libgcc, so one binary runs on any machine that has a GPU driver.
+// It shares the --grid/--arg contract with `dslc run` (tools/launch/): pointer
+// parameters take .npy files whose dtype is exactly the pointee type, scalars take
+// literals, and after a successful run the buffers the kernel changed are written back
+// to their files, each atomically. A failed run leaves every file as it was.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Bundle.h"
+#include "runtime/DTypes.h"
+#include "support/Location.h"
+#include "tools/launch/DeviceLaunch.h"
+#include "tools/launch/HostArguments.h"
+
+#include <charconv>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#ifndef KILN_VERSION
+#define KILN_VERSION "0.0.0"
+#endif
+
+using namespace kiln;
+
+namespace {
+
+enum ExitCode : int { ExitSuccess = 0, ExitUserError = 1, ExitInternalError = 70 };
+
+const char *const kHelp =
+    "kiln-run — launch a compiled Kiln kernel (a .kbin bundle from `dslc --emit=bundle`)\n"
+    "\n"
+    "  kiln-run BUNDLE.kbin --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device auto|cuda|ze]\n"
+    "           [--repeat N] [--time] [--diagnostics=text|json]\n"
+    "  kiln-run --describe BUNDLE.kbin\n"
+    "\n"
+    "Each --arg binds one runtime parameter of the kernel: a pointer parameter takes a .npy\n"
+    "file whose dtype is exactly the pointee type, a scalar takes a literal (42, 0x10, 1.5e-3,\n"
+    "inf, true). After a successful run the buffers the kernel changed are written back to\n"
+    "their .npy files, each atomically; a failed run leaves every file as it was.\n"
+    "\n"
+    "OPTIONS:\n"
+    "  --grid X[,Y[,Z]]         Programs per grid axis (each 1 .. 2147483647)\n"
+    "  --arg NAME=VALUE         A kernel argument: FILE.npy for a pointer, a literal for a scalar\n"
+    "  --device auto|cuda|ze    The GPU API: auto (default) is CUDA, else Level Zero\n"
+    "  --repeat N               Launch N times (default 1); the files get the first launch's\n"
+    "                           results, the others run on the same buffers\n"
+    "  --time                   Time every launch with device events; print min/median/mean/max\n"
+    "                           to stdout\n"
+    "  --describe               Print the bundle's kernel, signature, assumptions and code, and\n"
+    "                           run nothing (needs no GPU)\n"
+    "  --diagnostics=text|json  How to print errors: text (default) or one JSON object per line\n"
+    "  --help, -h               Show this help\n"
+    "  --version                Show the version\n"
+    "\n"
+    "ENVIRONMENT:\n"
+    "  KILN_CUDA_LIBRARY        The CUDA driver library to load (default libcuda.so.1)\n"
+    "  KILN_ZE_LIBRARY          The Level Zero loader to load (default libze_loader.so.1)\n"
+    "\n"
+    "EXIT STATUS:\n"
+    "  0 success, 1 an error in the arguments, the files or on the device, 70 an internal error\n"
+    "\n"
+    "docs/kiln-run.md has examples.\n";
+
+/// What the command line asked for.
+struct Options {
+  std::vector<std::string> positional;
+  std::optional<std::string> grid;
+  std::vector<std::string> args;
+  std::string device = "auto";
+  std::optional<std::string> repeat;
+  bool time = false;
+  bool describe = false;
+};
+
+/// A small argument parser: `--name value`, `--name=value`, flags, `--` ending the
+/// options. Every problem is a coded diagnostic (E0900) naming the argument. (--help and
+/// --version are answered before it runs.)
+class ArgParser {
+public:
+  ArgParser(DiagnosticEngine &diags) : diags_(diags) {}
+
+  bool parse(int argc, char **argv, Options &o) {
+    bool ok = true;
+    bool onlyPositional = false;
+    std::map<std::string, int> seen;
+    for (int i = 1; i < argc; ++i) {
+      std::string arg = argv[i];
+      if (onlyPositional || arg.size() < 2 || arg[0] != '-') {
+        o.positional.push_back(arg);
+        continue;
+      }
+      if (arg == "--") {
+        onlyPositional = true;
+        continue;
+      }
+      std::string name = arg, value;
+      bool hasValue = false;
+      if (size_t eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+        name = arg.substr(0, eq);
+        value = arg.substr(eq + 1);
+        hasValue = true;
+      }
+      enum Kind { Flag, Value, ListValue };
+      static const std::map<std::string, Kind> kinds = {
+          {"--grid", Value},      {"--arg", ListValue}, {"--device", Value},   {"--repeat", Value},
+          {"--time", Flag},       {"--describe", Flag}, {"--diagnostics", Value},
+      };
+      auto kind = kinds.find(name);
+      if (kind == kinds.end()) {
+        error("unknown option '" + name + "'", "kiln-run --help lists the options");
+        ok = false;
+        continue;
+      }
+      if (kind->second == Flag) {
+        if (hasValue) {
+          error("option '" + name + "' takes no value", "write " + name + " alone");
+          ok = false;
+          continue;
+        }
+      } else if (!hasValue) {
+        if (i + 1 >= argc) {
+          error("option '" + name + "' needs a value", "kiln-run --help shows its form");
+          ok = false;
+          continue;
+        }
+        value = argv[++i];
+      }
+      // --diagnostics may be repeated, the last one winning (scanFormat reads it so).
+      if (kind->second != ListValue && name != "--diagnostics" && ++seen[name] == 2) {
+        error("option '" + name + "' is given more than once", "");
+        ok = false;
+        continue;
+      }
+      if (name == "--grid")
+        o.grid = value;
+      else if (name == "--arg")
+        o.args.push_back(value);
+      else if (name == "--device")
+        o.device = value;
+      else if (name == "--repeat")
+        o.repeat = value;
+      else if (name == "--time")
+        o.time = true;
+      else if (name == "--describe")
+        o.describe = true;
+      else if (name == "--diagnostics") {
+        if (value != "text" && value != "json") {
+          error("unknown --diagnostics format '" + value + "'", "write --diagnostics=text or --diagnostics=json");
+          ok = false;
+        }
+      }
+    }
+    return ok;
+  }
+
+private:
+  void error(const std::string &message, const std::string &hint) {
+    auto d = diags_.error(Location::commandLine(), DiagCode::BadOption);
+    d << message;
+    if (!hint.empty())
+      d.hint(hint);
+  }
+  DiagnosticEngine &diags_;
+};
+
+/// The --diagnostics format, found before anything is reported. The last valid one
+/// given wins; the parse reports an invalid one.
+DiagFormat scanFormat(int argc, char **argv) {
+  DiagFormat f = DiagFormat::Text;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--")
+      break;
+    std::string v;
+    if (a.rfind("--diagnostics=", 0) == 0)
+      v = a.substr(14);
+    else if (a == "--diagnostics" && i + 1 < argc)
+      v = argv[++i];
+    else
+      continue;
+    if (v == "json")
+      f = DiagFormat::Json;
+    else if (v == "text")
+      f = DiagFormat::Text;
+  }
+  return f;
+}
+
+
+std::string formatDouble(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".eEn") == std::string::npos) // "inf", "nan" and exponents stay
+    s += ".0";
+  return s;
+}
+
+/// `kiln-run --describe`: everything a caller needs to launch the bundle.
+void describe(const std::string &path, const rt::Bundle &b, std::ostream &os) {
+  auto row = [&](const std::string &key, const std::string &value) {
+    os << key << std::string(key.size() < 12 ? 12 - key.size() : 1, ' ') << value << "\n";
+  };
+  std::vector<rt::BundleParam> params = b.params;
+  std::string signature = b.kernelName + "(";
+  for (size_t i = 0; i < params.size(); ++i)
+    signature += (i ? ", " : "") + params[i].name + ": " + rt::paramTypeSpelling(params[i].dtype, params[i].pointer);
+  row("kernel", b.kernelName);
+  row("entry", b.entry);
+  row("signature", signature + ")");
+  for (const rt::BundleParam &p : params) {
+    std::string text = p.name + ": " + rt::paramTypeSpelling(p.dtype, p.pointer);
+    if (p.divisibility > 1)
+      text += p.pointer ? "  (address a multiple of " + std::to_string(p.divisibility) + " bytes)"
+                        : "  (assumed a multiple of " + std::to_string(p.divisibility) + ")";
+    row("param", text);
+  }
+  for (const rt::ConstValue &c : b.consts) {
+    std::string value;
+    if (auto *i = std::get_if<int64_t>(&c.value))
+      value = std::to_string(*i);
+    else if (auto *d = std::get_if<double>(&c.value))
+      value = formatDouble(*d);
+    else
+      value = std::get<bool>(c.value) ? "true" : "false";
+    row("const", c.name + " = " + value);
+  }
+  row("num_warps", std::to_string(b.numWarps) + " (" + std::to_string(b.numWarps * 32) + " threads per program)");
+  row("shared", std::to_string(b.sharedBytes) + " bytes per program");
+  row("target", std::string(rt::targetName(b.target)));
+  for (const rt::CodeSection &s : b.sections)
+    row("section", std::string(rt::sectionKindName(s.kind)) + " for " + std::string(rt::targetName(s.target)) + ", " +
+                       std::to_string(s.bytes.size()) + " bytes");
+  row("compiler", b.compilerVersion);
+  if (!b.sourceLocation().empty())
+    row("source", b.sourceLocation());
+  row("source_hash", b.sourceHash);
+  std::string usage = "kiln-run " + path + " --grid X[,Y[,Z]]";
+  for (const rt::BundleParam &p : params)
+    usage += " --arg " + p.name + "=" + (p.pointer ? "FILE.npy" : "VALUE");
+  row("usage", usage);
+}
+
+int run(int argc, char **argv, DiagnosticEngine &diags) {
+  // --help and --version answer whatever else the command line holds.
+  for (int i = 1; i < argc && std::string(argv[i]) != "--"; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << kHelp;
+      return ExitSuccess;
+    }
+    if (a == "--version") {
+      std::cout << "kiln-run (Kiln) " << KILN_VERSION << "\n";
+      return ExitSuccess;
+    }
+  }
+  Options o;
+  ArgParser parser(diags);
+  bool ok = parser.parse(argc, argv, o);
+  if (o.positional.empty()) {
+    diags.error(Location::commandLine(), DiagCode::BadOption)
+            .hint("kiln-run BUNDLE.kbin --grid X[,Y[,Z]] --arg NAME=VALUE ...; kiln-run --help shows more")
+        << "no bundle given";
+    ok = false;
+  }
+  for (size_t i = 1; i < o.positional.size(); ++i) {
+    diags.error(Location::commandLine(), DiagCode::BadOption)
+            .hint("kiln-run runs one bundle; arguments go in --arg NAME=VALUE")
+        << "unexpected argument '" << o.positional[i] << "'";
+    ok = false;
+  }
+  if (o.describe && (o.grid || !o.args.empty() || o.repeat || o.time)) {
+    diags.error(Location::commandLine(), DiagCode::BadOption).hint("leave out --grid, --arg, --repeat and --time")
+        << "--describe prints the bundle and runs nothing";
+    ok = false;
+  }
+  uint64_t repeat = 1;
+  if (o.repeat) {
+    bool overflow = false;
+    auto n = launch::parseIntLiteral(*o.repeat, overflow);
+    if (!n || *n < 1 || *n > 1'000'000'000) {
+      diags.error(Location::commandLine(), DiagCode::BadOption).hint("e.g. --repeat 100")
+          << "--repeat needs a count from 1 to 1000000000, got '" << *o.repeat << "'";
+      ok = false;
+    } else {
+      repeat = static_cast<uint64_t>(*n);
+    }
+  }
+  std::optional<launch::GpuKind> gpu = launch::parseGpuKind(o.device);
+  if (!gpu) {
+    diags.error(Location::commandLine(), DiagCode::RunArgument).hint("write --device auto, --device cuda or --device ze")
+        << "unknown device '" << o.device << "'";
+    ok = false;
+  }
+  std::optional<std::array<int64_t, 3>> grid;
+  if (!o.describe && !o.positional.empty()) {
+    if (!o.grid)
+      diags.error(Location::commandLine(), DiagCode::BadGrid).hint("e.g. --grid 128 or --grid 16,16")
+          << "kiln-run needs --grid";
+    else
+      grid = launch::parseGrid(*o.grid, diags);
+    ok &= grid.has_value();
+  }
+  if (o.positional.empty())
+    return ExitUserError;
+
+  // The bundle: read once, parsed here for its signature, loaded from the same bytes.
+  const std::string &path = o.positional[0];
+  std::string error;
+  std::optional<std::vector<uint8_t>> bytes = rt::readBundleBytes(path, error);
+  if (!bytes) {
+    diags.error(Location::commandLine(), DiagCode::FileNotReadable) << error;
+    return ExitUserError;
+  }
+  std::optional<rt::Bundle> bundle = rt::parseBundle(*bytes, error);
+  if (!bundle) {
+    diags.error(Location::commandLine(), DiagCode::BadBundle)
+            .hint("make the bundle again: dslc KERNEL.kiln --kernel NAME --emit=bundle -o " + path)
+        << "'" << path << "' is not a usable Kiln bundle: " << error;
+    return ExitUserError;
+  }
+  if (!ok)
+    return ExitUserError;
+  if (o.describe) {
+    describe(path, *bundle, std::cout);
+    std::cout.flush();
+    return ExitSuccess;
+  }
+
+  launch::Signature signature;
+  signature.kernel = bundle->kernelName;
+  for (const rt::BundleParam &p : bundle->params)
+    signature.params.push_back(launch::ParamSpec{p.name, p.dtype, p.pointer});
+  std::optional<launch::HostArguments> host = launch::bindArguments(signature, o.args, diags);
+  if (!host)
+    return ExitUserError;
+
+  launch::OpenedRuntime opened = launch::openRuntime(*gpu);
+  if (!opened.runtime) {
+    launch::reportRuntimeError(diags, opened.status, opened.error,
+                               *gpu == launch::GpuKind::Auto
+                                   ? "kiln-run needs a CUDA or Level Zero driver; `dslc run --device interp` runs a "
+                                     "kernel's source on the CPU"
+                                   : "--device auto tries every GPU API");
+    return ExitUserError;
+  }
+  launch::GpuLaunchOptions launchOptions;
+  launchOptions.grid = *grid;
+  launchOptions.repeat = repeat;
+  launchOptions.time = o.time;
+  launchOptions.timeOut = &std::cout;
+  launchOptions.tool = "kiln-run";
+  if (!launch::runBundle(*opened.runtime, *bytes, *host, launchOptions, diags))
+    return ExitUserError;
+  return launch::writeBack(*host, diags) ? ExitSuccess : ExitUserError;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  SourceManager sources;
+  DiagnosticEngine diags(sources, std::cerr, scanFormat(argc, argv));
+  diags.setToolName("kiln-run");
+  try {
+    return run(argc, argv, diags);
+  } catch (const std::bad_alloc &) {
+    diags.error(Location::commandLine(), DiagCode::InputTooLarge) << "out of host memory";
+    return ExitUserError;
+  } catch (const std::exception &e) {
+    std::cerr << "kiln-run: internal error: " << e.what() << "\n"
+              << "  — this is a bug in Kiln; please report it with the command line.\n";
+    return ExitInternalError;
+  }
+}

@@ -1,0 +1,306 @@
+//===- HostArguments.cpp - Binding command-line arguments to a signature --===//
+#include "tools/launch/HostArguments.h"
+
+#include "support/Npy.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <map>
+
+namespace kiln::launch {
+
+namespace {
+
+struct DTypeInfo {
+  std::string_view spelling;
+  unsigned bits;
+  bool isFloat;
+  bool isSigned;
+};
+
+constexpr DTypeInfo kDTypes[] = {
+#define KILN_DTYPE_INFO(E, S, B, F, SG) {S, B, F, SG},
+    KILN_DTYPES(KILN_DTYPE_INFO)
+#undef KILN_DTYPE_INFO
+};
+
+const DTypeInfo &info(DType t) {
+  size_t i = static_cast<size_t>(t);
+  return kDTypes[i < std::size(kDTypes) ? i : 0];
+}
+
+/// Whether `v` (parsed from text that began with '-' when `fromNegativeText`) fits `t`.
+bool fitsIntDType(DType t, int64_t v, bool fromNegativeText) {
+  switch (t) {
+  case DType::Bool: return v == 0 || v == 1;
+  case DType::I8: return v >= INT8_MIN && v <= INT8_MAX;
+  case DType::I16: return v >= INT16_MIN && v <= INT16_MAX;
+  case DType::I32: return v >= INT32_MIN && v <= INT32_MAX;
+  case DType::I64: return !(!fromNegativeText && v < 0);
+  case DType::U8: return v >= 0 && v <= UINT8_MAX;
+  case DType::U16: return v >= 0 && v <= UINT16_MAX;
+  case DType::U32: return v >= 0 && v <= static_cast<int64_t>(UINT32_MAX);
+  case DType::U64: return !fromNegativeText || v == 0;
+  default: return false;
+  }
+}
+
+std::optional<HostArg> scalarOf(int64_t i) {
+  HostArg a;
+  a.kind = HostArg::Kind::Int;
+  a.i = i;
+  return a;
+}
+
+std::optional<HostArg> floatOf(double f) {
+  HostArg a;
+  a.kind = HostArg::Kind::Float;
+  a.f = f;
+  return a;
+}
+
+std::optional<HostArg> parseScalar(const ParamSpec &param, const std::string &text, DiagnosticEngine &diags) {
+  DType t = param.dtype;
+  auto fail = [&](const std::string &why) -> std::optional<HostArg> {
+    diags.error(Location::commandLine(), DiagCode::RunArgument)
+        << "bad value '" << text << "' for parameter '" << paramSpelling(param) << "': " << why;
+    return std::nullopt;
+  };
+  if (t == DType::Bool) {
+    if (text == "true" || text == "1")
+      return scalarOf(1);
+    if (text == "false" || text == "0")
+      return scalarOf(0);
+    return fail("expected true or false");
+  }
+  if (dtypeIsInteger(t)) {
+    bool overflow = false;
+    auto v = parseIntLiteral(text, overflow);
+    if (!v)
+      return fail(overflow ? "out of range" : "expected an integer literal");
+    if (!fitsIntDType(t, *v, !text.empty() && text[0] == '-'))
+      return fail("out of range for " + std::string(dtypeSpelling(t)));
+    return scalarOf(*v);
+  }
+  // Floats: a decimal or hex float literal, inf or nan.
+  std::string s = text;
+  std::erase(s, '_');
+  if (s == "inf" || s == "+inf")
+    return floatOf(std::numeric_limits<double>::infinity());
+  if (s == "-inf")
+    return floatOf(-std::numeric_limits<double>::infinity());
+  if (s == "nan")
+    return floatOf(std::numeric_limits<double>::quiet_NaN());
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])))
+    return fail("expected a number");
+  char *end = nullptr;
+  errno = 0;
+  double d = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || std::isnan(d) || std::isinf(d))
+    return fail("expected a number");
+  return floatOf(d);
+}
+
+} // namespace
+
+std::string_view dtypeSpelling(DType t) { return info(t).spelling; }
+unsigned dtypeSizeBytes(DType t) { return t == DType::Bool ? 1 : info(t).bits / 8; }
+bool dtypeIsFloat(DType t) { return info(t).isFloat; }
+bool dtypeIsInteger(DType t) { return t != DType::Bool && !info(t).isFloat; }
+bool dtypeIsSigned(DType t) { return info(t).isSigned; }
+
+std::string paramSpelling(const ParamSpec &param) {
+  return param.name + ": " + (param.pointer ? "*" : "") + std::string(dtypeSpelling(param.dtype));
+}
+
+std::string paramList(const Signature &signature) {
+  std::string s;
+  for (const ParamSpec &p : signature.params)
+    s += (s.empty() ? "" : ", ") + paramSpelling(p);
+  return s.empty() ? "(none)" : s;
+}
+
+std::optional<int64_t> parseIntLiteral(std::string text, bool &overflow) {
+  overflow = false;
+  std::erase(text, '_');
+  if (text.empty())
+    return std::nullopt;
+  bool negative = false;
+  size_t i = 0;
+  if (text[0] == '-' || text[0] == '+')
+    negative = text[i++] == '-';
+  int base = 10;
+  if (text.size() > i + 2 && text[i] == '0' && (text[i + 1] == 'x' || text[i + 1] == 'X'))
+    base = 16, i += 2;
+  if (i >= text.size())
+    return std::nullopt;
+  unsigned long long value = 0;
+  for (; i < text.size(); ++i) {
+    int digit;
+    char c = text[i];
+    if (c >= '0' && c <= '9')
+      digit = c - '0';
+    else if (base == 16 && std::isxdigit(static_cast<unsigned char>(c)))
+      digit = 10 + (std::tolower(static_cast<unsigned char>(c)) - 'a');
+    else
+      return std::nullopt;
+    if (value > (std::numeric_limits<unsigned long long>::max() - digit) / base) {
+      overflow = true;
+      return std::nullopt;
+    }
+    value = value * base + digit;
+  }
+  if (negative) {
+    if (value > (1ull << 63)) {
+      overflow = true;
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(0 - value);
+  }
+  return static_cast<int64_t>(value); // u64 values above INT64_MAX keep their bit pattern
+}
+
+std::optional<std::array<int64_t, 3>> parseGrid(const std::string &text, DiagnosticEngine &diags) {
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  size_t start = 0;
+  for (int axis = 0;; ++axis) {
+    size_t comma = text.find(',', start);
+    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    bool overflow = false;
+    auto v = axis < 3 ? parseIntLiteral(part, overflow) : std::nullopt;
+    if (!v || *v < 1 || *v > (int64_t{1} << 31) - 1) {
+      diags.error(Location::commandLine(), DiagCode::BadGrid)
+              .hint("write --grid X, --grid X,Y or --grid X,Y,Z with positive integers")
+          << "malformed grid '" << text << "'";
+      return std::nullopt;
+    }
+    grid[axis] = *v;
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return grid;
+}
+
+std::optional<HostArguments> bindArguments(const Signature &signature, const std::vector<std::string> &rawArgs,
+                                           DiagnosticEngine &diags) {
+  std::map<std::string, std::string> given;
+  bool ok = true;
+  for (const std::string &raw : rawArgs) {
+    size_t eq = raw.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      diags.error(Location::commandLine(), DiagCode::RunArgument)
+              .hint("write --arg NAME=VALUE, e.g. --arg x=x.npy or --arg n=1024")
+          << "malformed --arg '" << raw << "'";
+      ok = false;
+      continue;
+    }
+    std::string name = raw.substr(0, eq);
+    bool known = false;
+    for (const ParamSpec &p : signature.params)
+      known |= p.name == name;
+    if (!known) {
+      diags.error(Location::commandLine(), DiagCode::RunArgument)
+          << "kernel '" << signature.kernel << "' has no parameter '" << name << "'; its parameters are "
+          << paramList(signature);
+      ok = false;
+      continue;
+    }
+    if (!given.emplace(name, raw.substr(eq + 1)).second) {
+      diags.error(Location::commandLine(), DiagCode::RunArgument)
+          << "parameter '" << name << "' is given more than once";
+      ok = false;
+    }
+  }
+
+  HostArguments host;
+  std::map<std::string, size_t> bufferOfPath; // canonical path -> buffer
+  for (const ParamSpec &param : signature.params) {
+    auto it = given.find(param.name);
+    if (it == given.end()) {
+      diags.error(Location::commandLine(), DiagCode::RunArgument)
+              .hint(param.pointer ? "pass a .npy file: --arg " + param.name + "=FILE.npy"
+                                  : "pass a value: --arg " + param.name + "=VALUE")
+          << "missing argument for parameter '" << paramSpelling(param) << "'";
+      ok = false;
+      continue;
+    }
+    const std::string &value = it->second;
+    if (!param.pointer) {
+      auto arg = parseScalar(param, value, diags);
+      if (!arg) {
+        ok = false;
+        continue;
+      }
+      host.args.push_back(*arg);
+      continue;
+    }
+    std::error_code ec;
+    std::string canonical = std::filesystem::weakly_canonical(value, ec).string();
+    if (ec)
+      canonical = value;
+    HostArg arg;
+    arg.kind = HostArg::Kind::Buffer;
+    if (auto b = bufferOfPath.find(canonical); b != bufferOfPath.end()) {
+      // The same file for two parameters: they alias one buffer, as on a device.
+      if (host.buffers[b->second].dtype != param.dtype) {
+        diags.error(Location::commandLine(), DiagCode::NpyError)
+            << "'" << value << "' is passed to parameters of different pointee types";
+        ok = false;
+        continue;
+      }
+      arg.buffer = b->second;
+      host.args.push_back(arg);
+      continue;
+    }
+    std::string error;
+    auto array = readNpy(value, error);
+    if (!array) {
+      diags.error(Location::commandLine(), DiagCode::NpyError) << "parameter '" << param.name << "': " << error;
+      ok = false;
+      continue;
+    }
+    if (!npyDescrMatches(array->descr, param.dtype)) {
+      diags.error(Location::commandLine(), DiagCode::NpyError)
+              .hint("convert the array, e.g. a.astype(...) in NumPy, or change the parameter type")
+          << "'" << value << "' holds " << npyDescrDescription(array->descr) << " but parameter '"
+          << paramSpelling(param) << "' needs " << npyDescrDescription(npyDescrFor(param.dtype));
+      ok = false;
+      continue;
+    }
+    HostBuffer buffer;
+    buffer.path = value;
+    buffer.dtype = param.dtype;
+    buffer.data = std::move(array->data);
+    buffer.descr = std::move(array->descr);
+    buffer.shape = std::move(array->shape);
+    bufferOfPath[canonical] = host.buffers.size();
+    arg.buffer = host.buffers.size();
+    host.args.push_back(arg);
+    host.buffers.push_back(std::move(buffer));
+  }
+  if (!ok)
+    return std::nullopt;
+  return host;
+}
+
+bool writeBack(const HostArguments &host, DiagnosticEngine &diags) {
+  bool ok = true;
+  for (const HostBuffer &b : host.buffers) {
+    if (!b.written)
+      continue;
+    NpyArray array{b.descr, b.shape, b.data};
+    std::string error;
+    if (!writeNpyAtomic(b.path, array, error)) {
+      diags.error(Location::commandLine(), DiagCode::NpyError) << error;
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+} // namespace kiln::launch

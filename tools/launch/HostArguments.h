@@ -1,0 +1,95 @@
+//===- HostArguments.h - `--grid` and `--arg NAME=VALUE` for any launcher -*- C++ -*-===//
+//
+// The command-line contract every Kiln launcher shares (`dslc run` on the interpreter
+// or a GPU, and `kiln-run` from a bundle): a grid of 1 to 3 positive extents, and one
+// `--arg NAME=VALUE` per runtime parameter — a .npy file for a pointer parameter (its
+// dtype must equal the pointee type exactly), a literal for a scalar. Buffers are read
+// into host memory here; after a successful run, `writeBack` writes the buffers the
+// run changed back to their files, each atomically. A failed run writes nothing.
+//
+// The parameters come from a neutral signature (name, dtype, pointer), so this library
+// depends on neither the Tile IR nor LLVM: kiln-run fills the signature from a bundle's
+// metadata, dslc from the kernel's Tile IR.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Type.h" // the DType enum and Shape only (header-level; no IR library)
+#include "support/Diagnostics.h"
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::launch {
+
+/// One runtime parameter of a kernel, in signature order.
+struct ParamSpec {
+  std::string name;
+  DType dtype = DType::I32; ///< the scalar dtype, or the pointee when `pointer`
+  bool pointer = false;
+};
+
+/// A kernel's runtime parameters (const parameters are already baked in).
+struct Signature {
+  std::string kernel;
+  std::vector<ParamSpec> params;
+};
+
+/// "x: *f32", "n: i32".
+std::string paramSpelling(const ParamSpec &param);
+/// "x: *f32, n: i32", or "(none)".
+std::string paramList(const Signature &signature);
+
+/// The dtype helpers this library needs, from ir/Type.h's KILN_DTYPES list.
+std::string_view dtypeSpelling(DType t);
+unsigned dtypeSizeBytes(DType t);
+bool dtypeIsFloat(DType t);
+bool dtypeIsInteger(DType t); ///< bool is not an integer
+bool dtypeIsSigned(DType t);
+
+/// Parses "X", "X,Y" or "X,Y,Z" (each 1 .. 2^31-1); reports E0606 otherwise.
+std::optional<std::array<int64_t, 3>> parseGrid(const std::string &text, DiagnosticEngine &diags);
+
+/// Parses an integer literal as Kiln writes them (sign, decimal or 0x hex, `_`
+/// separators). u64 values above INT64_MAX keep their bit pattern. `overflow` is set
+/// when the digits do not fit 64 bits.
+std::optional<int64_t> parseIntLiteral(std::string text, bool &overflow);
+
+/// One bound argument: a host buffer (pointer parameters) or a scalar value.
+struct HostArg {
+  enum class Kind { Buffer, Int, Float } kind = Kind::Int;
+  size_t buffer = 0; ///< index into HostArguments::buffers
+  int64_t i = 0;     ///< integers (u64 as its bit pattern) and bool (0/1)
+  double f = 0;
+};
+
+/// A .npy file's contents, as a kernel buffer.
+struct HostBuffer {
+  std::string path;            ///< the file, as given on the command line
+  DType dtype = DType::F32;    ///< the element dtype (the pointee of its parameters)
+  std::vector<std::byte> data; ///< C-order element bytes
+  std::string descr;           ///< the .npy descr, written back unchanged
+  Shape shape;                 ///< the .npy shape, written back unchanged
+  bool written = false;        ///< set by the launcher: write this buffer back
+};
+
+/// Everything a launcher needs from the command line.
+struct HostArguments {
+  std::vector<HostArg> args;       ///< one per parameter, in order
+  std::vector<HostBuffer> buffers; ///< one per distinct file (a file passed twice aliases)
+};
+
+/// Reads every `--arg NAME=VALUE` against `signature`. Unknown, missing, repeated or
+/// malformed arguments and dtype mismatches are reported (E0600/E0601); returns
+/// nullopt then.
+std::optional<HostArguments> bindArguments(const Signature &signature, const std::vector<std::string> &rawArgs,
+                                           DiagnosticEngine &diags);
+
+/// Writes the buffers marked `written` back to their files, each atomically (a
+/// temporary file beside it, then rename; mode and symlinks are kept).
+bool writeBack(const HostArguments &host, DiagnosticEngine &diags);
+
+} // namespace kiln::launch
