@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The demo: builds dslc, compiles examples/softmax.kiln, runs it on the reference
-# interpreter over random inputs and checks the result against a NumPy reference.
+# The demo: builds dslc, compiles examples/softmax.kiln to Tile IR and to PTX, runs it
+# over random inputs (on a GPU when there is one, else on the reference interpreter)
+# and checks the result against a NumPy reference.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${KILN_BUILD_DIR:-$root/build}"
@@ -9,5 +10,11 @@ echo
 echo "== Tile IR of examples/softmax.kiln (dslc examples/softmax.kiln --emit=tir)"
 "$build/tools/dslc" "$root/examples/softmax.kiln" --emit=tir
 echo
-echo "== Running it on the interpreter"
-/usr/bin/python3 "$root/tests/examples/run_kernels.py" --dslc "$build/tools/dslc" --demo
+echo "== The start of its PTX for an H100/H200 (dslc examples/softmax.kiln --emit=ptx --target=sm_90a)"
+# awk reads all of its input, so dslc never writes into a closed pipe.
+"$build/tools/dslc" "$root/examples/softmax.kiln" --emit=ptx --target=sm_90a |
+  awk '/^\.visible \.entry/ { shown = 1 } shown && lines++ < 30'
+echo "    ..."
+echo
+echo "== Running it: on a GPU when there is one, else on the reference interpreter"
+/usr/bin/python3 "$root/tests/examples/run_kernels.py" --dslc "$build/tools/dslc" --demo --device auto

@@ -311,7 +311,7 @@ def demo(cases, seed, dslc, args):
         p = Prepared(big, seed, dslc, tmp, args.device)
         shown = ["dslc"] + [c.replace(REPO + os.sep, "").replace(tmp, "<tmp>")
                             for c in p.cmd[1:]]
-        print("Kiln demo: row softmax on the reference interpreter")
+        print("Kiln demo: row softmax")
         print("  command: %s" % " ".join(shown))
         print("  shape:   x [%d, %d] f32 -> y [%d, %d] f32, one program per row, BLOCK = 1024"
               % (64, 1000, 64, 1000))
@@ -324,6 +324,10 @@ def demo(cases, seed, dslc, args):
             print("  FAILED: %s" % e)
             return 1
         secs = time.time() - start
+        # `dslc run --device auto` says on stderr where it ran and why.
+        where = [l for l in proc.stderr.splitlines() if l.startswith("dslc: running on")]
+        if where:
+            print("  device:  %s" % where[0][len("dslc: running on "):])
         if proc.returncode != 0:
             print("  FAILED: dslc exited with %d" % proc.returncode)
             print(indent(proc.stderr))
@@ -332,7 +336,7 @@ def demo(cases, seed, dslc, args):
         want = kc.softmax_rows(p.values["x"])
         err = float(np.abs(got.astype(np.float64) - want).max())
         rows_ok = float(np.abs(got.astype(np.float64).sum(axis=1) - 1.0).max())
-        print("  time:    %.2f s (compile + interpret)" % secs)
+        print("  time:    %.2f s (compile + run)" % secs)
         print("  max abs error vs numpy: %.3g" % err)
         print("  rows sum to 1 within:   %.3g" % rows_ok)
         why = compare("y", got, want, "f32", big.tol_for("y", "f32"))
