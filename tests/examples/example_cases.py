@@ -4,8 +4,8 @@
 # are not multiples of the tile, and the smallest input. See kilncase.py for the fields.
 #
 #===---------------------------------------------------------------------------===#
-from kilncase import (Arr, Case, Scalar, Tol, cdiv, f32, f64, normal, softmax_rows,
-                      with_specials)
+from kilncase import (Arr, Case, Scalar, Tol, cdiv, f32, f64, normal, on_first_columns,
+                      softmax_rows, strided_row_args, with_specials)
 
 CASES = []
 
@@ -46,27 +46,14 @@ _autotune_add("example.autotune_add.default_block", {"n": 3000})
 
 # ---- softmax --------------------------------------------------------------------------
 
-def _softmax_ref(v, s):
-    y = v.y.astype("float64").copy()
-    y[:, : s["n"]] = softmax_rows(v.x[:, : s["n"]])
-    return {"y": y}
-
-
 def _softmax(name, sizes, block=None):
     CASES.append(Case(
         name=name, file="examples/softmax.kiln", kernel="softmax",
         sizes=sizes,
         defines={"BLOCK": block} if block else {},
         grid=("rows",),
-        args=[
-            # Large entries first: a softmax without the max subtraction overflows.
-            Arr("x", "f32", lambda s: (s["rows"], s.get("stride", s["n"])),
-                with_specials(normal(4.0), [100.0, 95.0, -100.0])),
-            Arr("y", "f32", lambda s: (s["rows"], s.get("stride", s["n"]))),
-            Scalar("n_cols", "i32", "n"),
-            Scalar("row_stride", "i32", lambda s: s.get("stride", s["n"])),
-        ],
-        ref=_softmax_ref,
+        args=strided_row_args(),
+        ref=on_first_columns(softmax_rows),
         tol=Tol(1e-5, 1e-7)))
 
 

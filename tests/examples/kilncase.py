@@ -358,6 +358,27 @@ def softmax_rows(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def strided_row_args():
+    """The arguments of a row kernel (x, y, n_cols, row_stride) over `rows` rows of `n`
+    columns, `stride` apart (default n). Large entries come first in x: a softmax without
+    its max subtraction overflows on them."""
+    shape = lambda s: (s["rows"], s.get("stride", s["n"]))  # noqa: E731
+    return [Arr("x", "f32", shape, with_specials(normal(4.0), [100.0, 95.0, -100.0])),
+            Arr("y", "f32", shape),
+            Scalar("n_cols", "i32", "n"),
+            Scalar("row_stride", "i32", lambda s: s.get("stride", s["n"]))]
+
+
+def on_first_columns(row_ref):
+    """A reference for strided_row_args: `row_ref` on the first n columns of x; y's
+    padding columns keep their contents."""
+    def ref(v, s):
+        y = f64(v.y).copy()
+        y[:, : s["n"]] = row_ref(v.x[:, : s["n"]])
+        return {"y": y}
+    return ref
+
+
 def stable_topk_indices(x, k: int, axis: int = -1):
     """Indices of the k largest along `axis`, largest first, lower index first on ties."""
     x = np.asarray(x)

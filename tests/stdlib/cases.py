@@ -8,8 +8,8 @@
 #===---------------------------------------------------------------------------===#
 import numpy as np
 
-from kilncase import (Arr, Case, Scalar, Tol, f32, f64, fill, normal, round_f8, softmax_rows,
-                      with_specials)
+from kilncase import (Arr, Case, Scalar, Tol, f32, f64, fill, normal, on_first_columns,
+                      round_f8, softmax_rows, strided_row_args)
 
 CASES = []
 
@@ -40,22 +40,8 @@ def _softmax_family(kernel, ref, tol):
         CASES.append(Case(
             name="stdlib.%s%s" % (kernel, suffix), file="stdlib/softmax.kiln", kernel=kernel,
             sizes=sizes, defines=_defines(block), grid=("rows",),
-            args=[
-                Arr("x", "f32", lambda s: (s["rows"], s.get("stride", s["n"])),
-                    with_specials(normal(4.0), [100.0, 95.0, -100.0])),
-                Arr("y", "f32", lambda s: (s["rows"], s.get("stride", s["n"]))),
-                Scalar("n_cols", "i32", "n"),
-                Scalar("row_stride", "i32", lambda s: s.get("stride", s["n"])),
-            ],
-            ref=lambda v, s, ref=ref: _strided(v, s, ref),
+            args=strided_row_args(), ref=on_first_columns(ref),
             tol=tol))
-
-
-def _strided(v, s, ref):
-    """The reference on the first n columns; the stride's padding keeps its contents."""
-    y = f64(v.y).copy()
-    y[:, : s["n"]] = ref(v.x[:, : s["n"]])
-    return {"y": y}
 
 
 _softmax_family("softmax", softmax_rows, Tol(1e-5, 1e-7))
