@@ -20,15 +20,7 @@ kernel tagged(x: *i32, n: i32, const TAG: i32 = 0) {
 }
 )";
 
-class Autotune : public JitOnFakeCuda {
-protected:
-  void SetUp() override {
-    JitOnFakeCuda::SetUp();
-    fake.setLaunchMs("7001", 0.5);
-    fake.setLaunchMs("7002", 0.125); // the fastest
-    fake.setLaunchMs("7003", 0.75);
-  }
-};
+class Autotune : public ThreeTimedConfigs {};
 
 TEST_F(Autotune, FirstLaunchTimesEveryConfigAndKeepsTheFastest) {
   Buffer x = runtime->alloc<int32_t>(1024);

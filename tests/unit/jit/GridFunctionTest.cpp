@@ -40,15 +40,8 @@ std::ostream &operator<<(std::ostream &os, const Call &c) {
   return os << "{BLOCK " << c.block << ", TAG " << c.tag << ", " << c.threads << " threads}";
 }
 
-class GridFunction : public JitOnFakeCuda {
+class GridFunction : public ThreeTimedConfigs {
 protected:
-  void SetUp() override {
-    JitOnFakeCuda::SetUp();
-    fake.setLaunchMs("7001", 0.5);
-    fake.setLaunchMs("7002", 0.125); // the fastest
-    fake.setLaunchMs("7003", 0.75);
-  }
-
   /// A grid function of `n` that notes every config it is asked about in `calls`.
   auto cdivGrid(int64_t n) {
     return [this, n](const KernelInfo &config) {

@@ -46,4 +46,17 @@ protected:
   std::vector<std::pair<kiln_jit_severity, std::string>> messages;
 };
 
+/// For kernels with three @autotune configs tagged by a const TAG of 7001, 7002 and 7003
+/// (the value appears in the PTX): the stand-in driver times their launches at 0.5,
+/// 0.125 and 0.75 ms, so the config tagged 7002 is the fastest.
+class ThreeTimedConfigs : public JitOnFakeCuda {
+protected:
+  void SetUp() override {
+    JitOnFakeCuda::SetUp();
+    fake.setLaunchMs("7001", 0.5);
+    fake.setLaunchMs("7002", 0.125);
+    fake.setLaunchMs("7003", 0.75);
+  }
+};
+
 } // namespace kiln::jit::test
