@@ -5,6 +5,11 @@
 // block or an enclosing one is replaced by that earlier op's results. Ops with regions
 // (custom reduce/scan combiners, loops) are never merged.
 //
+// Loads are merged too, within one block and only while nothing in between writes
+// memory: the second load of the same addresses, mask and fill reads the same values
+// (another program writing them meanwhile would be a data race, undefined as in CUDA).
+// Reduction-chain fusion relies on this to read each element once per pass.
+//
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/Passes.h"
 
@@ -47,8 +52,20 @@ OpKey keyOf(const Op &op, const ValueMap &replaced) {
 
 using Scope = std::map<OpKey, Op *>;
 
-void numberBlock(Block &block, std::vector<Scope> &scopes, ValueMap &replaced) {
+bool writesMemory(Op &op) {
+  bool writes = false;
+  auto check = [&](Op &o) {
+    writes |= o.kind() == OpKind::Store || o.kind() == OpKind::AtomicRMW || o.kind() == OpKind::AtomicCas;
+  };
+  check(op);
+  for (const auto &region : op.regions())
+    walk(*region, check);
+  return writes;
+}
+
+void numberBlock(Block &block, std::vector<Scope> &scopes, ValueMap &replaced, std::vector<Op *> &mergedLoads) {
   scopes.emplace_back();
+  Scope loads; // loads of this block since the last write
   for (auto &opPtr : block.ops()) {
     Op &op = *opPtr;
     // Operands may refer to values replaced earlier in this walk.
@@ -58,7 +75,17 @@ void numberBlock(Block &block, std::vector<Scope> &scopes, ValueMap &replaced) {
         v = it->second;
     }
     for (const auto &region : op.regions())
-      numberBlock(*region, scopes, replaced);
+      numberBlock(*region, scopes, replaced, mergedLoads);
+    if (writesMemory(op))
+      loads.clear();
+    if (op.kind() == OpKind::Load) {
+      auto [it, inserted] = loads.emplace(keyOf(op, replaced), &op);
+      if (!inserted) {
+        replaced[op.result()] = it->second->result();
+        mergedLoads.push_back(&op);
+      }
+      continue;
+    }
     if (!isPure(op.kind()) || op.numRegions() != 0 || op.numResults() == 0)
       continue;
     OpKey key = keyOf(op, replaced);
@@ -85,8 +112,12 @@ bool eliminateCommonSubexpressions(Module &module) {
   for (auto &kernel : module.kernels) {
     std::vector<Scope> scopes;
     ValueMap replaced;
-    numberBlock(*kernel->body, scopes, replaced);
-    // The merged ops are now unused; DCE deletes them.
+    std::vector<Op *> mergedLoads;
+    numberBlock(*kernel->body, scopes, replaced, mergedLoads);
+    // The merged pure ops are now unused and DCE deletes them. DCE keeps loads (one
+    // could fault), so a merged load, which the earlier identical one covers, goes here.
+    for (Op *load : mergedLoads)
+      load->parentBlock()->erase(load->parentBlock()->find(load));
     changed |= !replaced.empty();
   }
   return changed;
