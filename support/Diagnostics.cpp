@@ -125,6 +125,7 @@ std::string_view severityName(Severity s) {
   case Severity::Error: return "error";
   case Severity::Warning: return "warning";
   case Severity::Note: return "note";
+  case Severity::Remark: return "remark";
   }
   return "error";
 }
@@ -152,20 +153,22 @@ InFlightDiagnostic &InFlightDiagnostic::note(Location loc, std::string text) {
 DiagnosticEngine::DiagnosticEngine(SourceManager &sm, std::ostream &out, DiagFormat format)
     : sm_(sm), out_(out), format_(format) {}
 
-InFlightDiagnostic DiagnosticEngine::error(Location loc, DiagCode code) {
+InFlightDiagnostic DiagnosticEngine::start(Severity severity, Location loc, DiagCode code) {
   Diagnostic d;
-  d.severity = Severity::Error;
+  d.severity = severity;
   d.code = code;
   d.loc = loc;
   return InFlightDiagnostic(this, std::move(d));
 }
 
+InFlightDiagnostic DiagnosticEngine::error(Location loc, DiagCode code) { return start(Severity::Error, loc, code); }
+
 InFlightDiagnostic DiagnosticEngine::warning(Location loc, DiagCode code) {
-  Diagnostic d;
-  d.severity = Severity::Warning;
-  d.code = code;
-  d.loc = loc;
-  return InFlightDiagnostic(this, std::move(d));
+  return start(Severity::Warning, loc, code);
+}
+
+InFlightDiagnostic DiagnosticEngine::remark(Location loc, DiagCode code) {
+  return start(Severity::Remark, loc, code);
 }
 
 void DiagnosticEngine::report(Diagnostic diag) {
@@ -219,6 +222,7 @@ std::string DiagnosticEngine::render(const Diagnostic &d) {
     const char *sevColor = !color_ ? ""
                            : x.severity == Severity::Error ? "\033[1;31m"
                            : x.severity == Severity::Warning ? "\033[1;35m"
+                           : x.severity == Severity::Remark  ? "\033[1;32m"
                                                              : "\033[1;36m";
     os << bold << sanitizeUtf8(x.loc.isCommandLine() ? toolName_ : formatLocation(sm_, x.loc)) << ": "
        << reset << sevColor

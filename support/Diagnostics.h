@@ -37,7 +37,8 @@ std::string_view diagCodeSummary(DiagCode code);
 /// Every code, in list order (for docs and tests).
 const std::vector<DiagCode> &allDiagCodes();
 
-enum class Severity { Error, Warning, Note };
+/// Remark: what an optimization did or declined to do, when asked (--explain-fusion).
+enum class Severity { Error, Warning, Note, Remark };
 std::string_view severityName(Severity s);
 
 struct Diagnostic {
@@ -88,6 +89,7 @@ public:
 
   InFlightDiagnostic error(Location loc, DiagCode code);
   InFlightDiagnostic warning(Location loc, DiagCode code);
+  InFlightDiagnostic remark(Location loc, DiagCode code);
   void report(Diagnostic diag);
 
   unsigned errorCount() const { return errors_; }
@@ -111,6 +113,8 @@ public:
   std::string render(const Diagnostic &d);
 
 private:
+  InFlightDiagnostic start(Severity severity, Location loc, DiagCode code);
+
   SourceManager &sm_;
   std::ostream &out_;
   DiagFormat format_;

@@ -13,7 +13,8 @@ struct Marker {
 };
 constexpr Marker kMarkers[] = {{"expected-error", Severity::Error},
                                {"expected-warning", Severity::Warning},
-                               {"expected-note", Severity::Note}};
+                               {"expected-note", Severity::Note},
+                               {"expected-remark", Severity::Remark}};
 } // namespace
 
 std::vector<ExpectedDiagnostic> parseExpectations(const std::string &text,
