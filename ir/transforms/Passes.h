@@ -8,6 +8,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "support/Diagnostics.h"
 
 namespace kiln::ir {
 
@@ -24,5 +25,10 @@ bool eliminateDeadCode(Module &module);
 /// Replaces a pure op by an identical earlier one that dominates it (same kind,
 /// operands, attributes and result types). CommonSubexpressions.cpp.
 bool eliminateCommonSubexpressions(Module &module);
+
+/// Reduction-chain fusion: cascaded reduction loops over one range become one pass
+/// with an incremental (rescaling) form (ReductionChains.h). Reports remarks to
+/// `remarks` when it is not null. FuseReductions.cpp runs the analysis and rewrite.
+bool fuseReductions(Module &module, DiagnosticEngine *remarks);
 
 } // namespace kiln::ir

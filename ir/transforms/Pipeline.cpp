@@ -1,9 +1,9 @@
 //===- Pipeline.cpp - The Tile IR pipeline, in order, in one place --------===//
 //
-// This file is the only place that knows the order of the passes. Later transforms
-// (reduction-chain fusion, sparsity-aware tiling, persistent-task lowering, layout
-// assignment) are added to the list below, each with a comment saying why it sits
-// where it does.
+// This file is the only place that knows the order of the passes (defaultPipeline).
+// Later transforms (sparsity-aware tiling, persistent-task lowering, layout
+// assignment) are added to that list, each with a comment saying why it sits where it
+// does.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/Pipeline.h"
@@ -19,15 +19,37 @@ namespace kiln::ir {
 
 const std::vector<PassInfo> &passRegistry() {
   static const std::vector<PassInfo> passes = {
-      // Fold constants first: sema emits constants for every literal and shape
-      // computation, and later passes match on constant operands.
-      {"canonicalize", "fold constants and simplify exact algebraic identities", canonicalize},
-      // Merge identical pure ops (repeated index math, repeated broadcasts).
-      {"cse", "merge identical pure operations", eliminateCommonSubexpressions},
-      // Last: remove what folding and merging left unused.
-      {"dce", "delete unused pure operations and dead loop-carried values", eliminateDeadCode},
+      {"canonicalize", "fold constants and simplify exact algebraic identities",
+       [](Module &m, const PipelineOptions &) { return canonicalize(m); }},
+      {"cse", "merge identical pure operations",
+       [](Module &m, const PipelineOptions &) { return eliminateCommonSubexpressions(m); }},
+      {"fuse-reductions", "fuse chains of reduction loops into one pass with rescaling (online softmax)",
+       [](Module &m, const PipelineOptions &o) {
+         return o.fuseReductions && fuseReductions(m, o.fusionRemarks);
+       }},
+      {"dce", "delete unused pure operations and dead loop-carried values",
+       [](Module &m, const PipelineOptions &) { return eliminateDeadCode(m); }},
   };
   return passes;
+}
+
+const std::vector<std::string> &defaultPipeline() {
+  static const std::vector<std::string> order = {
+      // Fold constants first: sema emits constants for every literal and shape
+      // computation, and later passes match on constant operands.
+      "canonicalize",
+      // Merge identical pure ops (repeated index math, repeated broadcasts). Fusion
+      // needs it: loops over one range are recognized by identical bound values.
+      "cse",
+      // Cascaded reductions become one pass. The rewrite leaves factors of one and
+      // repeated index math behind, which the next two passes clean up.
+      "fuse-reductions",
+      "canonicalize",
+      "cse",
+      // Last: remove what folding and merging left unused.
+      "dce",
+  };
+  return order;
 }
 
 const PassInfo *findPass(const std::string &name) {
@@ -47,22 +69,17 @@ static void verifyAfter(Module &module, const char *passName, DiagnosticEngine &
 
 bool runPipeline(Module &module, const PipelineOptions &options, DiagnosticEngine &diags) {
   std::vector<const PassInfo *> order;
-  if (options.passes.empty()) {
-    for (const PassInfo &p : passRegistry())
-      order.push_back(&p);
-  } else {
-    for (const std::string &name : options.passes) {
-      const PassInfo *p = findPass(name);
-      kiln_assert(p != nullptr, "unknown pass '" + name + "' (the driver validates names)");
-      order.push_back(p);
-    }
+  for (const std::string &name : options.passes.empty() ? defaultPipeline() : options.passes) {
+    const PassInfo *p = findPass(name);
+    kiln_assert(p != nullptr, "unknown pass '" + name + "' (the driver validates names)");
+    order.push_back(p);
   }
   std::ostream &dump = options.dump ? *options.dump : std::cerr;
   for (const PassInfo *pass : order) {
     bool changed;
     {
       TimingReport::Scope timer(options.timing, std::string("pass: ") + pass->name);
-      changed = pass->run(module);
+      changed = pass->run(module, options);
     }
     if (options.verifyEach && changed)
       verifyAfter(module, pass->name, diags);

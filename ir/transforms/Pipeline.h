@@ -12,18 +12,26 @@
 
 namespace kiln::ir {
 
+struct PipelineOptions;
+
 /// One registered pass: `dslc-opt --pass=NAME` runs it alone and `--help` lists it.
 struct PassInfo {
   const char *name;
   const char *summary;
-  bool (*run)(Module &); ///< returns true when the IR changed
+  bool (*run)(Module &, const PipelineOptions &); ///< returns true when the IR changed
 };
 
-/// Every pass, in pipeline order.
+/// Every pass, once each.
 const std::vector<PassInfo> &passRegistry();
+/// The names of the passes the default pipeline runs, in order (some run twice).
+const std::vector<std::string> &defaultPipeline();
 const PassInfo *findPass(const std::string &name);
 
 struct PipelineOptions {
+  /// Reduction-chain fusion (fuse-reductions); off keeps every loop as written.
+  bool fuseReductions = true;
+  /// When set, fusion reports what it did and declined to do here, as remarks.
+  DiagnosticEngine *fusionRemarks = nullptr;
   bool printAfterAll = false; ///< dump the IR after each pass ("(unchanged)" if it was a no-op)
   TimingReport *timing = nullptr; ///< when set, each pass records its wall time here
   bool verifyEach = true;     ///< verify after each pass; a failure is an internal error

@@ -244,7 +244,11 @@ class TileIRInput(clitest.CliTestCase):
                 self.write(name + ".raw.tir", raw.stdout)
                 resumed = self.dslc(name + ".raw.tir")
                 self.assertOk(resumed)
-                self.assertEqual(resumed.stdout, self.dslc(path).stdout)
+                # The text form spells the printer's suffixes into the names (%start_2),
+                # so a pass that deletes a loop can leave other suffixes than it would
+                # from source: compare the IR with the suffixes of named values dropped.
+                plain = lambda text: re.sub(r"(%[A-Za-z]\w*?)_\d+\b", r"\1", text)  # noqa: E731
+                self.assertEqual(plain(resumed.stdout), plain(self.dslc(path).stdout))
 
     def test_locations_survive_the_text_form(self):
         path = os.path.join(EXAMPLES, "softmax.kiln")
@@ -303,6 +307,13 @@ class DslcOpt(clitest.CliTestCase):
         names = re.findall(r"^  ([a-z][\w-]*)\s{2,}\S", r.stdout, re.MULTILINE)
         return names, r
 
+    def pipeline(self):
+        r = self.dslc_opt("--list-passes")
+        self.assertOk(r)
+        line = re.search(r"^Default pipeline: (.*)$", r.stdout, re.MULTILINE)
+        self.assertIsNotNone(line, r.stdout)
+        return line.group(1).split(", ")
+
     def test_list_passes(self):
         names, r = self.passes()
         self.assertGreaterEqual(len(names), 3, r.stdout)
@@ -330,7 +341,7 @@ class DslcOpt(clitest.CliTestCase):
 
     def test_all_passes_in_order_equal_the_pipeline(self):
         self.write("w.kiln", WORK)
-        names, _ = self.passes()
+        names = self.pipeline()
         raw = self.dslc("w.kiln", "--O0")
         self.assertOk(raw)
         self.write("w.tir", raw.stdout)
@@ -481,6 +492,13 @@ class TimingAndDumps(clitest.CliTestCase):
         r = self.dslc_opt("--list-passes")
         return re.findall(r"^  ([a-z][\w-]*)\s{2,}\S", r.stdout, re.MULTILINE)
 
+    def pipeline_names(self):
+        """The default pipeline, in order (a pass may run more than once)."""
+        r = self.dslc_opt("--list-passes")
+        line = re.search(r"^Default pipeline: (.*)$", r.stdout, re.MULTILINE)
+        self.assertIsNotNone(line, r.stdout)
+        return line.group(1).split(", ")
+
     def test_time_passes_report(self):
         r = self.dslc("w.kiln", "--time-passes")
         self.assertOk(r)
@@ -502,7 +520,7 @@ class TimingAndDumps(clitest.CliTestCase):
         self.assertOk(r)
         headers = re.findall(r"^// -----// IR Dump After (\S+)(?: \(unchanged\))? //----- //$", r.stderr,
                              re.MULTILINE)
-        self.assertEqual(headers, self.pass_names(), r.stderr)
+        self.assertEqual(headers, self.pipeline_names(), r.stderr)
         self.assertEqual(r.stdout, self.dslc("w.kiln").stdout)
         # The dump after the last pass is the final IR.
         last = r.stderr.rsplit("//----- //\n", 1)[1]

@@ -124,7 +124,7 @@ def fmt_define(value):
 class Prepared:
     """A case made concrete: sizes, values, files and the command line."""
 
-    def __init__(self, case, seed, dslc, tmp, device):
+    def __init__(self, case, seed, dslc, tmp, device, extra=()):
         self.case = case
         rng = case_rng(seed, case.name)
         self.sizes = case.sizes(rng) if callable(case.sizes) else dict(case.sizes)
@@ -162,7 +162,7 @@ class Prepared:
                 cmd += ["--arg", "%s=%s" % (a.name, fmt_scalar(val, a.dtype))]
         if device:
             cmd += ["--device", device]
-        self.cmd = cmd
+        self.cmd = cmd + list(extra)
 
     def shapes(self):
         return ", ".join("%s%s %s" % (n, list(self.values[n].shape), self.arrays[n].dtype)
@@ -220,7 +220,7 @@ def run_case(case, seed, dslc, args):
 
 def run_case_in(case, seed, dslc, args, tmp):
     try:
-        p = Prepared(case, seed, dslc, tmp, args.device)
+        p = Prepared(case, seed, dslc, tmp, args.device, args.dslc_flag)
     except Exception as e:  # a broken spec is a failure of that case, not of the run
         return False, "cannot prepare the case: %s: %s" % (type(e).__name__, e), ""
     details = "  command: %s\n  sizes: %s\n  arrays: %s" % (
@@ -363,6 +363,8 @@ def main():
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
     ap.add_argument("--seed", type=int, help="seed (default: KILN_SEED, else the clock)")
     ap.add_argument("--device", default="interp", help="dslc run --device (default interp)")
+    ap.add_argument("--dslc-flag", action="append", default=[], metavar="FLAG",
+                    help="pass FLAG to every dslc run (repeatable), e.g. --dslc-flag=--no-fuse-reductions")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per dslc run")
     ap.add_argument("--keep", metavar="DIR",
                     help="write each case's .npy files under DIR/<case> and keep them")

@@ -920,3 +920,21 @@ add("check.out_of_bounds", "out_of_bounds.kiln", "unmasked_copy", sizes={"n": 10
     grid=blocks(64), args=_AFFINE_ARGS, ref=lambda v, s: {}, expect_error="E0602")
 add("check.in_bounds", "out_of_bounds.kiln", "unmasked_copy", sizes={"n": 128},
     grid=blocks(64), args=_AFFINE_ARGS, ref=lambda v, s: {"out": v.x}, tol=EXACT)
+
+
+def _shifted_chain_ref(v, s):
+    x = f64(v.x)
+    total = x.sum(axis=1, keepdims=True)
+    top = (x - total / x.shape[1]).max(axis=1, keepdims=True)
+    share = (np.exp(x - top) / total).sum(axis=1, keepdims=True)
+    return {"out": np.concatenate([top, share], axis=1)}
+
+
+# Reduction-chain fusion (a max-type reduction shifted by a running sum, a deferred
+# factor); the means are kept away from 0, where 1/total would amplify rounding.
+add("fusion.shifted_chain", "fusion_chains.kiln", "shifted_chain",
+    sizes=lambda r: {"rows": int(r.integers(1, 6)), "n": int(r.integers(1, 300))},
+    grid=("rows",),
+    args=[Arr("x", "f32", ("rows", "n"), uniform(0.5, 2.0)), Arr("out", "f32", ("rows", 2)),
+          Scalar("n", "i32", "n")],
+    ref=_shifted_chain_ref, tol=Tol(1e-4, 1e-5))

@@ -9,7 +9,7 @@
 import numpy as np
 
 from kilncase import (Arr, Case, Scalar, Tol, f32, f64, fill, normal, on_first_columns,
-                      round_f8, softmax_rows, strided_row_args)
+                      round_f8, softmax_rows, strided_row_args, with_specials)
 
 CASES = []
 
@@ -46,6 +46,17 @@ def _softmax_family(kernel, ref, tol):
 
 _softmax_family("softmax", softmax_rows, Tol(1e-5, 1e-7))
 _softmax_family("log_softmax", _log_softmax_rows, Tol(1e-5, 1e-5))
+
+# Rows whose first column blocks are all -inf: in the fused one-pass form the running
+# maximum is still -inf there, where a naive rescale computes exp(-inf + inf) = NaN.
+for _kernel, _ref in (("softmax", softmax_rows), ("log_softmax", _log_softmax_rows)):
+    CASES.append(Case(
+        name="stdlib.%s.neg_inf_prefix" % _kernel, file="stdlib/softmax.kiln", kernel=_kernel,
+        sizes={"rows": 3, "n": 300}, defines={"BLOCK": 64}, grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), with_specials(normal(4.0), [-np.inf] * 150)),
+              Arr("y", "f32", ("rows", "n")),
+              Scalar("n_cols", "i32", "n"), Scalar("row_stride", "i32", "n")],
+        ref=lambda v, s, r=_ref: {"y": r(v.x)}, tol=Tol(1e-5, 1e-6)))
 
 
 # ---- layernorm ---------------------------------------------------------------------------
@@ -124,3 +135,45 @@ for _suffix, _sizes, _block in _ROWS:
     _quant("stdlib.quant_per_token" + _suffix, _sizes, _block, normal(8.0))
 # All-zero rows: scale 1 and q 0, not a division by zero.
 _quant("stdlib.quant_per_token.zero_rows", {"rows": 2, "n": 100}, 64, fill(0.0))
+
+
+# ---- attention ---------------------------------------------------------------------------
+
+def _attention_ref(causal):
+    def ref(v, s):
+        q, k, vv = f64(v.q), f64(v.k), f64(v.v)
+        scores = np.einsum("hid,hjd->hij", q, k) * float(v.scale)
+        if causal:
+            n = scores.shape[-1]
+            scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+        return {"o": np.einsum("hij,hjd->hid", softmax_rows_last(scores), vv)}
+    return ref
+
+
+def softmax_rows_last(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _attention(suffix, sizes, defines, causal, gen, tol=Tol(1e-4, 1e-5)):
+    CASES.append(Case(
+        name="stdlib.attention" + suffix, file="stdlib/attention.kiln", kernel="attention",
+        sizes=sizes, defines=dict(defines, CAUSAL=causal),
+        grid=(lambda s: (s["seq"] + defines.get("BM", 32) - 1) // defines.get("BM", 32), "heads"),
+        args=[Arr("q", "f32", ("heads", "seq", "d"), gen), Arr("k", "f32", ("heads", "seq", "d"), gen),
+              Arr("v", "f32", ("heads", "seq", "d"), normal()), Arr("o", "f32", ("heads", "seq", "d")),
+              Scalar("seq", "i32", "seq"), Scalar("scale", "f32", lambda s: s["d"] ** -0.5)],
+        ref=_attention_ref(causal), tol=tol))
+
+
+for _causal in (False, True):
+    _tag = ".causal" if _causal else ""
+    # A ragged sequence over several key blocks.
+    _attention(_tag, {"heads": 2, "seq": 75, "d": 16}, {"D": 16, "BM": 16, "BN": 16}, _causal, normal())
+    # Scores in the hundreds: exp(s) without the running maximum would overflow.
+    # The f32 scores (about 150 in magnitude) carry rounding errors near 1e-5, which exp
+    # turns into relative errors of that size: the tolerance is wider.
+    _attention(_tag + ".large_scores", {"heads": 1, "seq": 40, "d": 16}, {"D": 16, "BM": 16, "BN": 8},
+               _causal, normal(12.0), Tol(2e-3, 1e-4))
+    _attention(_tag + ".random", lambda r: {"heads": int(r.integers(1, 3)), "seq": int(r.integers(1, 70)),
+                                            "d": 16}, {"D": 16, "BM": 16, "BN": 16}, _causal, normal(2.0))

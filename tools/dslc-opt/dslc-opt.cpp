@@ -36,11 +36,14 @@ cl::opt<std::string> KernelName("kernel", cl::desc("Keep only this kernel"), cl:
                                 cl::cat(OptCategory));
 
 std::string passListText() {
-  std::string text = "\nPasses (in default pipeline order):\n";
+  std::string text = "\nPasses:\n";
   for (const ir::PassInfo &p : ir::passRegistry())
-    text += "  " + std::string(p.name) + std::string(16 - std::min<size_t>(15, std::string(p.name).size()), ' ') +
+    text += "  " + std::string(p.name) + std::string(18 - std::min<size_t>(16, std::string(p.name).size()), ' ') +
             p.summary + "\n";
-  return text;
+  text += "\nDefault pipeline: ";
+  for (size_t i = 0; i < ir::defaultPipeline().size(); ++i)
+    text += (i ? ", " : "") + ir::defaultPipeline()[i];
+  return text + "\n";
 }
 
 } // namespace

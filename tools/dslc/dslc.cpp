@@ -66,6 +66,13 @@ cl::opt<DiagStyle> Diagnostics("diagnostics", cl::desc("How to print errors"), c
                                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<bool> NoOptimize("O0", cl::desc("Skip the Tile IR pass pipeline"), cl::sub(cl::SubCommand::getTopLevel()),
                          cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<bool> NoFuseReductions("no-fuse-reductions",
+                                cl::desc("Keep cascaded reduction loops as written (no reduction-chain fusion)"),
+                                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<bool> ExplainFusion("explain-fusion",
+                            cl::desc("Report, as remarks on stderr, which reduction loops were fused into one pass "
+                                     "and why the others were not"),
+                            cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<std::string> LibdevicePath("libdevice",
                                    cl::desc("libdevice bitcode, linked for math functions on NVIDIA targets "
                                             "(default: the CUDA toolkit's)"),
@@ -141,10 +148,13 @@ SemaOptions semaOptions(DiagnosticEngine &diags, bool &ok) {
   return options;
 }
 
-ir::PipelineOptions pipelineOptions(TimingReport *timing) {
+ir::PipelineOptions pipelineOptions(TimingReport *timing, DiagnosticEngine &diags) {
   ir::PipelineOptions options;
   options.printAfterAll = PrintAfterAll;
   options.timing = timing;
+  options.fuseReductions = !NoFuseReductions;
+  if (ExplainFusion)
+    options.fusionRemarks = &diags;
   return options;
 }
 
@@ -406,7 +416,7 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   if (!module)
     return driver::ExitUserError;
   if (!NoOptimize)
-    ir::runPipeline(*module, pipelineOptions(timing), diags);
+    ir::runPipeline(*module, pipelineOptions(timing, diags), diags);
 
   if (!generatesCode(plan.kind)) {
     if (!emit)
@@ -518,7 +528,7 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   if (!singleKernel(*module, "dslc run runs one", diags))
     return driver::ExitUserError;
   if (!NoOptimize)
-    ir::runPipeline(*module, pipelineOptions(timing), diags);
+    ir::runPipeline(*module, pipelineOptions(timing, diags), diags);
   const ir::Kernel &kernel = *module->kernels.front();
   auto host = launch::bindArguments(driver::signatureOf(kernel), std::vector<std::string>(Args.begin(), Args.end()),
                                     diags);

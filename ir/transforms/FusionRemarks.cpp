@@ -1,0 +1,158 @@
+//===- FusionRemarks.cpp - What reduction-chain fusion did, and why -------===//
+//
+// --explain-fusion: one remark per chain that fused (at its first loop, with a note per
+// loop saying which ⊕, G and H were found and how the accumulator is rescaled) and one
+// per loop of a chain that stays as written, with the reason at the op that decided it.
+// They are ordinary diagnostics, so --diagnostics=json prints them as JSON and
+// --verify-diagnostics checks them against `expected-remark` comments.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/transforms/FusionRemarks.h"
+
+#include <sstream>
+
+namespace kiln::ir {
+
+namespace {
+
+/// A short name for a y-only value: its source name, seen through broadcasts.
+std::string describe(const Value *v, int depth = 0) {
+  if (!v->nameHint.empty())
+    return v->nameHint;
+  const Op *def = v->definingOp();
+  if (!def || depth > 4)
+    return "y";
+  if (def->kind() == OpKind::For) {
+    const std::string &carried = def->region(0)->argument(v->index() + 1)->nameHint;
+    return carried.empty() ? "y" : carried;
+  }
+  switch (def->kind()) {
+  case OpKind::Splat:
+  case OpKind::Broadcast:
+  case OpKind::ExpandDims:
+  case OpKind::Reshape:
+  case OpKind::Cast:
+    return describe(def->operand(0), depth + 1);
+  case OpKind::Constant: {
+    std::ostringstream os;
+    const Attr &a = def->attrs().at("value");
+    if (auto *d = std::get_if<double>(&a))
+      os << *d;
+    else if (auto *i = std::get_if<int64_t>(&a))
+      os << *i;
+    return os.str();
+  }
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div: {
+    const char *sym = def->kind() == OpKind::Add ? " + " : def->kind() == OpKind::Sub ? " - "
+                      : def->kind() == OpKind::Mul ? "·" : "/";
+    return "(" + describe(def->operand(0), depth + 1) + sym + describe(def->operand(1), depth + 1) + ")";
+  }
+  default:
+    return std::string(def->mnemonic()) + "(" + (def->numOperands() ? describe(def->operand(0), depth + 1) : "") +
+           ")";
+  }
+}
+
+/// Σ terms as text: "-m", "-m·scale", "a - b".
+std::string linearText(const std::vector<LinearTerm> &terms, const char *suffix = "") {
+  std::string out;
+  for (const LinearTerm &t : terms) {
+    std::string one = describe(t.leaf) + suffix;
+    for (const LinearTerm::Scale &s : t.scales)
+      one += (s.inverse ? "/" : "·") + describe(s.value);
+    out += out.empty() ? (t.negative ? "-" : "") + one : (t.negative ? " - " : " + ") + one;
+  }
+  return out;
+}
+
+/// The rescale as text: "exp(m_prev - m)" for the softmax form, else H(y)/H(y_prev).
+std::string rescaleText(const Accumulator &acc) {
+  const Separation &s = acc.separation;
+  if (!s.shifts.empty())
+    return "shifted by (" + linearText(s.shifts) + ") - (" + linearText(s.shifts, "_prev") + ")";
+  if (s.exps.size() == 1 && s.exps[0].terms.size() == 1 && s.exps[0].terms[0].negative &&
+      s.exps[0].terms[0].scales.empty()) {
+    std::string y = describe(s.exps[0].terms[0].leaf);
+    return std::string("multiplied by ") + (s.exps[0].base2 ? "exp2(" : "exp(") + y + "_prev - " + y + ")";
+  }
+  return "multiplied by H(y)/H(y_prev)";
+}
+
+std::string hText(const Accumulator &acc) {
+  const Separation &s = acc.separation;
+  std::string h;
+  for (const ExpFactor &e : s.exps)
+    h += (h.empty() ? "" : "·") + std::string(e.base2 ? "exp2(" : "exp(") + linearText(e.terms) + ")";
+  for (const DeferredFactor &d : s.deferred)
+    h += (h.empty() ? "" : "·") + std::string(d.inverse ? "1/" : "") + describe(d.leaf);
+  return h;
+}
+
+std::string loopNote(const ChainLoop &l) {
+  std::ostringstream os;
+  os << "loop at line " << l.loop->loc().line << ":";
+  for (size_t i = 0; i < l.accumulators.size(); ++i) {
+    const Accumulator &acc = l.accumulators[i];
+    const Separation &s = acc.separation;
+    std::string name = "`" + acc.name() + "`";
+    os << (i ? ";" : "") << " " << name << " ⊕= F with ⊕ = " << combinerSymbol(acc.combiner);
+    if (!s.dependsOnEarlier()) {
+      os << ", F(x) of the loaded data alone";
+      continue;
+    }
+    if (s.centered) {
+      std::string c = linearText({s.centered->centre});
+      os << ", F = (A(x) - c)² with c = " << c << (s.centered->mask ? " on the lanes of a mask" : "")
+         << ": each step merges the block's count, mean and centred sum of squares into running ones "
+            "(Welford), and Σ F = M2 + N·(μ - "
+         << c << ")² after the loop";
+      continue;
+    }
+    if (!s.shifts.empty()) {
+      os << ", F = G(x) + H(y) with H = " << linearText(s.shifts) << "; each step " << name << " is "
+         << rescaleText(acc);
+      continue;
+    }
+    os << ", F = G(x)·H(y) with H = " << hText(acc);
+    if (!s.exps.empty())
+      os << "; each step " << name << " is " << rescaleText(acc);
+    if (!s.deferred.empty())
+      os << (s.exps.empty() ? "; " : ", and ") << "the factor"
+         << (s.deferred.size() > 1 ? "s " : " ");
+    for (size_t k = 0; k < s.deferred.size(); ++k)
+      os << (k ? ", " : "") << (s.deferred[k].inverse ? "1/" : "") << describe(s.deferred[k].leaf);
+    if (!s.deferred.empty())
+      os << (s.deferred.size() > 1 ? " are" : " is") << " applied once after the loop";
+  }
+  return os.str();
+}
+
+} // namespace
+
+void reportFusion(const std::vector<ReductionChain> &chains, DiagnosticEngine &diags) {
+  for (const ReductionChain &chain : chains) {
+    std::vector<const ChainLoop *> fused;
+    for (const ChainLoop &l : chain.loops)
+      if (l.fused)
+        fused.push_back(&l);
+    if (fused.size() >= 2) {
+      std::ostringstream lines;
+      for (size_t i = 0; i < fused.size(); ++i)
+        lines << (i == 0 ? "" : i + 1 == fused.size() ? " and " : ", ") << fused[i]->loop->loc().line;
+      auto r = diags.remark(fused.front()->loop->loc(), DiagCode::FusionApplied);
+      r << "fused the reduction loops at lines " << lines.str()
+        << " into one pass (single segment: each program walks the whole range once)";
+      for (const ChainLoop *l : fused)
+        r.note(l->loop->loc(), loopNote(*l));
+    }
+    for (const ChainLoop &l : chain.loops)
+      if (!l.fused)
+        diags.remark(l.refusalLoc, DiagCode::FusionRefused)
+            << "the loop at line " << l.loop->loc().line << " is not fused: " << l.refusal;
+  }
+}
+
+} // namespace kiln::ir
