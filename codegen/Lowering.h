@@ -303,6 +303,9 @@ public:
   bool hasWarpShuffle() const { return nvptx; }
   /// Butterfly shuffle of an i32/f32 (or narrower/wider, split as needed) value.
   llvm::Value *shuffleXor(llvm::Value *v, int64_t laneMask);
+  /// 2^x on f32 by the hardware's approximation with results below 2^-126 flushed to
+  /// zero (docs/codegen.md, Numbers); null where the target has no such instruction.
+  llvm::Value *fastExp2(llvm::Value *x);
   /// Name of the library function for a math op on f32/f64.
   std::string mathName(OpKind kind, bool isDouble) const;
   llvm::FunctionCallee declareBuiltin(const std::string &name, llvm::FunctionType *ty,
