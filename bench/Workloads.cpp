@@ -79,14 +79,22 @@ const std::vector<Workload> &workloads() {
       vectorAdd(1024, 4),
       vectorAdd(4096, 4),
       vectorAdd(4096, 8),
+      // A program is one row: how many rows an SM holds at once (registers, warps, the
+      // limit of 32 programs) sets how much memory traffic is in flight, hence the
+      // range of warps.
       rowwise(K::Softmax, 16384, 1024, 2, "softmax_bf16"),
       rowwise(K::Softmax, 16384, 1024, 4, "softmax_bf16"),
+      rowwise(K::Softmax, 16384, 1024, 1, "softmax_bf16_exp2"),
       rowwise(K::Softmax, 16384, 1024, 2, "softmax_bf16_exp2"),
       rowwise(K::Softmax, 16384, 1024, 4, "softmax_bf16_exp2"),
       rowwise(K::Softmax, 4096, 8192, 8, "softmax_bf16"),
       rowwise(K::Softmax, 4096, 8192, 16, "softmax_bf16"),
+      rowwise(K::Softmax, 4096, 8192, 4, "softmax_bf16_exp2"),
       rowwise(K::Softmax, 4096, 8192, 8, "softmax_bf16_exp2"),
       rowwise(K::Softmax, 4096, 8192, 16, "softmax_bf16_exp2"),
+      rowwise(K::Softmax, 1024, 32768, 32, "softmax_bf16"),
+      rowwise(K::Softmax, 1024, 32768, 16, "softmax_bf16_exp2"),
+      rowwise(K::Softmax, 1024, 32768, 32, "softmax_bf16_exp2"),
       rowwise(K::LayerNorm, 16384, 4096, 4, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 8, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 16, "layernorm_bf16"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the Kiln benchmarks and their peers on one GPU in one go, and prints the table.
 
-    python3 bench/device_bench.py [BUNDLE_DIR]        (default: build-bench)
+    python3 bench/device_bench.py [--only A,B,...] [BUNDLE_DIR]   (default: build-bench)
 
 Measures, in this order and on this GPU: the ceilings (a 2 GiB device-to-device copy,
 cuBLAS bf16 GEMMs), the Kiln bundles (BUNDLE_DIR/kiln-bench, prepared by
@@ -9,7 +9,9 @@ bench/prepare.sh), then the peers a user would pick instead (torch eager,
 torch.compile, the Triton tutorial kernels, cuBLAS). Every peer is timed like
 kiln-bench times Kiln: triton.testing.do_bench, which flushes the L2 cache before each
 launch and takes the median of event-timed launches. Results go to $OUT (or /tmp) as
-results.json and results.md; the table is printed last.
+results.json and results.md; the table is printed last. --only runs just the workloads
+whose names contain one of the given words (softmax, layernorm, vector_add, matmul), Kiln
+and peers alike; the cuBLAS ceilings are measured only when matmul runs.
 """
 import json, os, subprocess, sys, time
 
@@ -20,8 +22,17 @@ from triton.testing import do_bench
 
 DEV = "cuda"
 OUT = os.environ.get("OUT", "/tmp")
-BUNDLES = sys.argv[1] if len(sys.argv) > 1 else "build-bench"
+args = sys.argv[1:]
+ONLY = []
+if args[:1] == ["--only"] and len(args) > 1:
+    ONLY = args[1].split(",")
+    args = args[2:]
+BUNDLES = args[0] if args else "build-bench"
 rows = []
+
+
+def selected(name):
+    return not ONLY or any(word in name for word in ONLY)
 
 
 def bench(f):
@@ -55,7 +66,7 @@ COPY_BW = 2 * x.numel() / ms / 1e6
 record("copy 2 GiB (ceiling)", "torch copy_", ms, bytes_=2 * x.numel())
 del x, y
 GEMM = {}
-for n in (4096, 8192):
+for n in (4096, 8192) if selected("matmul") else ():
     a = torch.randn(n, n, dtype=torch.bfloat16, device=DEV)
     b = torch.randn_like(a)
     ms = bench(lambda: a @ b)
@@ -65,19 +76,21 @@ for n in (4096, 8192):
 torch.cuda.empty_cache()
 
 # ---- Kiln -----------------------------------------------------------------------------
-kiln = subprocess.run([os.path.join(BUNDLES, "kiln-bench"), "--json", os.path.join(OUT, "kiln.json"), BUNDLES],
-                      capture_output=True, text=True)
-sys.stderr.write(kiln.stderr)
-for line in kiln.stdout.splitlines():
-    if line.startswith("{"):
-        r = json.loads(line)
-        r.setdefault("us", float("nan"))
-        r.setdefault("val", 0.0)
-        r.setdefault("unit", "")
-        rows.append(r)
-        print(line, flush=True)
-if kiln.returncode not in (0, 1):
-    print(f"kiln-bench exited with {kiln.returncode}", flush=True)
+for word in ONLY or [""]:
+    only = ["--only", word] if word else []
+    kiln = subprocess.run([os.path.join(BUNDLES, "kiln-bench"), *only, "--json", os.path.join(OUT, f"kiln{word}.json"),
+                           BUNDLES], capture_output=True, text=True)
+    sys.stderr.write(kiln.stderr)
+    for line in kiln.stdout.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            r.setdefault("us", float("nan"))
+            r.setdefault("val", 0.0)
+            r.setdefault("unit", "")
+            rows.append(r)
+            print(line, flush=True)
+    if kiln.returncode not in (0, 1):
+        print(f"kiln-bench exited with {kiln.returncode}", flush=True)
 
 # ---- peers: vector add ----------------------------------------------------------------
 @triton.jit
@@ -88,18 +101,19 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
 
 
-n = 1 << 28
-xa = torch.rand(n, device=DEV) * 2 - 1
-ya = torch.rand(n, device=DEV) * 2 - 1
-oa = torch.empty_like(xa)
-ref = xa + ya
-label = "vector add f32 2^28"
-f = lambda: torch.add(xa, ya, out=oa)
-f(); record(label, "torch eager", bench(f), bytes_=12 * n, check=checked(relerr(oa, ref), 1e-6))
-f = lambda: add_kernel[(triton.cdiv(n, 1024),)](xa, ya, oa, n, BLOCK_SIZE=1024)
-oa.zero_(); f(); record(label, "triton tutorial", bench(f), "BLOCK_SIZE=1024", bytes_=12 * n, check=checked(relerr(oa, ref), 1e-6))
-del xa, ya, oa, ref
-torch.cuda.empty_cache()
+if selected("vector_add"):
+    n = 1 << 28
+    xa = torch.rand(n, device=DEV) * 2 - 1
+    ya = torch.rand(n, device=DEV) * 2 - 1
+    oa = torch.empty_like(xa)
+    ref = xa + ya
+    label = "vector add f32 2^28"
+    f = lambda: torch.add(xa, ya, out=oa)
+    f(); record(label, "torch eager", bench(f), bytes_=12 * n, check=checked(relerr(oa, ref), 1e-6))
+    f = lambda: add_kernel[(triton.cdiv(n, 1024),)](xa, ya, oa, n, BLOCK_SIZE=1024)
+    oa.zero_(); f(); record(label, "triton tutorial", bench(f), "BLOCK_SIZE=1024", bytes_=12 * n, check=checked(relerr(oa, ref), 1e-6))
+    del xa, ya, oa, ref
+    torch.cuda.empty_cache()
 
 # ---- peers: softmax -------------------------------------------------------------------
 @triton.jit
@@ -113,27 +127,32 @@ def softmax_kernel(out_ptr, in_ptr, n_cols, BLOCK: tl.constexpr):
     tl.store(out_ptr + row * n_cols + offs, (e / tl.sum(e, axis=0)).to(out_ptr.dtype.element_ty), mask=m)
 
 
+def tri_softmax_warps(n):
+    return 16 if n >= 16384 else 8 if n >= 2048 else 4
+
+
 def tri_softmax(x, o):
     M, N = x.shape
-    softmax_kernel[(M,)](o, x, N, BLOCK=triton.next_power_of_2(N), num_warps=8 if N >= 2048 else 4)
+    softmax_kernel[(M,)](o, x, N, BLOCK=triton.next_power_of_2(N), num_warps=tri_softmax_warps(N))
     return o
 
 
-csm = torch.compile(lambda x: torch.softmax(x.float(), -1).to(x.dtype))
-for M, N in [(16384, 1024), (4096, 8192)]:
-    label = f"softmax bf16 {M}x{N}"
-    x = (torch.rand(M, N, device=DEV) * 16 - 8).to(torch.bfloat16)
-    o = torch.empty_like(x)
-    ref = torch.softmax(x.double(), -1)
-    for name, cfg, f in [("torch eager", "", lambda: torch.softmax(x, -1)),
-                         ("torch.compile", "", lambda: csm(x)),
-                         ("triton tutorial", "num_warps=" + ("8" if N >= 2048 else "4"), lambda: tri_softmax(x, o))]:
-        try:
-            err = relerr(f(), ref)
-            record(label, name, bench(f), cfg, bytes_=4 * M * N, check=checked(err, 1e-2))
-        except Exception as e:
-            print("FAIL", name, label, repr(e)[:300], flush=True)
-    del x, o, ref
+if selected("softmax"):
+    csm = torch.compile(lambda x: torch.softmax(x.float(), -1).to(x.dtype))
+    for M, N in [(16384, 1024), (4096, 8192), (1024, 32768)]:
+        label = f"softmax bf16 {M}x{N}"
+        x = (torch.rand(M, N, device=DEV) * 16 - 8).to(torch.bfloat16)
+        o = torch.empty_like(x)
+        ref = torch.softmax(x.double(), -1)
+        for name, cfg, f in [("torch eager", "", lambda: torch.softmax(x, -1)),
+                             ("torch.compile", "", lambda: csm(x)),
+                             ("triton tutorial", f"num_warps={tri_softmax_warps(N)}", lambda: tri_softmax(x, o))]:
+            try:
+                err = relerr(f(), ref)
+                record(label, name, bench(f), cfg, bytes_=4 * M * N, check=checked(err, 1e-2))
+            except Exception as e:
+                print("FAIL", name, label, repr(e)[:300], flush=True)
+        del x, o, ref
 
 # ---- peers: layernorm -----------------------------------------------------------------
 @triton.jit
@@ -169,31 +188,32 @@ def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.conste
         tl.store(Y + cols, y, mask=mask)
 
 
-M, N = 16384, 4096
-label = f"layernorm bf16 {M}x{N}"
-x = (torch.rand(M, N, device=DEV) * 6 - 2).to(torch.bfloat16)
-w = (torch.rand(N, device=DEV) + 0.5).to(torch.bfloat16)
-b = (torch.rand(N, device=DEV) * 2 - 1).to(torch.bfloat16)
-y = torch.empty_like(x)
-mean = torch.empty(M, device=DEV)
-rstd = torch.empty(M, device=DEV)
-ref = torch.nn.functional.layer_norm(x.double(), (N,), w.double(), b.double(), 1e-5)
-cln = torch.compile(lambda x: torch.nn.functional.layer_norm(x, (N,), w, b, 1e-5))
-BS = min(65536 // x.element_size(), triton.next_power_of_2(N))
-nw = min(max(BS // 256, 1), 8)
-def tri_ln():
-    layer_norm_fwd[(M,)](x, y, w, b, mean, rstd, N, N, 1e-5, BLOCK_SIZE=BS, num_warps=nw)
-    return y
-for name, cfg, f in [("torch eager", "", lambda: torch.nn.functional.layer_norm(x, (N,), w, b, 1e-5)),
-                     ("torch.compile", "", lambda: cln(x)),
-                     ("triton tutorial", f"BLOCK_SIZE={BS} num_warps={nw}", tri_ln)]:
-    try:
-        err = relerr(f(), ref)
-        record(label, name, bench(f), cfg, bytes_=4 * M * N + 4 * N, check=checked(err, 1e-2))
-    except Exception as e:
-        print("FAIL", name, label, repr(e)[:300], flush=True)
-del x, y, ref
-torch.cuda.empty_cache()
+if selected("layernorm"):
+    M, N = 16384, 4096
+    label = f"layernorm bf16 {M}x{N}"
+    x = (torch.rand(M, N, device=DEV) * 6 - 2).to(torch.bfloat16)
+    w = (torch.rand(N, device=DEV) + 0.5).to(torch.bfloat16)
+    b = (torch.rand(N, device=DEV) * 2 - 1).to(torch.bfloat16)
+    y = torch.empty_like(x)
+    mean = torch.empty(M, device=DEV)
+    rstd = torch.empty(M, device=DEV)
+    ref = torch.nn.functional.layer_norm(x.double(), (N,), w.double(), b.double(), 1e-5)
+    cln = torch.compile(lambda x: torch.nn.functional.layer_norm(x, (N,), w, b, 1e-5))
+    BS = min(65536 // x.element_size(), triton.next_power_of_2(N))
+    nw = min(max(BS // 256, 1), 8)
+    def tri_ln():
+        layer_norm_fwd[(M,)](x, y, w, b, mean, rstd, N, N, 1e-5, BLOCK_SIZE=BS, num_warps=nw)
+        return y
+    for name, cfg, f in [("torch eager", "", lambda: torch.nn.functional.layer_norm(x, (N,), w, b, 1e-5)),
+                         ("torch.compile", "", lambda: cln(x)),
+                         ("triton tutorial", f"BLOCK_SIZE={BS} num_warps={nw}", tri_ln)]:
+        try:
+            err = relerr(f(), ref)
+            record(label, name, bench(f), cfg, bytes_=4 * M * N + 4 * N, check=checked(err, 1e-2))
+        except Exception as e:
+            print("FAIL", name, label, repr(e)[:300], flush=True)
+    del x, y, ref
+    torch.cuda.empty_cache()
 
 # ---- peers: matmul --------------------------------------------------------------------
 @triton.jit
@@ -226,22 +246,23 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
     tl.store(c_ptrs, acc.to(tl.bfloat16), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
-Mm = 4096
-label = f"matmul bf16 {Mm}^3"
-a = (torch.rand(Mm, Mm, device=DEV) * 2 - 1).to(torch.bfloat16)
-bm = (torch.rand(Mm, Mm, device=DEV) * 2 - 1).to(torch.bfloat16)
-c = torch.empty_like(a)
-ref = a.float() @ bm.float()
-for bmn, bnn, bk, st, nw in [(128, 256, 64, 3, 8), (128, 128, 64, 4, 4), (128, 128, 32, 3, 8)]:
-    grid = (triton.cdiv(Mm, bmn) * triton.cdiv(Mm, bnn),)
-    f = lambda: matmul_kernel[grid](a, bm, c, Mm, Mm, Mm, Mm, 1, Mm, 1, Mm, 1, BLOCK_M=bmn, BLOCK_N=bnn,
-                                     BLOCK_K=bk, GROUP_M=8, num_stages=st, num_warps=nw)
-    try:
-        f()
-        record(label, "triton tutorial", bench(f), f"{bmn}x{bnn}x{bk} stages={st} warps={nw}", flops=2 * Mm**3,
-               check=checked(relerr(c, ref), 1e-2))
-    except Exception as e:
-        print("FAIL triton matmul", repr(e)[:300], flush=True)
+if selected("matmul"):
+    Mm = 4096
+    label = f"matmul bf16 {Mm}^3"
+    a = (torch.rand(Mm, Mm, device=DEV) * 2 - 1).to(torch.bfloat16)
+    bm = (torch.rand(Mm, Mm, device=DEV) * 2 - 1).to(torch.bfloat16)
+    c = torch.empty_like(a)
+    ref = a.float() @ bm.float()
+    for bmn, bnn, bk, st, nw in [(128, 256, 64, 3, 8), (128, 128, 64, 4, 4), (128, 128, 32, 3, 8)]:
+        grid = (triton.cdiv(Mm, bmn) * triton.cdiv(Mm, bnn),)
+        f = lambda: matmul_kernel[grid](a, bm, c, Mm, Mm, Mm, Mm, 1, Mm, 1, Mm, 1, BLOCK_M=bmn, BLOCK_N=bnn,
+                                         BLOCK_K=bk, GROUP_M=8, num_stages=st, num_warps=nw)
+        try:
+            f()
+            record(label, "triton tutorial", bench(f), f"{bmn}x{bnn}x{bk} stages={st} warps={nw}", flops=2 * Mm**3,
+                   check=checked(relerr(c, ref), 1e-2))
+        except Exception as e:
+            print("FAIL triton matmul", repr(e)[:300], flush=True)
 
 # ---- the table ------------------------------------------------------------------------
 def env():

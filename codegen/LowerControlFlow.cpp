@@ -83,7 +83,7 @@ void Lowering::lowerFor(const ir::Op &op) {
   // Accesses of one iteration follow those of the previous one; shared memory read in
   // the previous iteration must be released before the body writes it again.
   addOutstanding(body);
-  arenaClean = false;
+  arenaInUse = ArenaUse::whole();
 
   llvm::Type *ity = lb->getType();
   llvm::Value *zero = llvm::ConstantInt::get(ity, 0);
@@ -180,7 +180,7 @@ void Lowering::lowerFor(const ir::Op &op) {
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, llvm::ArrayRef<llvm::Type *>{},
                       llvm::ArrayRef<llvm::Value *>{});
   addOutstanding(body);
-  arenaClean = false;
+  arenaInUse = ArenaUse::whole();
   for (size_t j = 0; j < numCarried; ++j)
     if (mmaDots[j]) {
       const ir::Value *result = op.result(static_cast<unsigned>(j));
@@ -197,15 +197,15 @@ void Lowering::lowerIf(const ir::Op &op) {
 
   // Each branch starts from the state before the if; the join merges conservatively.
   const std::vector<MemAccess> before = outstanding;
-  const bool cleanBefore = arenaClean;
+  const ArenaUse inUseBefore = arenaInUse;
   std::vector<Regs> results[2];
   llvm::BasicBlock *ends[2];
   std::vector<MemAccess> after;
-  bool cleanAfter = true;
+  ArenaUse inUseAfter;
   llvm::BasicBlock *blocks[2] = {thenBB, elseBB};
   for (unsigned r = 0; r < 2; ++r) {
     outstanding = before;
-    arenaClean = cleanBefore;
+    arenaInUse = inUseBefore;
     b.SetInsertPoint(blocks[r]);
     const ir::Op *yield = lowerUntilTerminator(*this, *op.region(r));
     for (const ir::Value *v : yield->operands())
@@ -213,10 +213,10 @@ void Lowering::lowerIf(const ir::Op &op) {
     ends[r] = b.GetInsertBlock();
     b.CreateBr(join);
     after.insert(after.end(), outstanding.begin(), outstanding.end());
-    cleanAfter = cleanAfter && arenaClean;
+    inUseAfter.add(arenaInUse);
   }
   outstanding = std::move(after);
-  arenaClean = cleanAfter;
+  arenaInUse = inUseAfter;
 
   b.SetInsertPoint(join);
   for (unsigned j = 0; j < op.numResults(); ++j) {
@@ -238,7 +238,7 @@ void Lowering::lowerWhile(const ir::Op &op) {
     inits.push_back(&get(v));
   addOutstanding(before);
   addOutstanding(after);
-  arenaClean = false;
+  arenaInUse = ArenaUse::whole();
 
   llvm::BasicBlock *pre = b.GetInsertBlock();
   llvm::BasicBlock *header = llvm::BasicBlock::Create(ctx, "while.before", fn);
@@ -269,7 +269,7 @@ void Lowering::lowerWhile(const ir::Op &op) {
     set(op.result(static_cast<unsigned>(j)), regsOf(phis[j]));
   addOutstanding(before);
   addOutstanding(after);
-  arenaClean = false;
+  arenaInUse = ArenaUse::whole();
 }
 
 } // namespace kiln::codegen::detail

@@ -126,6 +126,8 @@ llvm::Value *Lowering::emitUnary(const ir::Op *op, OpKind kind, DType t, llvm::V
       return b.CreateFNeg(a); // exact in every format
     if (kind == OpKind::Abs)
       return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a);
+    if (kind == OpKind::Exp2 && (r = fastExp2(a)))
+      return roundToDType(t, r);
     if (kind == OpKind::Exp || kind == OpKind::Exp2 || kind == OpKind::Log ||
         kind == OpKind::Log2 || kind == OpKind::Sin || kind == OpKind::Cos ||
         kind == OpKind::Tanh || kind == OpKind::Erf) {

@@ -188,7 +188,10 @@ Values Lowering::guarded(llvm::Value *cond, const std::function<Values()> &body,
   llvm::BasicBlock *joinBB = llvm::BasicBlock::Create(ctx, "g.join", fn);
   b.CreateCondBr(cond, thenBB, joinBB);
   b.SetInsertPoint(thenBB);
+  // Past the join, the arena may be in use as on either path.
+  const ArenaUse inUseBefore = arenaInUse;
   Values got = body();
+  arenaInUse.add(inUseBefore);
   llvm::BasicBlock *thenEnd = b.GetInsertBlock();
   b.CreateBr(joinBB);
   b.SetInsertPoint(joinBB);
@@ -209,11 +212,15 @@ Values Lowering::ifElse(llvm::Value *cond, const std::function<Values()> &thenFn
   llvm::BasicBlock *joinBB = llvm::BasicBlock::Create(ctx, "c.join", fn);
   b.CreateCondBr(cond, thenBB, elseBB);
   b.SetInsertPoint(thenBB);
+  const ArenaUse inUseBefore = arenaInUse;
   Values tv = thenFn();
+  const ArenaUse inUseAfterThen = arenaInUse;
   llvm::BasicBlock *thenEnd = b.GetInsertBlock();
   b.CreateBr(joinBB);
   b.SetInsertPoint(elseBB);
+  arenaInUse = inUseBefore;
   Values ev = elseFn();
+  arenaInUse.add(inUseAfterThen);
   llvm::BasicBlock *elseEnd = b.GetInsertBlock();
   b.CreateBr(joinBB);
   b.SetInsertPoint(joinBB);
@@ -251,7 +258,9 @@ Values Lowering::loop(llvm::Value *begin, llvm::Value *end, int64_t step, const 
   }
   b.CreateCondBr(b.CreateICmpSLT(iv, end), bodyBB, exit);
   b.SetInsertPoint(bodyBB);
+  const ArenaUse inUseBefore = arenaInUse;
   Values next = body(iv, carried);
+  arenaInUse.add(inUseBefore); // the body may not run
   llvm::Value *ivNext = b.CreateAdd(iv, i32(step), "", true, true);
   llvm::BasicBlock *latch = b.GetInsertBlock();
   b.CreateBr(header);
@@ -268,14 +277,20 @@ Values Lowering::loop(llvm::Value *begin, llvm::Value *end, int64_t step, const 
 
 void Lowering::barrier() {
   emitBarrier();
-  arenaClean = true;
+  arenaInUse = {};
   outstanding.clear();
 }
 
 void Lowering::beginSharedUse() {
-  if (!arenaClean)
+  if (!arenaInUse.empty())
     barrier();
-  arenaClean = false;
+  arenaInUse = ArenaUse::whole();
+}
+
+void Lowering::beginSharedUse(int64_t begin, int64_t end) {
+  if (arenaInUse.overlaps(begin, end))
+    barrier();
+  arenaInUse.add(begin, end);
 }
 
 void Lowering::sharedWritten() { barrier(); }

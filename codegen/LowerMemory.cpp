@@ -140,6 +140,43 @@ static AccessShape accessShape(Lowering &L, const ir::Op &op, int64_t maskOperan
   return s;
 }
 
+/// Pairs of bf16 travel as 32-bit words: each value is the top half of an f32, so the
+/// low one is the word shifted up and the high one the word with its low half cleared
+/// (one instruction each, where widening each 16-bit value takes two).
+static bool loadsAsWords(const Type &elem, int64_t w) {
+  return elem.dtype == DType::BF16 && !elem.pointer && w >= 2;
+}
+
+/// The w / 2 words of lanes [base, base + w). One word is loaded as a scalar: SPIR-V
+/// has no one-element vectors.
+static Values loadWords(Lowering &L, const Regs &ptrs, int64_t base, int64_t w) {
+  auto &b = L.b;
+  llvm::Type *wty = w == 2 ? static_cast<llvm::Type *>(b.getInt32Ty())
+                           : llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(w / 2));
+  llvm::Value *v = b.CreateAlignedLoad(wty, ptrs.v[base], llvm::Align(w * 2));
+  Values words;
+  for (int64_t j = 0; j < w / 2; ++j)
+    words.push_back(w == 2 ? v : b.CreateExtractElement(v, j));
+  return words;
+}
+
+static Values unpackWords(Lowering &L, const Values &words) {
+  auto &b = L.b;
+  Values out;
+  for (llvm::Value *word : words) {
+    out.push_back(b.CreateBitCast(b.CreateShl(word, L.i32(16)), b.getFloatTy()));
+    out.push_back(b.CreateBitCast(b.CreateAnd(word, L.i32(0xFFFF0000)), b.getFloatTy()));
+  }
+  return out;
+}
+
+/// Two bf16 register values (f32 with a zero low half) as the word memory holds them.
+static llvm::Value *packWord(Lowering &L, llvm::Value *lo, llvm::Value *hi) {
+  auto &b = L.b;
+  llvm::Value *l = b.CreateLShr(b.CreateBitCast(lo, b.getInt32Ty()), L.i32(16));
+  return b.CreateOr(l, b.CreateBitCast(hi, b.getInt32Ty()));
+}
+
 /// Loads lanes [base, base + w) with one vector access; returns register values.
 static Values vectorLoad(Lowering &L, const Regs &ptrs, int64_t base, int64_t w,
                          const Type &elem) {
@@ -152,21 +189,8 @@ static Values vectorLoad(Lowering &L, const Regs &ptrs, int64_t base, int64_t w,
     out.push_back(L.fromMemory(ld, elem));
     return out;
   }
-  if (elem.dtype == DType::BF16 && !elem.pointer) {
-    // Pairs of bf16 as 32-bit words: each value is the top half of an f32, so the low
-    // one is the word shifted up and the high one the word with its low half cleared
-    // (one instruction each, where widening each 16-bit value takes two).
-    // One word is loaded as a scalar: SPIR-V has no one-element vectors.
-    llvm::Type *wty = w == 2 ? static_cast<llvm::Type *>(b.getInt32Ty())
-                             : llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(w / 2));
-    llvm::Value *v = b.CreateAlignedLoad(wty, ptrs.v[base], llvm::Align(w * eb));
-    for (int64_t j = 0; j < w / 2; ++j) {
-      llvm::Value *word = w == 2 ? v : b.CreateExtractElement(v, j);
-      out.push_back(b.CreateBitCast(b.CreateShl(word, L.i32(16)), b.getFloatTy()));
-      out.push_back(b.CreateBitCast(b.CreateAnd(word, L.i32(0xFFFF0000)), b.getFloatTy()));
-    }
-    return out;
-  }
+  if (loadsAsWords(elem, w))
+    return unpackWords(L, loadWords(L, ptrs, base, w));
   auto *vty = llvm::FixedVectorType::get(mty, static_cast<unsigned>(w));
   llvm::Value *v = b.CreateAlignedLoad(vty, ptrs.v[base], llvm::Align(w * eb));
   for (int64_t j = 0; j < w; ++j)
@@ -230,7 +254,15 @@ void Lowering::lowerLoad(const ir::Op &op) {
       Values others;
       for (int64_t j = 0; j < w; ++j)
         others.push_back(otherAt(base + j));
-      if (w == 1 || s.maskPerVector) {
+      if (loadsAsWords(elem, w) && s.maskPerVector) {
+        // The words are merged with `other` before they are widened: half the values
+        // cross the join, and they stay packed until used.
+        Values otherWords;
+        for (int64_t j = 0; j < w; j += 2)
+          otherWords.push_back(packWord(*this, others[j], others[j + 1]));
+        got = unpackWords(
+            *this, guarded(mask->v[base], [&] { return loadWords(*this, ptrs, base, w); }, otherWords));
+      } else if (w == 1 || s.maskPerVector) {
         got = guarded(mask->v[base], whole, others);
       } else {
         got = ifElse(andAll(*this, *mask, base, w), whole, [&] {

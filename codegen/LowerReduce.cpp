@@ -81,12 +81,15 @@ Values Lowering::combineGroup(const Values &partial, int64_t group, int64_t scra
     return fn(left, right);
   };
   // Component c of the scratch lives in its own T-element array.
+  auto bytesOf = [&](llvm::Type *ty, int64_t count) {
+    return (count * static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty)) + 15) / 16 * 16;
+  };
   std::vector<int64_t> offsets;
   {
     int64_t at = scratchOffset;
     for (llvm::Type *ty : sharedTypes) {
       offsets.push_back(at);
-      at += (T * static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty)) + 15) / 16 * 16;
+      at += bytesOf(ty, T);
     }
   }
   auto toS = [&](llvm::Value *v, llvm::Type *ty) -> llvm::Value * {
@@ -107,8 +110,31 @@ Values Lowering::combineGroup(const Values &partial, int64_t group, int64_t scra
     if (group <= 32)
       return cur;
     // Across warps: lane 0 of each warp publishes its warp's total; every thread then
-    // combines the totals of its group's warps in order.
-    beginSharedUse();
+    // combines the totals of its group's warps in order. The totals of the T / 32 warps
+    // fill a fraction of each component's array, which therefore holds two slots: when
+    // the previous combine (the max before a softmax's sum, say) still reads one, this
+    // one writes the other and needs no barrier before its writes, only the one after.
+    std::vector<int64_t> slotBytes;
+    bool twoSlots = true;
+    for (llvm::Type *ty : sharedTypes) {
+      slotBytes.push_back(bytesOf(ty, T / 32));
+      twoSlots = twoSlots && 2 * slotBytes.back() <= bytesOf(ty, T);
+    }
+    auto slotSpan = [&](int64_t slot) {
+      ArenaUse span;
+      for (size_t c = 0; c < offsets.size(); ++c)
+        span.add(offsets[c] + slot * slotBytes[c], offsets[c] + (slot + 1) * slotBytes[c]);
+      return span;
+    };
+    const ArenaUse slot0 = slotSpan(0), slot1 = slotSpan(1);
+    const int64_t slot = twoSlots && arenaInUse.overlaps(slot0.begin, slot0.end) &&
+                                 !arenaInUse.overlaps(slot1.begin, slot1.end)
+                             ? 1
+                             : 0;
+    const ArenaUse span = slot ? slot1 : slot0;
+    for (size_t c = 0; c < offsets.size(); ++c)
+      offsets[c] += slot * slotBytes[c];
+    beginSharedUse(span.begin, span.end);
     guardedVoid(b.CreateICmpEQ(b.CreateAnd(tid, i32(31)), i32(0)), [&] {
       llvm::Value *warp = b.CreateLShr(tid, i32(5));
       for (size_t c = 0; c < cur.size(); ++c)
@@ -125,7 +151,7 @@ Values Lowering::combineGroup(const Values &partial, int64_t group, int64_t scra
         got.push_back(fromS(loadShared(sharedTypes[c], offsets[c], idx), cur[c]->getType()));
       acc = w == 0 ? got : fn(acc, got);
     }
-    sharedRead();
+    sharedRead(span.begin, span.end);
     return acc;
   }
 
@@ -190,7 +216,7 @@ static void reduceInRegisters(Lowering &L, const ir::Op &op,
                               const std::function<Values(int64_t)> &element,
                               const std::function<Values(const Values &, const Values &)> &fn,
                               unsigned keep, const Type &keepType, int64_t partialsOffset,
-                              int64_t resultsOffset, bool anyOrder = false) {
+                              int64_t resultsOffset) {
   auto &b = L.b;
   const Type &t = op.operand(0)->type;
   const Type &rt = op.result()->type;
@@ -204,15 +230,12 @@ static void reduceInRegisters(Lowering &L, const ir::Op &op,
     const int64_t rpl = cpl / L.T;
     std::vector<Values> totals;
     for (int64_t line = 0; line < lines; ++line) {
-      // A thread's elements in index order; with `anyOrder` (an exact, order-free
-      // combination) as a balanced tree instead, whose levels run in parallel.
+      // A thread's elements as a balanced tree (the kinds that reach here are
+      // order-free): its levels run in parallel, where a chain in index order would
+      // make every combination wait for the one before.
       std::vector<Values> level;
-      for (int64_t reg = line * rpl * l.vec; reg < (line + 1) * rpl * l.vec; ++reg) {
-        if (anyOrder || level.empty())
-          level.push_back(element(reg));
-        else
-          level[0] = fn(level[0], element(reg));
-      }
+      for (int64_t reg = line * rpl * l.vec; reg < (line + 1) * rpl * l.vec; ++reg)
+        level.push_back(element(reg));
       while (level.size() > 1) {
         std::vector<Values> next;
         for (size_t i = 0; i + 1 < level.size(); i += 2)
@@ -267,32 +290,54 @@ void Lowering::lowerReduce(const ir::Op &op) {
   };
   if (reducesInRegisters(op, T, maxVec)) {
     const Regs &x = get(op.operand(0));
-    auto inRegisters = [&](const std::function<Values(const Values &, const Values &)> &f,
-                           bool anyOrder) {
+    auto inRegisters = [&](const std::function<Values(const Values &, const Values &)> &f) {
       reduceInRegisters(
           *this, op, {sty}, [&](int64_t reg) { return Values{x.v[reg]}; }, f, 0, elem,
-          plan.offsets[1], plan.offsets[2], anyOrder);
+          plan.offsets[1], plan.offsets[2]);
       return get(op.result()).v;
     };
     const bool minMax = kind == ReduceKind::Max || kind == ReduceKind::Min;
     if (!(minMax && !t.pointer && isFloat(t.dtype) && rt.isScalar())) {
-      inRegisters(fn, false);
+      inRegisters(fn);
       return;
     }
     // A float max/min to a scalar: the hardware's max/min (NaN ignored, one instruction)
     // gives the exact result unless that result is a zero, whose sign it may get wrong
     // (-0 < +0 here). Every thread holds the scalar, so all take the same branch.
-    const llvm::Intrinsic::ID id =
-        kind == ReduceKind::Max ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
-    const Values fast = inRegisters(
-        [&](const Values &a, const Values &c) {
-          return Values{b.CreateBinaryIntrinsic(id, a[0], c[0])};
-        },
-        true);
-    llvm::Value *zero = llvm::ConstantFP::get(fast[0]->getType(), 0.0);
-    set(op.result(), Regs{ifElse(
-                         b.CreateFCmpOEQ(fast[0], zero), [&] { return inRegisters(fn, true); },
-                         [&] { return fast; })});
+    const bool wantMax = kind == ReduceKind::Max;
+    const Values fast = inRegisters([&](const Values &a, const Values &c) {
+      return Values{b.CreateBinaryIntrinsic(wantMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum,
+                                            a[0], c[0])};
+    });
+    llvm::Type *fty = fast[0]->getType();
+    llvm::Type *bitsTy = b.getIntNTy(fty->getPrimitiveSizeInBits());
+    llvm::Value *plusZero = llvm::ConstantFP::get(fty, 0.0);
+    llvm::Value *minusZero = llvm::ConstantFP::get(fty, -0.0);
+    // The exact result is then the zero of the wanted sign (+0 for max, -0 for min) if
+    // any element is that zero, else the other one: an "any" over the elements' bits,
+    // which shares no work with the fast combination (so none of it stays live for this
+    // rare path). The path starts with a barrier, so that its combination reuses the
+    // shared-memory slot the fast one read: past the branch only that slot is in use,
+    // and the next reduction (a softmax's sum) writes the other without a barrier.
+    llvm::Value *wanted = wantMax ? plusZero : minusZero;
+    llvm::Value *wantedBits = b.CreateBitCast(wanted, bitsTy);
+    set(op.result(),
+        Regs{ifElse(
+            b.CreateFCmpOEQ(fast[0], plusZero),
+            [&] {
+              barrier();
+              reduceInRegisters(
+                  *this, op, {b.getInt32Ty()},
+                  [&](int64_t reg) {
+                    llvm::Value *is = b.CreateICmpEQ(b.CreateBitCast(x.v[reg], bitsTy), wantedBits);
+                    return Values{b.CreateZExt(is, b.getInt32Ty())};
+                  },
+                  [&](const Values &a, const Values &c) { return Values{b.CreateOr(a[0], c[0])}; }, 0,
+                  Type::scalar(DType::I32), plan.offsets[1], plan.offsets[2]);
+              llvm::Value *any = b.CreateICmpNE(get(op.result()).v[0], i32(0));
+              return Values{b.CreateSelect(any, wanted, wantMax ? minusZero : plusZero)};
+            },
+            [&] { return fast; })});
     return;
   }
 

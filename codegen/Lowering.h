@@ -37,7 +37,9 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -51,6 +53,31 @@ using Values = std::vector<llvm::Value *>;
 /// The registers of one tile in the current thread, in register order.
 struct Regs {
   Values v;
+};
+
+/// The bytes of the shared-memory arena that threads may still be reading (or writing)
+/// since the last barrier: one span covering them all, empty right after a barrier. An
+/// op may write bytes outside it without waiting for one.
+struct ArenaUse {
+  int64_t begin = 0, end = 0;
+
+  static ArenaUse whole() { return {0, std::numeric_limits<int64_t>::max()}; }
+  bool empty() const { return begin >= end; }
+  bool overlaps(int64_t b, int64_t e) const { return !empty() && b < end && begin < e; }
+  /// Adds [b, e) (the span grows to cover both).
+  void add(int64_t b, int64_t e) {
+    if (empty()) {
+      begin = b;
+      end = e;
+    } else {
+      begin = std::min(begin, b);
+      end = std::max(end, e);
+    }
+  }
+  void add(const ArenaUse &o) {
+    if (!o.empty())
+      add(o.begin, o.end);
+  }
 };
 
 /// Thrown after a diagnostic was reported, to abandon the kernel.
@@ -144,10 +171,15 @@ public:
   void barrier();
   /// Starts an op's use of the arena: a barrier when earlier reads may still be running.
   void beginSharedUse();
+  /// Starts a use of bytes [begin, end) only: a barrier only when earlier uses since the
+  /// last one overlap them.
+  void beginSharedUse(int64_t begin, int64_t end);
   /// Ends writing: a barrier so every thread sees the writes.
   void sharedWritten();
   /// Marks the arena as read since the last barrier.
-  void sharedRead() { arenaClean = false; }
+  void sharedRead() { arenaInUse = ArenaUse::whole(); }
+  /// Marks bytes [begin, end) as read since the last barrier.
+  void sharedRead(int64_t begin, int64_t end) { arenaInUse.add(begin, end); }
   llvm::Value *sharedAddr(int64_t byteOffset, llvm::Value *index, llvm::Type *elemTy);
   llvm::Value *loadShared(llvm::Type *ty, int64_t byteOffset, llvm::Value *index);
   void storeShared(llvm::Value *v, int64_t byteOffset, llvm::Value *index);
@@ -160,7 +192,7 @@ public:
   /// element with `srcIndex` (flat index in the result -> flat index in the arena).
   Regs gatherFromShared(const Type &srcType, const Type &dstType, int64_t byteOffset,
                         const std::function<llvm::Value *(llvm::Value *)> &srcIndex);
-  bool arenaClean = true;
+  ArenaUse arenaInUse;
 
   //===------------------------------------------------------------------===//
   // Memory ordering between threads (LowerMemory.cpp)
@@ -303,6 +335,9 @@ public:
   bool hasWarpShuffle() const { return nvptx; }
   /// Butterfly shuffle of an i32/f32 (or narrower/wider, split as needed) value.
   llvm::Value *shuffleXor(llvm::Value *v, int64_t laneMask);
+  /// 2^x on f32 by the hardware's approximation with results below 2^-126 flushed to
+  /// zero (docs/codegen.md, Numbers); null where the target has no such instruction.
+  llvm::Value *fastExp2(llvm::Value *x);
   /// Name of the library function for a math op on f32/f64.
   std::string mathName(OpKind kind, bool isDouble) const;
   llvm::FunctionCallee declareBuiltin(const std::string &name, llvm::FunctionType *ty,

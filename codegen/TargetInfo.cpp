@@ -221,6 +221,16 @@ std::string Lowering::mathName(OpKind kind, bool isDouble) const {
   return mangled;
 }
 
+llvm::Value *Lowering::fastExp2(llvm::Value *x) {
+  if (!nvptx || !x->getType()->isFloatTy())
+    return nullptr;
+  // ex2.approx.ftz.f32 is the one MUFU.EX2 instruction. Without .ftz (libdevice's
+  // __nv_exp2f at nvvm-reflect-ftz 0) ptxas wraps it in a scale-and-square sequence
+  // that only serves results below 2^-126: the flush changes nothing else. A subnormal
+  // argument reads as 0, whose 2^x = 1 is also the correctly rounded value there.
+  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz, {b.getFloatTy()}, {x});
+}
+
 llvm::Value *Lowering::makeArena(llvm::Argument *spirvLocalArg) {
   if (spirvLocalArg) {
     spirvLocalArg->setName("kiln_local");
