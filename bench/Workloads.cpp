@@ -102,6 +102,7 @@ const std::vector<Workload> &workloads() {
       matmul(128, 128, 32, 8, 4),
       matmul(128, 128, 64, 8, 3),
       matmul(128, 256, 32, 8, 3),
+      matmul(128, 256, 64, 8, 3),
       matmul(64, 64, 32, 4, 3),
       // Without streamed operands (num_stages 1), for comparison.
       matmul(128, 128, 32, 8, 1),

@@ -1,6 +1,6 @@
 //===- LowerDot.cpp - Matrix products of tiles ----------------------------===//
 //
-// Two paths.
+// Two paths, and two instruction sets on tensor cores (chosen in Lowering::dotPath).
 //
 // Tensor cores (NVPTX, f16 or bf16 operands, M % 16 == N % 8 == K % 16 == 0): the
 // operands go to shared memory as their 16-bit values, row-major with every row padded
@@ -10,7 +10,10 @@
 // ldmatrix.x4 and B fragments with ldmatrix.x4.trans, each reused across a row or
 // column of tiles. Products of 16-bit floats are exact in f32; the sums run in the
 // tensor core's order, so results differ from the interpreter's k = 0 .. K-1 order by
-// reassociation only.
+// reassociation only. On sm_90a, a dot with one 64-row strip of the result per
+// warpgroup runs on wgmma instead (LowerWgmma.cpp): the operands are staged swizzled
+// rather than padded, and the tensor cores read them from shared memory directly; the
+// accumulator fragments are in the same order, so everything below is shared.
 //
 // The accumulator normally enters and leaves through shared memory, in the blocked
 // layout every other op expects. In the common loop `for k { acc = dot(a, b, acc) }`
@@ -31,11 +34,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
+#include "codegen/Wgmma.h"
 
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 namespace kiln::codegen::detail {
@@ -53,6 +58,17 @@ bool Lowering::useTensorCores(const ir::Op &op) const {
     return false;
   const int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
   return M % 16 == 0 && N % 8 == 0 && K % 16 == 0;
+}
+
+DotPath Lowering::dotPath(const ir::Op &op) const {
+  if (!useTensorCores(op))
+    return DotPath::Fma;
+  // wgmma reads the operands from shared memory itself and keeps the tensor cores of
+  // Hopper busy where mma.sync, fed through ldmatrix, saturates the shared-memory pipe
+  // first. It needs the arch-specific sm_90a target and whole 64-row strips per
+  // warpgroup (wgmmaFits); every other tensor-core dot keeps mma.sync, which sm_80 and
+  // sm_90 run too.
+  return wgmmaFits(*this, op) ? DotPath::Wgmma : DotPath::MmaSync;
 }
 
 /// How the warps of a program share an [M, N] tensor-core product: a wm x wn grid of
@@ -85,7 +101,13 @@ struct MmaTiling {
 };
 
 static MmaTiling tilingOf(const Lowering &L, const ir::Op &dot) {
-  return MmaTiling::make(dot.operand(0)->type.shape[0], dot.operand(1)->type.shape[1], L.T / 32);
+  const int64_t M = dot.operand(0)->type.shape[0], N = dot.operand(1)->type.shape[1];
+  const int64_t warps = L.T / 32;
+  // wgmma's accumulators: every warp holds 16 rows of its warpgroup's strip across all
+  // of N, in the fragment order of mma.sync tiles.
+  if (L.dotPath(dot) == DotPath::Wgmma)
+    return MmaTiling{warps, 1, 1, N / 8, warps};
+  return MmaTiling::make(M, N, warps);
 }
 
 /// Where the current lane works: its warp block's first row and column, and the lane's
@@ -225,17 +247,40 @@ static int64_t copyWidth(Lowering &L, const ir::Op &load) {
 }
 
 /// Bytes of the A and B buffers of one pipeline stage.
-static std::pair<int64_t, int64_t> stageAreas(const ir::Op &dot) {
-  const std::vector<int64_t> areas = scratchAreas(dot, 1, true);
+static std::pair<int64_t, int64_t> stageAreas(const Lowering &L, const ir::Op &dot) {
+  const std::vector<int64_t> areas = dotScratchAreas(dot, L.dotPath(dot));
   return {areas[0], areas[1]};
+}
+
+/// Where a tensor-core dot keeps element (row, col) of an operand in shared memory:
+/// rows padded to `ld` elements (mma.sync) or a SwizzledTile (wgmma).
+struct OperandPlacement {
+  int64_t ld = 0;
+  std::optional<SwizzledTile> swizzled;
+
+  /// i16 index of the element from i16 index `base`.
+  llvm::Value *index(Lowering &L, llvm::Value *base, llvm::Value *row, llvm::Value *col) const {
+    auto &b = L.b;
+    if (swizzled)
+      return b.CreateAdd(base, b.CreateLShr(swizzled->byteOffset(L, row, col), L.i32(1)));
+    return b.CreateAdd(base, b.CreateAdd(b.CreateMul(row, L.i32(ld)), col));
+  }
+};
+
+/// The placement of operand `i` (0: A, 1: B) of `dot`.
+static OperandPlacement placementOf(const Lowering &L, const ir::Op &dot, unsigned i) {
+  const Shape &s = dot.operand(i)->type.shape;
+  if (L.dotPath(dot) == DotPath::Wgmma)
+    return {0, SwizzledTile::of(s[0], s[1])};
+  return {s[1] + kMmaRowPad, std::nullopt};
 }
 
 Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp, const ir::Op &dot) {
   MmaPipeline p;
   const ir::Block &body = *forOp.region(0);
   // The stages share the dot's scratch: as many as fit, up to the kernel's num_stages.
-  const auto [aBytes, bBytes] = stageAreas(dot);
-  const int64_t scratch = layoutAreas(scratchAreas(dot, T, true, maxVec)).totalBytes;
+  const auto [aBytes, bBytes] = stageAreas(*this, dot);
+  const int64_t scratch = layoutAreas(dotScratchAreas(dot, dotPath(dot))).totalBytes;
   const int64_t stages = std::min<int64_t>(kernel.numStages, scratch / (aBytes + bBytes));
   if (stages < 2 || body.argument(0)->type.dtype != DType::I32)
     return p;
@@ -279,9 +324,10 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp, const ir::Op
   return p;
 }
 
-/// cp.async copies of `load`'s tile into shared memory at i16 index `base`, row-major
-/// with `ld` elements per row (as stageOperand lays it out).
-static void copyOperand(Lowering &L, const ir::Op &load, llvm::Value *base, int64_t ld) {
+/// cp.async copies of `load`'s tile into shared memory at i16 index `base`, placed as
+/// stageOperand places it.
+static void copyOperand(Lowering &L, const ir::Op &load, llvm::Value *base,
+                        const OperandPlacement &place) {
   auto &b = L.b;
   const Type &t = load.result()->type;
   const Layout l = L.layoutOf(t);
@@ -294,19 +340,18 @@ static void copyOperand(Lowering &L, const ir::Op &load, llvm::Value *base, int6
     // Registers of an invalid round copy the last chunk again, to the same place.
     llvm::Value *e = L.elementIndex(l, round * l.vec);
     llvm::Value *row = b.CreateUDiv(e, L.i32(cols)), *col = b.CreateURem(e, L.i32(cols));
-    llvm::Value *at = b.CreateAdd(base, b.CreateAdd(b.CreateMul(row, L.i32(ld)), col));
-    for (int64_t j = 0; j < l.vec; j += w)
-      b.CreateIntrinsic(id, {},
-                        {L.sharedAddr(0, b.CreateAdd(at, L.i32(j)), b.getInt16Ty()),
-                         ptrs.v[round * l.vec + j]});
+    for (int64_t j = 0; j < l.vec; j += w) {
+      // A copy never crosses a 16-byte piece, which the swizzle keeps together.
+      llvm::Value *at = place.index(L, base, row, b.CreateAdd(col, L.i32(j)));
+      b.CreateIntrinsic(id, {}, {L.sharedAddr(0, at, b.getInt16Ty()), ptrs.v[round * l.vec + j]});
+    }
   }
 }
 
 void Lowering::issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value *stage,
                              llvm::Value *cond) {
   const ir::Block &body = *p.loop->region(0);
-  const Type &at = p.dot->operand(0)->type, &bt = p.dot->operand(1)->type;
-  const auto [aBytes, bBytes] = stageAreas(*p.dot);
+  const auto [aBytes, bBytes] = stageAreas(*this, *p.dot);
   // The slice is lowered again for `iv`; the current iteration's values come back after.
   std::vector<std::pair<const ir::Value *, std::optional<Regs>>> saved;
   auto save = [&](const ir::Value *v) {
@@ -322,8 +367,8 @@ void Lowering::issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value 
     for (const ir::Op *op : p.slice)
       lowerOp(*op);
     llvm::Value *base = b.CreateMul(stage, i32((aBytes + bBytes) / 2));
-    copyOperand(*this, *p.loadA, base, at.shape[1] + kMmaRowPad);
-    copyOperand(*this, *p.loadB, b.CreateAdd(base, i32(aBytes / 2)), bt.shape[1] + kMmaRowPad);
+    copyOperand(*this, *p.loadA, base, placementOf(*this, *p.dot, 0));
+    copyOperand(*this, *p.loadB, b.CreateAdd(base, i32(aBytes / 2)), placementOf(*this, *p.dot, 1));
   });
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, llvm::ArrayRef<llvm::Type *>{},
                     llvm::ArrayRef<llvm::Value *>{});
@@ -335,9 +380,10 @@ void Lowering::issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value 
   }
 }
 
-/// Writes a 16-bit operand tile to shared memory row-major with `ld` elements per row,
-/// each chunk of the blocked layout as one vector store.
-static void stageOperand(Lowering &L, const Type &t, const Regs &r, int64_t offset, int64_t ld) {
+/// Writes a 16-bit operand tile to shared memory at byte `offset`, placed as `place`
+/// says, each chunk of the blocked layout as one vector store.
+static void stageOperand(Lowering &L, const Type &t, const Regs &r, int64_t offset,
+                         const OperandPlacement &place) {
   auto &b = L.b;
   const Layout l = L.layoutOf(t);
   const int64_t cols = t.shape[1];
@@ -349,8 +395,7 @@ static void stageOperand(Lowering &L, const Type &t, const Regs &r, int64_t offs
     llvm::Value *vec = llvm::PoisonValue::get(vty);
     for (int64_t j = 0; j < l.vec; ++j)
       vec = b.CreateInsertElement(vec, L.encodeNarrow(t.dtype, r.v[round * l.vec + j], false), j);
-    llvm::Value *addr =
-        L.sharedAddr(offset, b.CreateAdd(b.CreateMul(row, L.i32(ld)), col), b.getInt16Ty());
+    llvm::Value *addr = L.sharedAddr(offset, place.index(L, L.i32(0), row, col), b.getInt16Ty());
     b.CreateAlignedStore(vec, addr, llvm::Align(l.vec * 2));
   }
 }
@@ -378,62 +423,15 @@ static Values ldmatrix(Lowering &L, llvm::Value *addr, int count, bool trans) {
   return out;
 }
 
-/// dot on tensor cores; see the file comment.
-static void lowerDotMma(Lowering &L, const ir::Op &op) {
+/// The mma.sync product: fragments of `init` plus A @ B, with A and B in padded rows at
+/// i16 indices `aBase` and `bBase` of the arena.
+static Values mmaSyncProduct(Lowering &L, const ir::Op &op, const MmaTiling &tl, const MmaLane &m,
+                             llvm::Value *aBase, llvm::Value *bBase, const Values &init) {
   auto &b = L.b;
-  const Type &at = op.operand(0)->type, &bt = op.operand(1)->type, &rt = op.result()->type;
-  const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+  const Type &at = op.operand(0)->type, &bt = op.operand(1)->type;
+  const int64_t K = at.shape[1], N = bt.shape[1];
   const int64_t lda = K + kMmaRowPad, ldb = N + kMmaRowPad;
   const bool bf16 = at.dtype == DType::BF16;
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, L.T, true, L.maxVec));
-  const int64_t aOff = plan.offsets[0], bOff = plan.offsets[1], cOff = plan.offsets[2];
-  const bool hasAcc = op.numOperands() > 2;
-  const bool accIn = hasAcc && L.mmaAccumulators.count(op.operand(2));
-  const bool accOut = L.mmaAccumulators.count(op.result()) != 0;
-  const MmaTiling tl = MmaTiling::make(M, N, L.T / 32);
-
-  // Where the operands are read: the dot's own areas, or the pipeline buffer of this
-  // iteration (i16 indices, from the arena's start).
-  llvm::Value *aBase = L.i32(aOff / 2), *bBase = L.i32(bOff / 2);
-  if (L.pipeline.dot == &op) {
-    const Lowering::MmaPipeline &p = L.pipeline;
-    const auto [aBytes, bBytes] = stageAreas(op);
-    // This iteration's copies have landed once at most stages - 2 newer groups are in
-    // flight; the barrier also ends every warp's reads of the buffer refilled next.
-    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(p.stages - 2)});
-    L.barrier();
-    llvm::Value *refill = b.CreateSelect(b.CreateICmpEQ(p.stage, L.i32(0)), L.i32(p.stages - 1),
-                                         b.CreateSub(p.stage, L.i32(1)));
-    L.issueMmaStage(p, p.ivAhead, refill, p.condAhead);
-    aBase = b.CreateMul(p.stage, L.i32((aBytes + bBytes) / 2));
-    bBase = b.CreateAdd(aBase, L.i32(aBytes / 2));
-  } else {
-    L.beginSharedUse();
-    stageOperand(L, at, L.get(op.operand(0)), aOff, lda);
-    stageOperand(L, bt, L.get(op.operand(1)), bOff, ldb);
-  }
-  if (hasAcc && !accIn) {
-    const Regs &acc = L.get(op.operand(2));
-    const Layout lc = L.layoutOf(rt);
-    for (int64_t reg = 0; reg < lc.numRegs(); ++reg)
-      L.storeShared(L.convert(op.operand(2)->type.dtype, DType::F32, acc.v[reg]), cOff,
-                    L.elementIndex(lc, reg));
-  }
-  if (L.pipeline.dot != &op)
-    L.sharedWritten();
-
-  const MmaLane m = mmaLane(L, tl, M, N);
-  Values init;
-  if (accIn) {
-    init = L.get(op.operand(2)).v;
-  } else {
-    for (int64_t reg = 0; reg < tl.regsPerThread(); ++reg) {
-      auto [row, col] = fragmentCoord(L, tl, m, reg);
-      init.push_back(hasAcc ? L.loadShared(b.getFloatTy(), cOff,
-                                           b.CreateAdd(b.CreateMul(row, L.i32(N)), col))
-                            : L.f32(0.0));
-    }
-  }
   // ldmatrix row addresses. A (x4): lanes 0-15 give rows 0-15 at k, lanes 16-31 the
   // same rows at k + 8 -> a0..a3. B (x4.trans): lanes give rows k .. k + 15 of columns
   // n (lanes 0-15) and n + 8 (lanes 16-31) -> b0, b1 of two adjacent tiles.
@@ -449,7 +447,7 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   };
   const llvm::Intrinsic::ID id = bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
                                       : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
-  Values sums = L.loop(L.i32(0), L.i32(K / 16), 1, init, [&](llvm::Value *ks, const Values &cur) {
+  return L.loop(L.i32(0), L.i32(K / 16), 1, init, [&](llvm::Value *ks, const Values &cur) {
     llvm::Value *k0 = b.CreateMul(ks, L.i32(16));
     std::vector<Values> af, bfr;
     for (int64_t mi = 0; mi < tl.mTiles; ++mi)
@@ -479,6 +477,76 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
       }
     return next;
   });
+}
+
+/// dot on tensor cores; see the file comment.
+static void lowerDotMma(Lowering &L, const ir::Op &op) {
+  auto &b = L.b;
+  const Type &at = op.operand(0)->type, &bt = op.operand(1)->type, &rt = op.result()->type;
+  const int64_t M = at.shape[0], N = bt.shape[1];
+  const bool wgmma = L.dotPath(op) == DotPath::Wgmma;
+  const ScratchPlan plan = layoutAreas(dotScratchAreas(op, L.dotPath(op)));
+  const int64_t aOff = plan.offsets[0], bOff = plan.offsets[1], cOff = plan.offsets[2];
+  const bool hasAcc = op.numOperands() > 2;
+  const bool accIn = hasAcc && L.mmaAccumulators.count(op.operand(2));
+  const bool accOut = L.mmaAccumulators.count(op.result()) != 0;
+  const MmaTiling tl = tilingOf(L, op);
+
+  // Where the operands are read: the dot's own areas, or the pipeline buffer of this
+  // iteration (i16 indices, from the arena's start).
+  llvm::Value *aBase = L.i32(aOff / 2), *bBase = L.i32(bOff / 2);
+  std::function<void()> refillAhead; // the copies of iteration `i + stages - 1`
+  if (L.pipeline.dot == &op) {
+    const Lowering::MmaPipeline &p = L.pipeline;
+    const auto [aBytes, bBytes] = stageAreas(L, op);
+    // This iteration's copies have landed once at most stages - 2 newer groups are in
+    // flight; the barrier also ends every warp's reads of the buffer refilled next.
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(p.stages - 2)});
+    if (wgmma)
+      fenceForWgmma(L);
+    L.barrier();
+    llvm::Value *refill = b.CreateSelect(b.CreateICmpEQ(p.stage, L.i32(0)), L.i32(p.stages - 1),
+                                         b.CreateSub(p.stage, L.i32(1)));
+    refillAhead = [&L, &p, refill] { L.issueMmaStage(p, p.ivAhead, refill, p.condAhead); };
+    // mma.sync runs in program order: copies first, so they are in flight during it.
+    if (!wgmma)
+      refillAhead();
+    aBase = b.CreateMul(p.stage, L.i32((aBytes + bBytes) / 2));
+    bBase = b.CreateAdd(aBase, L.i32(aBytes / 2));
+  } else {
+    L.beginSharedUse();
+    stageOperand(L, at, L.get(op.operand(0)), aOff, placementOf(L, op, 0));
+    stageOperand(L, bt, L.get(op.operand(1)), bOff, placementOf(L, op, 1));
+    if (wgmma)
+      fenceForWgmma(L);
+  }
+  if (hasAcc && !accIn) {
+    const Regs &acc = L.get(op.operand(2));
+    const Layout lc = L.layoutOf(rt);
+    for (int64_t reg = 0; reg < lc.numRegs(); ++reg)
+      L.storeShared(L.convert(op.operand(2)->type.dtype, DType::F32, acc.v[reg]), cOff,
+                    L.elementIndex(lc, reg));
+  }
+  if (L.pipeline.dot != &op)
+    L.sharedWritten();
+
+  const MmaLane m = mmaLane(L, tl, M, N);
+  Values init;
+  if (accIn) {
+    init = L.get(op.operand(2)).v;
+  } else {
+    for (int64_t reg = 0; reg < tl.regsPerThread(); ++reg) {
+      auto [row, col] = fragmentCoord(L, tl, m, reg);
+      init.push_back(hasAcc ? L.loadShared(b.getFloatTy(), cOff,
+                                           b.CreateAdd(b.CreateMul(row, L.i32(N)), col))
+                            : L.f32(0.0));
+    }
+  }
+  // wgmma runs asynchronously: the copies are issued while the tensor cores work. The
+  // buffer they refill was last read by the previous iteration's wgmmas, which were
+  // waited for before every thread passed this iteration's barrier.
+  Values sums = wgmma ? wgmmaProduct(L, op, aBase, bBase, init, refillAhead)
+                      : mmaSyncProduct(L, op, tl, m, aBase, bBase, init);
   L.sharedRead();
   if (accOut)
     return L.set(op.result(), Regs{std::move(sums)});

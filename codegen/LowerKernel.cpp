@@ -376,13 +376,13 @@ static std::string entrySymbol(const std::string &name) {
   return s;
 }
 
-static bool tensorCoreQuery(const ir::Op &op, const void *ctx) {
-  return static_cast<const Lowering *>(ctx)->useTensorCores(op);
+static DotPath dotPathQuery(const ir::Op &op, const void *ctx) {
+  return static_cast<const Lowering *>(ctx)->dotPath(op);
 }
 
 bool Lowering::run() {
   entryName = entrySymbol(kernel.name);
-  arenaBytes = planArena(kernel, T, &tensorCoreQuery, this);
+  arenaBytes = planArena(kernel, T, &dotPathQuery, this);
 
   // Parameters: the kernel ABI of docs/codegen.md.
   std::vector<llvm::Type *> paramTypes;

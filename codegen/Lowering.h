@@ -17,6 +17,7 @@
 //   LowerScan.cpp         scan
 //   LowerSort.cpp         sort, topk, argtopk
 //   LowerDot.cpp          dot
+//   LowerWgmma.cpp        dot on wgmma (sm_90a)
 //   LowerDebug.cpp        assert, print
 //   TargetInfo.cpp        what differs between NVPTX and SPIR-V
 //
@@ -291,6 +292,8 @@ public:
   // LowerDot.cpp
   void lowerDot(const ir::Op &op);
   bool useTensorCores(const ir::Op &op) const;
+  /// How `op` is lowered: the one place that picks wgmma, mma.sync or the FMA path.
+  DotPath dotPath(const ir::Op &op) const;
   /// Values whose registers hold a tensor-core dot's accumulator in the mma fragment
   /// order instead of the blocked layout: a `for` loop's carried accumulator and the
   /// dot that produces it, so the accumulator stays in registers across iterations.

@@ -122,15 +122,8 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool ten
     const int64_t padded = lines * nextPowerOf2(length);
     return {t.numElements() * e, padded * e, padded * 4};
   }
-  case OpKind::Dot: {
-    const Type &a = op.operand(0)->type, &b = op.operand(1)->type;
-    if (tensorCoreDot) // A and B as padded rows of 16-bit values, the [M, N] result as f32
-      return {a.shape[0] * (a.shape[1] + kMmaRowPad) * 2, b.shape[0] * (b.shape[1] + kMmaRowPad) * 2,
-              a.shape[0] * b.shape[1] * 4};
-    // Operands in their compute type (f32, f64 or i32).
-    const int64_t e = (a.dtype == DType::F64 || b.dtype == DType::F64) ? 8 : 4;
-    return {a.numElements() * e, b.numElements() * e};
-  }
+  case OpKind::Dot:
+    return dotScratchAreas(op, tensorCoreDot ? DotPath::MmaSync : DotPath::Fma);
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
     // A scalar atomic runs on one thread; the old value reaches the others here.
@@ -194,13 +187,33 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool ten
   return {};
 }
 
+std::vector<int64_t> dotScratchAreas(const ir::Op &dot, DotPath path) {
+  const Type &a = dot.operand(0)->type, &b = dot.operand(1)->type;
+  const int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
+  auto aligned = [](int64_t bytes) {
+    return (bytes + kWgmmaOperandAlign - 1) / kWgmmaOperandAlign * kWgmmaOperandAlign;
+  };
+  switch (path) {
+  case DotPath::Wgmma: // A and B as 16-bit values in aligned buffers, the result as f32
+    return {aligned(M * K * 2), aligned(K * N * 2), M * N * 4};
+  case DotPath::MmaSync: // A and B as padded rows of 16-bit values, the result as f32
+    return {M * (K + kMmaRowPad) * 2, K * (N + kMmaRowPad) * 2, M * N * 4};
+  case DotPath::Fma: // operands in their compute type (f32, f64 or i32)
+    break;
+  }
+  const int64_t e = (a.dtype == DType::F64 || b.dtype == DType::F64) ? 8 : 4;
+  return {a.numElements() * e, b.numElements() * e};
+}
+
 int64_t planArena(const ir::Kernel &kernel, int64_t numThreads,
-                  bool (*tensorCoreDot)(const ir::Op &, const void *), const void *ctx) {
+                  DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx) {
   int64_t arena = 0;
   const int64_t maxVec = chunkLimit(kernel);
   ir::walk(*kernel.body, [&](ir::Op &op) {
-    bool tc = op.kind() == OpKind::Dot && tensorCoreDot && tensorCoreDot(op, ctx);
-    arena = std::max(arena, layoutAreas(scratchAreas(op, numThreads, tc, maxVec)).totalBytes);
+    const std::vector<int64_t> areas = op.kind() == OpKind::Dot && dotPath
+                                           ? dotScratchAreas(op, dotPath(op, ctx))
+                                           : scratchAreas(op, numThreads, false, maxVec);
+    arena = std::max(arena, layoutAreas(areas).totalBytes);
   });
   return arena;
 }

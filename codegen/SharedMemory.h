@@ -28,6 +28,20 @@ int64_t sharedElementBytes(const Type &type);
 /// distinct banks whatever the row length.
 inline constexpr int64_t kMmaRowPad = 8;
 
+/// How a `dot` is lowered (LowerDot.cpp); its scratch follows from it.
+enum class DotPath {
+  Fma,     ///< both operands in their compute type, multiplies and adds per thread
+  MmaSync, ///< mma.sync: 16-bit operands in padded rows (kMmaRowPad)
+  Wgmma,   ///< wgmma (sm_90a): 16-bit operands in swizzled 1024-byte-aligned blocks
+};
+
+/// Bytes wgmma's swizzle patterns repeat after: an operand buffer starting at a multiple
+/// of it lets the lowering compute the swizzle from offsets in the arena.
+inline constexpr int64_t kWgmmaOperandAlign = 1024;
+
+/// The scratch areas of a `dot` lowered along `path`.
+std::vector<int64_t> dotScratchAreas(const ir::Op &dot, DotPath path);
+
 /// What an op's scratch looks like; chosen once and used by planner and lowering alike.
 struct ScratchPlan {
   std::vector<int64_t> offsets; ///< byte offset of each area in the arena
@@ -51,8 +65,8 @@ bool reducesInRegisters(const ir::Op &op, int64_t numThreads,
 ScratchPlan layoutAreas(const std::vector<int64_t> &sizes);
 
 /// The arena size of a whole kernel: the largest scratch of any op, over all regions.
-/// `tensorCoreDot(op)` answers the dot question per op.
+/// `dotPath(op)` says how each dot is lowered (null: the FMA path).
 int64_t planArena(const ir::Kernel &kernel, int64_t numThreads,
-                  bool (*tensorCoreDot)(const ir::Op &, const void *), const void *ctx);
+                  DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx);
 
 } // namespace kiln::codegen

@@ -410,14 +410,15 @@ add("dot.odd_shapes", "dot_basic.kiln", "dot_odd", grid=(1,),
           Arr("c", "f32", (8, 24))],
     ref=lambda v, s: {"c": f64(v.a) @ f64(v.b)}, tol=Tol(1e-4, 1e-5))
 
+_MATMUL_F16_ARGS = [Arr("a", "f16", ("M", "K"), normal()), Arr("b", "f16", ("K", "N"), normal()),
+                    Arr("c", "f16", ("M", "N")),
+                    Scalar("M", "i32", "M"), Scalar("N", "i32", "N"), Scalar("K", "i32", "K")]
+
 add("dot.f16_k_loop", "dot_f16_loop.kiln", "matmul_f16",
     sizes=lambda r: {"M": int(r.integers(1, 48)), "N": int(r.integers(1, 48)),
                      "K": int(r.integers(1, 60))},
     grid=lambda s: (cdiv(s["M"], 16), cdiv(s["N"], 16)),
-    args=[Arr("a", "f16", ("M", "K"), normal()), Arr("b", "f16", ("K", "N"), normal()),
-          Arr("c", "f16", ("M", "N")),
-          Scalar("M", "i32", "M"), Scalar("N", "i32", "N"), Scalar("K", "i32", "K")],
-    ref=lambda v, s: {"c": f64(v.a) @ f64(v.b)}, tol=Tol(2e-3, 2e-3))
+    args=_MATMUL_F16_ARGS, ref=lambda v, s: {"c": f64(v.a) @ f64(v.b)}, tol=Tol(2e-3, 2e-3))
 
 add("dot.bf16", "dot_f16_loop.kiln", "dot_bf16", grid=(1,),
     args=[Arr("a", "bf16", (16, 16), normal()), Arr("b", "bf16", (16, 32), normal()),
@@ -428,6 +429,22 @@ add("dot.acc_f16", "dot_f16_loop.kiln", "dot_acc_f16", grid=(1,),
     args=[Arr("a", "f16", (16, 32), normal()), Arr("b", "f16", (32, 16), normal()),
           Arr("c", "f16", (16, 16), normal())],
     ref=lambda v, s: {"c": f64(v.a) @ f64(v.b) + f64(v.c)}, tol=Tol(2e-3, 2e-3))
+
+# One 64-row strip of the result per warpgroup of the 4 warps: on sm_90a these dots run
+# on wgmma (a K loop with masked loads, its operands staged from registers and its
+# accumulator carried; and a single dot).
+add("dot.wgmma_k_loop", "dot_f16_loop.kiln", "matmul_f16",
+    defines={"BM": 64, "BN": 32, "BK": 32},
+    sizes=lambda r: {"M": int(r.integers(65, 140)), "N": int(r.integers(20, 80)),
+                     "K": int(r.integers(40, 100))},
+    grid=lambda s: (cdiv(s["M"], 64), cdiv(s["N"], 32)),
+    args=_MATMUL_F16_ARGS, ref=lambda v, s: {"c": f64(v.a) @ f64(v.b)}, tol=Tol(2e-3, 2e-3))
+
+add("dot.wgmma_bf16", "dot_f16_loop.kiln", "dot_bf16", grid=(1,),
+    defines={"M": 64, "N": 64, "K": 32},
+    args=[Arr("a", "bf16", (64, 32), normal()), Arr("b", "bf16", (32, 64), normal()),
+          Arr("c", "f32", (64, 64))],
+    ref=lambda v, s: {"c": f64(v.a) @ f64(v.b)}, tol=Tol(1e-4, 1e-4))
 
 add("dot.int8", "dot_int8.kiln", "dot_i8", grid=(1,),
     args=[Arr("a", "i8", (16, 64), randint(-128, 128)),
