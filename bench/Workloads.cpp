@@ -56,6 +56,15 @@ static Workload rowwise(WorkloadKind kind, int64_t rows, int64_t cols, int64_t w
   return w;
 }
 
+/// The three-loop softmax, fused by the compiler into a statistics pass and an output
+/// pass, walking each row BLOCK columns at a time.
+static Workload softmaxChain(int64_t rows, int64_t cols, int64_t block, int64_t warps) {
+  Workload w = rowwise(WorkloadKind::Softmax, rows, cols, warps, "softmax_chain_bf16");
+  w.defines = {{"BLOCK", std::to_string(block)}};
+  w.name += "_b" + std::to_string(block);
+  return w;
+}
+
 static Workload matmul(int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages,
                        int64_t size = 4096) {
   Workload w;
@@ -95,6 +104,12 @@ const std::vector<Workload> &workloads() {
       rowwise(K::Softmax, 1024, 32768, 32, "softmax_bf16"),
       rowwise(K::Softmax, 1024, 32768, 16, "softmax_bf16_exp2"),
       rowwise(K::Softmax, 1024, 32768, 32, "softmax_bf16_exp2"),
+      softmaxChain(16384, 1024, 1024, 2),
+      softmaxChain(16384, 1024, 1024, 4),
+      softmaxChain(4096, 8192, 8192, 8),
+      softmaxChain(4096, 8192, 2048, 4),
+      softmaxChain(1024, 32768, 8192, 8),
+      softmaxChain(1024, 32768, 4096, 8),
       rowwise(K::LayerNorm, 16384, 4096, 4, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 8, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 16, "layernorm_bf16"),
