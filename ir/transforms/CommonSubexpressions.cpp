@@ -6,8 +6,9 @@
 // (custom reduce/scan combiners, loops) are never merged.
 //
 // Loads are merged too, within one block and only while nothing in between writes
-// memory: the second load of the same addresses, mask and fill reads the same values
-// (another program writing them meanwhile would be a data race, undefined as in CUDA).
+// memory: the second load of the same addresses and mask reads the same values (another
+// program writing them meanwhile would be a data race, undefined as in CUDA); where the
+// two fill masked-off lanes differently, the second becomes a select of the first.
 // Reduction-chain fusion relies on this to read each element once per pass.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 
 #include "ir/Printer.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -63,6 +65,32 @@ bool writesMemory(Op &op) {
   return writes;
 }
 
+/// A load's key: its addresses and mask. Loads that differ only in `other` (the value of
+/// masked-off lanes) read the same memory.
+OpKey loadKey(const Op &load, const ValueMap &replaced) {
+  OpKey key = keyOf(load, replaced);
+  key.operands.resize(std::min<size_t>(key.operands.size(), 2));
+  return key;
+}
+
+/// The value of `load` from the identical-address `earlier` one: the same value, or, when
+/// the masked-off lanes read another `other`, the earlier value with those lanes
+/// replaced (`select(mask, earlier, other)`; a load without `other` reads 0 there).
+Value *reuseLoad(Block &block, Op &load, Op &earlier) {
+  auto otherOf = [](const Op &l) { return l.numOperands() > 2 ? l.operand(2) : nullptr; };
+  if (load.numOperands() < 2 || otherOf(load) == otherOf(earlier))
+    return earlier.result();
+  Builder b;
+  b.setInsertionPoint(&load);
+  Type type = load.result()->type;
+  Value *other = otherOf(load);
+  if (!other)
+    other = isFloat(type.dtype) ? b.floatConstant(load.loc(), type, 0.0)
+            : isBool(type.dtype) ? b.boolConstant(load.loc(), type, false)
+                                 : b.intConstant(load.loc(), type, 0);
+  return b.createValue(OpKind::Select, load.loc(), {load.operand(1), earlier.result(), other}, type);
+}
+
 void numberBlock(Block &block, std::vector<Scope> &scopes, ValueMap &replaced, std::vector<Op *> &mergedLoads) {
   scopes.emplace_back();
   Scope loads; // loads of this block since the last write
@@ -79,9 +107,9 @@ void numberBlock(Block &block, std::vector<Scope> &scopes, ValueMap &replaced, s
     if (writesMemory(op))
       loads.clear();
     if (op.kind() == OpKind::Load) {
-      auto [it, inserted] = loads.emplace(keyOf(op, replaced), &op);
+      auto [it, inserted] = loads.emplace(loadKey(op, replaced), &op);
       if (!inserted) {
-        replaced[op.result()] = it->second->result();
+        replaced[op.result()] = reuseLoad(block, op, *it->second);
         mergedLoads.push_back(&op);
       }
       continue;
