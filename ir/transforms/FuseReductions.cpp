@@ -466,11 +466,13 @@ private:
 
 bool fuseReductionChains(Kernel &, std::vector<ReductionChain> &chains) {
   bool changed = false;
-  for (ReductionChain &chain : chains)
+  for (ReductionChain &chain : chains) {
+    changed |= versionForOneBlock(chain);
     if (chain.fusedCount() >= 2) {
       ChainFuser(chain).run();
       changed = true;
     }
+  }
   return changed;
 }
 

@@ -132,8 +132,9 @@ std::string loopNote(const ChainLoop &l) {
 
 } // namespace
 
-void reportFusion(const std::vector<ReductionChain> &chains, DiagnosticEngine &diags) {
-  for (const ReductionChain &chain : chains) {
+void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags) {
+  for (ReductionChain &chain : chains) {
+    bool onePass = hasOneBlockPath(chain);
     std::vector<const ChainLoop *> fused;
     for (const ChainLoop &l : chain.loops)
       if (l.fused)
@@ -149,9 +150,13 @@ void reportFusion(const std::vector<ReductionChain> &chains, DiagnosticEngine &d
         r.note(l->loop->loc(), loopNote(*l));
     }
     for (const ChainLoop &l : chain.loops)
-      if (!l.fused)
-        diags.remark(l.refusalLoc, DiagCode::FusionRefused)
-            << "the loop at line " << l.loop->loc().line << " is not fused: " << l.refusal;
+      if (!l.fused) {
+        auto r = diags.remark(l.refusalLoc, DiagCode::FusionRefused);
+        r << "the loop at line " << l.loop->loc().line << " is not fused: " << l.refusal;
+        if (l.trailing && onePass)
+          r << "; when the range fits in one block, the whole chain runs as one iteration that reads each "
+               "element once";
+      }
   }
 }
 

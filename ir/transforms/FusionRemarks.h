@@ -8,6 +8,6 @@ namespace kiln::ir {
 
 /// Reports what fusion will do with `chains` (before the rewrite): a remark E1000 per
 /// fused chain with a note per loop, a remark E1001 per loop left as written.
-void reportFusion(const std::vector<ReductionChain> &chains, DiagnosticEngine &diags);
+void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags);
 
 } // namespace kiln::ir

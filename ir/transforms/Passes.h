@@ -26,6 +26,10 @@ bool eliminateDeadCode(Module &module);
 /// operands, attributes and result types). CommonSubexpressions.cpp.
 bool eliminateCommonSubexpressions(Module &module);
 
+/// Replaces `select(m, a, b)` by `a` where the lanes m masks off reach nothing but the
+/// skipped lanes of stores masked by m. DeadMaskedLanes.cpp.
+bool eliminateDeadMaskedLanes(Module &module);
+
 /// Reduction-chain fusion: cascaded reduction loops over one range become one pass
 /// with an incremental (rescaling) form (ReductionChains.h). Reports remarks to
 /// `remarks` when it is not null. FuseReductions.cpp runs the analysis and rewrite.

@@ -27,6 +27,8 @@ const std::vector<PassInfo> &passRegistry() {
        [](Module &m, const PipelineOptions &o) {
          return o.fuseReductions && fuseReductions(m, o.fusionRemarks);
        }},
+      {"dead-lanes", "drop selects whose masked-off lanes only reach stores under the same mask",
+       [](Module &m, const PipelineOptions &) { return eliminateDeadMaskedLanes(m); }},
       {"dce", "delete unused pure operations and dead loop-carried values",
        [](Module &m, const PipelineOptions &) { return eliminateDeadCode(m); }},
   };
@@ -45,6 +47,11 @@ const std::vector<std::string> &defaultPipeline() {
       // repeated index math behind, which the next two passes clean up.
       "fuse-reductions",
       "canonicalize",
+      "cse",
+      // After CSE has merged the masks: a block loaded twice with different fills (the
+      // one-block path of a fused chain) becomes one load, and the arithmetic on it
+      // merges in the CSE after.
+      "dead-lanes",
       "cse",
       // Last: remove what folding and merging left unused.
       "dce",

@@ -227,6 +227,7 @@ private:
       if (loop == trailing) {
         if (reads.empty())
           break;
+        cl.trailing = true;
         cl.refusal = "it writes memory, and needs the final " + namesOf(reads) +
                      ": it stays a pass of its own after the fused loop";
         chain.loops.push_back(std::move(cl));

@@ -101,6 +101,8 @@ struct ChainLoop {
   Op *loop = nullptr;
   std::vector<Accumulator> accumulators;
   bool fused = false;
+  /// The loop that ended the chain by writing memory with the chain's results.
+  bool trailing = false;
   /// When not fused: why, and where (the op that decided it; the loop itself if none).
   std::string refusal;
   Location refusalLoc;
@@ -128,6 +130,15 @@ std::vector<ReductionChain> analyzeReductionChains(Kernel &kernel);
 /// the op where it fails in `where`.
 std::optional<std::string> separate(Accumulator &acc, Op &loop, const std::vector<Op *> &earlier,
                                     Location &where);
+
+/// True when `chain` ends in a loop that writes memory and can get the version of
+/// OneBlockPath.cpp: its loops' step is a positive constant and the trailing loop
+/// carries nothing.
+bool hasOneBlockPath(ReductionChain &chain);
+/// Gives the chain a second version for ranges of at most one iteration, in which every
+/// loop body runs once in order, reading each element once (OneBlockPath.cpp); the
+/// loops move into the other branch. Returns false when not applicable.
+bool versionForOneBlock(ReductionChain &chain);
 
 /// Rewrites every chain with two or more fused loops into one loop (FuseReductions.cpp).
 /// Returns true when the IR changed.
