@@ -56,13 +56,17 @@ static Workload rowwise(WorkloadKind kind, int64_t rows, int64_t cols, int64_t w
   return w;
 }
 
-/// The three-loop softmax, fused by the compiler into a statistics pass and an output
-/// pass, walking each row BLOCK columns at a time.
-static Workload softmaxChain(int64_t rows, int64_t cols, int64_t block, int64_t warps) {
-  Workload w = rowwise(WorkloadKind::Softmax, rows, cols, warps, "softmax_chain_bf16");
+/// `w` walking each row `block` columns at a time instead of in one block.
+static Workload chunked(Workload w, int64_t block) {
   w.defines = {{"BLOCK", std::to_string(block)}};
   w.name += "_b" + std::to_string(block);
   return w;
+}
+
+/// The three-loop softmax: fused by the compiler into a statistics pass and an output
+/// pass, or, when BLOCK covers the row, one pass that reads the row once.
+static Workload softmaxChain(int64_t rows, int64_t cols, int64_t block, int64_t warps) {
+  return chunked(rowwise(WorkloadKind::Softmax, rows, cols, warps, "softmax_chain_bf16"), block);
 }
 
 static Workload matmul(int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages,
@@ -113,6 +117,11 @@ const std::vector<Workload> &workloads() {
       rowwise(K::LayerNorm, 16384, 4096, 4, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 8, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 16, "layernorm_bf16"),
+      // The three-loop layernorm: one block per row (read once), and four blocks per
+      // row (a Welford pass, then the output pass).
+      rowwise(K::LayerNorm, 16384, 4096, 4, "layernorm_chain_bf16"),
+      rowwise(K::LayerNorm, 16384, 4096, 8, "layernorm_chain_bf16"),
+      chunked(rowwise(K::LayerNorm, 16384, 4096, 8, "layernorm_chain_bf16"), 1024),
       matmul(128, 128, 32, 8, 3),
       matmul(128, 128, 32, 8, 4),
       matmul(128, 128, 64, 8, 3),
