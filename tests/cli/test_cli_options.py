@@ -484,6 +484,56 @@ class VerifyDiagnostics(clitest.CliTestCase):
                          "malformed expectation")
 
 
+class Fusion(clitest.CliTestCase):
+    """--explain-fusion and --no-fuse-reductions (docs/fusion.md)."""
+
+    SOFTMAX = os.path.join(clitest.REPO, "stdlib", "softmax.kiln")
+
+    def test_explain_fusion_text_and_json(self):
+        text = self.dslc(self.SOFTMAX, "--kernel", "softmax", "--explain-fusion")
+        self.assertOk(text)
+        self.assertEqual(text.stdout, self.dslc(self.SOFTMAX, "--kernel", "softmax").stdout,
+                         "remarks go to stderr and do not change the output")
+        self.assertIn("remark[E1000]: fused the reduction loops at lines 18 and 25", text.stderr)
+        self.assertIn("remark[E1001]: the loop at line 30 is not fused", text.stderr)
+        as_json = self.dslc(self.SOFTMAX, "--kernel", "softmax", "--explain-fusion", "--diagnostics=json")
+        self.assertOk(as_json)
+        diags = clitest.parse_json_lines(as_json.stderr)
+        self.assertEqual([(d["code"], d["severity"], d["line"]) for d in diags],
+                         [("E1000", "remark", 18), ("E1001", "remark", 30)])
+        self.assertEqual([n["line"] for n in diags[0]["notes"]], [18, 25])
+        self.assertIn("exp(m_prev - m)", diags[0]["notes"][1]["message"])
+        quiet = self.dslc(self.SOFTMAX, "--kernel", "softmax")
+        self.assertNotIn("remark", quiet.stderr, "remarks only when asked")
+
+    def test_no_fuse_reductions_keeps_the_loops(self):
+        fused = self.dslc(self.SOFTMAX, "--kernel", "softmax")
+        plain = self.dslc(self.SOFTMAX, "--kernel", "softmax", "--no-fuse-reductions")
+        self.assertOk(fused)
+        self.assertOk(plain)
+        loops = lambda text: len(re.findall(r"\bfor %", text))  # noqa: E731
+        self.assertEqual(loops(plain.stdout), 3)
+        self.assertNotIn("one_block_path", plain.stdout)
+        self.assertNotIn("exp2", plain.stdout)
+        # Fused: the one-iteration version, then the fused max+sum loop and the output loop.
+        self.assertIn("one_block_path", fused.stdout)
+        self.assertIn("exp2", fused.stdout)
+        self.assertEqual(loops(fused.stdout), 3)
+
+    def test_run_explains_too(self):
+        rows, cols = 3, 300
+        x = np.random.default_rng(3).standard_normal((rows, cols)).astype(np.float32)
+        self.npy("x.npy", x)
+        self.npy("y.npy", np.zeros((rows, cols), np.float32))
+        r = self.dslc("run", self.SOFTMAX, "--kernel", "softmax", "-D", "BLOCK=64", "--grid", str(rows),
+                      "--device", "interp", "--explain-fusion", "--arg", "x=x.npy", "--arg", "y=y.npy",
+                      "--arg", "n_cols=%d" % cols, "--arg", "row_stride=%d" % cols)
+        self.assertOk(r)
+        self.assertIn("remark[E1000]", r.stderr)
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(self.load("y.npy"), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
 class TimingAndDumps(clitest.CliTestCase):
 
     def setUp(self):
