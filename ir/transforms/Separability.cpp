@@ -338,6 +338,25 @@ private:
       if (isFloat(def->result()->type.dtype) && isFloat(def->operand(0)->type.dtype))
         return factor(def->operand(0), out);
       break;
+    case OpKind::ExpandDims:
+    case OpKind::Broadcast: {
+      // A product broadcast to F's shape (`p[:, None] * v`): its factors of y stay
+      // factors if they are scalars, constant along every dimension.
+      Separation inner;
+      if (!factor(def->operand(0), inner))
+        return false;
+      bool scalars = true;
+      for (const ExpFactor &e : inner.exps)
+        for (const LinearTerm &t : e.terms)
+          scalars = scalars && t.leaf->type.isScalar();
+      for (const DeferredFactor &d : inner.deferred)
+        scalars = scalars && d.leaf->type.isScalar();
+      if (!scalars)
+        return fail(v, "a broadcast of a product whose factors of " + earlierNames(v) + " are not scalars");
+      out.exps.insert(out.exps.end(), inner.exps.begin(), inner.exps.end());
+      out.deferred.insert(out.deferred.end(), inner.deferred.begin(), inner.deferred.end());
+      return true;
+    }
     case OpKind::Select:
       // select(c, G·H, 0) = select(c, G, 0)·H: a mask that depends on the data only.
       if (deps(def->operand(0)) & kEarlier)

@@ -177,3 +177,31 @@ for _causal in (False, True):
                _causal, normal(12.0), Tol(2e-3, 1e-4))
     _attention(_tag + ".random", lambda r: {"heads": int(r.integers(1, 3)), "seq": int(r.integers(1, 70)),
                                             "d": 16}, {"D": 16, "BM": 16, "BN": 16}, _causal, normal(2.0))
+
+
+# ---- decode attention (one query per head, a long KV cache) --------------------------------
+
+def _decode_ref(v, s):
+    q, k, vv = f64(v.q), f64(v.k), f64(v.v)
+    scores = np.einsum("hd,hjd->hj", q, k) * float(v.scale)
+    return {"o": np.einsum("hj,hjd->hd", softmax_rows_last(scores), vv)}
+
+
+def _decode(suffix, sizes, defines, gen, tol=Tol(1e-4, 1e-5)):
+    CASES.append(Case(
+        name="stdlib.decode_attention" + suffix, file="stdlib/decode_attention.kiln",
+        kernel="decode_attention", sizes=sizes, defines=defines, grid=("heads",),
+        args=[Arr("q", "f32", ("heads", "d"), gen), Arr("k", "f32", ("heads", "seq", "d"), gen),
+              Arr("v", "f32", ("heads", "seq", "d"), normal()), Arr("o", "f32", ("heads", "d")),
+              Scalar("seq", "i32", "seq"), Scalar("scale", "f32", lambda s: s["d"] ** -0.5)],
+        ref=_decode_ref, tol=tol))
+
+
+# A KV cache of many blocks with a ragged end, one that fits one block, and scores in the
+# hundreds (see the attention cases for the tolerance).
+_decode("", {"heads": 3, "seq": 300, "d": 16}, {"D": 16, "BN": 32}, normal())
+_decode(".one_block", {"heads": 2, "seq": 20, "d": 16}, {"D": 16, "BN": 32}, normal())
+_decode(".large_scores", {"heads": 2, "seq": 100, "d": 16}, {"D": 16, "BN": 16}, normal(12.0),
+        Tol(2e-3, 1e-4))
+_decode(".random", lambda r: {"heads": int(r.integers(1, 4)), "seq": int(r.integers(1, 400)), "d": 16},
+        {"D": 16, "BN": 64}, normal(2.0))
