@@ -209,6 +209,33 @@ static void vectorStore(Lowering &L, const Regs &ptrs, const Regs &vals, int64_t
   }
   auto *vty = llvm::FixedVectorType::get(mty, static_cast<unsigned>(w));
   llvm::Value *v = llvm::PoisonValue::get(vty);
+  if (L.nvptx && elem.dtype == DType::BF16 && !elem.pointer) {
+    // Rounded in pairs: a two-lane truncation is one cvt.rn.bf16x2.f32 that yields the
+    // packed word, where lane-by-lane truncation is left to instruction selection,
+    // which packs some vectors and rounds others one value at a time.
+    auto *pair = llvm::FixedVectorType::get(b.getFloatTy(), 2);
+    auto *words = llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(w / 2));
+    llvm::Value *packed = llvm::PoisonValue::get(words);
+    // A value already rounded to bf16 (widened from a truncation) rounds to the same bits
+    // from the f32 it was rounded from, so the pair starts there.
+    auto unrounded = [](llvm::Value *v) {
+      if (auto *ext = llvm::dyn_cast<llvm::FPExtInst>(v))
+        if (auto *trunc = llvm::dyn_cast<llvm::FPTruncInst>(ext->getOperand(0)))
+          if (trunc->getDestTy()->isBFloatTy() && trunc->getSrcTy()->isFloatTy())
+            return trunc->getOperand(0);
+      return v;
+    };
+    for (int64_t j = 0; j < w; j += 2) {
+      llvm::Value *two =
+          b.CreateInsertElement(llvm::PoisonValue::get(pair), unrounded(vals.v[base + j]), uint64_t{0});
+      two = b.CreateInsertElement(two, unrounded(vals.v[base + j + 1]), uint64_t{1});
+      llvm::Value *word = b.CreateBitCast(
+          b.CreateFPTrunc(two, llvm::FixedVectorType::get(b.getBFloatTy(), 2)), b.getInt32Ty());
+      packed = b.CreateInsertElement(packed, word, j / 2);
+    }
+    b.CreateAlignedStore(b.CreateBitCast(packed, vty), ptrs.v[base], llvm::Align(w * eb));
+    return;
+  }
   for (int64_t j = 0; j < w; ++j)
     v = b.CreateInsertElement(v, L.toMemory(vals.v[base + j], elem), j);
   b.CreateAlignedStore(v, ptrs.v[base], llvm::Align(w * eb));
