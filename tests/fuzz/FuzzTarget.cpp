@@ -48,8 +48,16 @@ void compileOneInput(const uint8_t *data, size_t size) {
     if (ir::printModule(*reparsed) != printed)
       fail("Tile IR round trip is not stable", printed, data, size);
     ir::PipelineOptions pipeline;
+    pipeline.fusionRemarks = &diags; // the --explain-fusion reports are fuzzed too
     ir::runPipeline(module, pipeline, diags);
-    ir::printModule(module);
+    // The optimized IR must print, parse back and verify as well.
+    std::string optimized = ir::printModule(module);
+    uint32_t opt = sources->addBuffer("fuzz-optimized.tir", optimized);
+    std::ostringstream optErrors;
+    DiagnosticEngine optDiags(*sources, optErrors);
+    auto again = ir::parseTir(sources, opt, optDiags);
+    if (!again || !ir::verifyModule(*again, optDiags))
+      fail("optimized Tile IR does not parse back", optErrors.str() + "\n" + optimized, data, size);
   } catch (const InternalCompilerError &e) {
     fail("internal compiler error", std::string(e.what()) + " at " + e.file + ":" + std::to_string(e.line), data,
          size);

@@ -955,3 +955,18 @@ add("fusion.shifted_chain", "fusion_chains.kiln", "shifted_chain",
     args=[Arr("x", "f32", ("rows", "n"), uniform(0.5, 2.0)), Arr("out", "f32", ("rows", 2)),
           Scalar("n", "i32", "n")],
     ref=_shifted_chain_ref, tol=Tol(1e-4, 1e-5))
+
+
+def _logsumexp_ref(v, s):
+    x = f64(v.x)
+    m = x.max(axis=1)
+    return {"out": m + np.log(np.exp(x - m[:, None]).sum(axis=1))}
+
+
+# The chain in the body of a loop over rows; three programs share the rows.
+add("fusion.logsumexp_rows", "fusion_chains.kiln", "logsumexp_rows",
+    sizes=lambda r: {"rows": int(r.integers(1, 11)), "n": int(r.integers(1, 300))},
+    grid=(3,),
+    args=[Arr("x", "f32", ("rows", "n"), with_specials(normal(30.0), [500.0, -500.0])),
+          Arr("out", "f32", "rows"), Scalar("rows", "i32", "rows"), Scalar("n", "i32", "n")],
+    ref=_logsumexp_ref, tol=Tol(1e-5, 1e-4))
