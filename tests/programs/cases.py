@@ -903,21 +903,6 @@ add("kernel.rmsnorm_loop", "rmsnorm_loop.kiln", "rmsnorm",
     ref=_rms_ref, tol=Tol(2e-5, 1e-6))
 
 
-def _route_ref(v, s):
-    p = softmax_rows(v.logits)
-    idx = stable_topk_indices(p, 2, axis=1)
-    top = np.take_along_axis(p, idx, axis=1)
-    return {"experts": idx, "weights": top / top.sum(axis=1, keepdims=True)}
-
-
-add("kernel.moe_routing", "moe_routing.kiln", "route",
-    sizes=lambda r: {"t": int(r.integers(1, 40)), "e": int(r.integers(2, 17))},
-    grid=lambda s: (cdiv(s["t"], 8),),
-    args=[Arr("logits", "f32", ("t", "e"), normal(2.0)), Arr("experts", "i32", ("t", 2)),
-          Arr("weights", "f32", ("t", 2)), Scalar("n_tokens", "i32", "t"),
-          Scalar("n_experts", "i32", "e")],
-    ref=_route_ref, tol={"weights": Tol(1e-5, 1e-6)})
-
 # ---- runtime checks: assert, print, bounds ----------------------------------------------------
 
 _CHECK_ARGS = [Arr("x", "f32", "n", uniform(0.0, 5.0)), Arr("out", "f32", "n"),

@@ -9,7 +9,8 @@
 import numpy as np
 
 from kilncase import (Arr, Case, Scalar, Tol, f32, f64, fill, normal, on_first_columns,
-                      round_f8, softmax_rows, strided_row_args, with_specials)
+                      round_f8, softmax_rows, stable_topk_indices, strided_row_args,
+                      with_specials)
 
 CASES = []
 
@@ -205,3 +206,31 @@ _decode(".large_scores", {"heads": 2, "seq": 100, "d": 16}, {"D": 16, "BN": 16},
         Tol(2e-3, 1e-4))
 _decode(".random", lambda r: {"heads": int(r.integers(1, 4)), "seq": int(r.integers(1, 400)), "d": 16},
         {"D": 16, "BN": 64}, normal(2.0))
+
+
+# ---- MoE routing ---------------------------------------------------------------------------
+
+def _route_ref(k):
+    def ref(v, s):
+        p = softmax_rows(v.logits)
+        idx = stable_topk_indices(p, k, axis=1)
+        top = np.take_along_axis(p, idx, axis=1)
+        return {"experts": idx, "weights": top / top.sum(axis=1, keepdims=True)}
+    return ref
+
+
+def _route(suffix, sizes, bt, be, k):
+    CASES.append(Case(
+        name="stdlib.moe_routing" + suffix, file="stdlib/moe_routing.kiln", kernel="route",
+        sizes=sizes, defines={"BT": bt, "BE": be, "K": k},
+        grid=lambda s, bt=bt: ((s["t"] + bt - 1) // bt,),
+        args=[Arr("logits", "f32", ("t", "e"), normal(2.0)), Arr("experts", "i32", ("t", k)),
+              Arr("weights", "f32", ("t", k)), Scalar("n_tokens", "i32", "t"),
+              Scalar("n_experts", "i32", "e")],
+        ref=_route_ref(k), tol={"weights": Tol(1e-5, 1e-6)}))
+
+
+_route("", lambda r: {"t": int(r.integers(1, 40)), "e": int(r.integers(2, 17))}, 8, 16, 2)
+# The benchmark's shapes, scaled down in tokens: 64 and 256 experts, top 8.
+_route(".e64_k8", {"t": 37, "e": 64}, 4, 64, 8)
+_route(".e256_k8", {"t": 9, "e": 256}, 2, 256, 8)
