@@ -118,9 +118,11 @@ static std::vector<Workload> withAttention(std::vector<Workload> table) {
     table.push_back(attention(causal, 128, 128, 8));
     table.push_back(attention(causal, 128, 32, 8));
     table.push_back(attention(causal, 128, 32, 8, /*keysByRow=*/true));
+    table.push_back(attention(causal, 128, 16, 8));
     table.push_back(attention(causal, 64, 64, 4));
     table.push_back(attention(causal, 64, 128, 4));
     table.push_back(attention(causal, 64, 32, 4));
+    table.push_back(attention(causal, 64, 16, 4));
     table.push_back(attention(causal, 64, 64, 8));
   }
   return table;
