@@ -320,7 +320,7 @@ for r in rows:
                       vs_best_peer=(r["val"] / best) if best and r["val"] else None))
 lines = [f"GPU: {info['gpu']}; commit {info['commit']}; {info['date']}; torch {info['torch']}, triton {info['triton']}",
          f"Ceilings in this run: copy {info['copy_GBps']} GB/s; cuBLAS bf16 {info['cublas_TFLOPs']} TFLOP/s",
-         "Fraction: of the copy bandwidth (memory-bound) or of cuBLAS bf16 8192^3 (matmul). Ratio: to the best peer of the same workload.",
+         "Fraction: of the copy bandwidth (memory-bound) or of cuBLAS bf16 8192^3 (matmul, attention). Ratio: to the best peer of the same workload.",
          "",
          "| workload | system | config | time (us) | rate | fraction of ceiling | ratio to best peer | check |",
          "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
