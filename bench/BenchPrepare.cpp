@@ -4,7 +4,8 @@
 //
 // Compiles every workload of Workloads.cpp from its Kiln source (relative to REPO,
 // default the source tree this tool was built from) into OUTDIR/<name>.kbin, with the
-// PTX beside it as OUTDIR/<name>.ptx for inspection. Each kernel is specialized as the
+// PTX beside it as OUTDIR/<name>.ptx for inspection, after the Tile IR pass pipeline
+// (fusion included) that dslc runs. Each kernel is specialized as the
 // benchmark launches it: its const values, its warps and the integer parameters the
 // launch guarantees to be multiples of 16 (recorded in the bundle, so the runtime
 // refuses a launch that breaks them). The GPU machine then needs only kiln-bench.
@@ -16,6 +17,7 @@
 #include "codegen/Codegen.h"
 #include "frontend/Sema.h"
 #include "ir/Verifier.h"
+#include "ir/transforms/Pipeline.h"
 
 #include <filesystem>
 #include <fstream>
@@ -52,6 +54,10 @@ static bool prepare(const bench::Workload &w, const fs::path &root, const fs::pa
   std::unique_ptr<ir::Module> module =
       compileFileToTileIR((root / w.source).string(), diags, sema, sources);
   if (!module || !ir::verifyModule(*module, diags))
+    return false;
+  // The Tile IR passes (reduction-chain fusion, CSE, ...), as dslc and the JIT run them:
+  // the benchmark times what a user of either would get.
+  if (!ir::runPipeline(*module, ir::PipelineOptions{}, diags))
     return false;
   ir::Kernel *kernel = module->findKernel(w.kernel);
   if (!kernel) {

@@ -309,6 +309,96 @@ private:
   Buffer a_, b_, c_;
 };
 
+//===--------------------------------------------------------------------===//
+// Attention
+//===--------------------------------------------------------------------===//
+
+/// The value of const parameter `name` in `w`'s defines ("" when not given).
+static std::string defineOf(const Workload &w, const std::string &name) {
+  for (const auto &[n, value] : w.defines)
+    if (n == name)
+      return value;
+  return "";
+}
+
+class AttentionProblem final : public Problem {
+public:
+  AttentionProblem(Runtime &rt, const Workload &w, Random &r)
+      : seq_(w.rows), d_(w.cols), heads_(w.depth), causal_(defineOf(w, "CAUSAL") == "true"),
+        scale_(1.0f / std::sqrt(static_cast<float>(w.cols))) {
+    // Scores q·k/√D of standard deviation about 1.3: rows neither flat nor one-hot.
+    const size_t n = size_t(heads_ * seq_ * d_);
+    hq_ = randomBF16(n, r, -2, 2);
+    hk_ = randomBF16(n, r, -2, 2);
+    hv_ = randomBF16(n, r, -1, 1);
+    q_ = upload(rt, hq_, KILN_DTYPE_BF16);
+    k_ = upload(rt, hk_, KILN_DTYPE_BF16);
+    v_ = upload(rt, hv_, KILN_DTYPE_BF16);
+    o_ = allocate(rt, n * 2, KILN_DTYPE_BF16);
+  }
+  std::vector<kiln_arg> args() const override {
+    return {bufferArg(q_), bufferArg(k_), bufferArg(v_), bufferArg(o_), intArg(seq_), detail::toArg(scale_)};
+  }
+  Grid grid(const Workload &w) const override {
+    return Grid(seq_ / std::stoll(defineOf(w, "BM")), heads_);
+  }
+  void poisonOutputs() override { o_.fill(0xFF); }
+  CheckResult check() const override {
+    std::vector<uint16_t> out(size_t(heads_ * seq_ * d_));
+    o_.read(out.data(), out.size() * 2);
+    // The probabilities enter the second product rounded to bf16 (2^-9 relative), the
+    // output is rounded once more; outputs are averages of values in [-1, 1].
+    Comparison cmp(1e-2, 2e-3);
+    checkAllFinite(out, cmp);
+    // First and last heads and rows included: row 0 of a causal head sees one key.
+    for (int64_t h : sampleRows(heads_, 9))
+      for (int64_t i : sampleRows(seq_, 33)) {
+        const std::vector<double> ref = reference(h, i);
+        for (int64_t c = 0; c < d_; ++c)
+          cmp.add(fromBF16(out[size_t((h * seq_ + i) * d_ + c)]), ref[c],
+                  "head " + std::to_string(h) + " row " + std::to_string(i) + " dim " + std::to_string(c));
+      }
+    return cmp.result();
+  }
+  double bytes() const override { return 0; }
+  /// Two products of 2·S·S·D each per head; causal attention does half of them.
+  double flops() const override {
+    const double full = 4.0 * double(heads_) * double(seq_) * double(seq_) * double(d_);
+    return causal_ ? full / 2 : full;
+  }
+
+private:
+  /// Row i of head h's output, in double precision from the bf16 inputs.
+  std::vector<double> reference(int64_t h, int64_t i) const {
+    const size_t base = size_t(h * seq_ * d_);
+    const int64_t keys = causal_ ? i + 1 : seq_;
+    std::vector<double> s(keys), y(d_, 0.0);
+    for (int64_t j = 0; j < keys; ++j) {
+      double dotProduct = 0;
+      for (int64_t c = 0; c < d_; ++c)
+        dotProduct += fromBF16(hq_[base + i * d_ + c]) * fromBF16(hk_[base + j * d_ + c]);
+      s[j] = dotProduct * double(scale_);
+    }
+    const double m = *std::max_element(s.begin(), s.end());
+    double l = 0;
+    for (int64_t j = 0; j < keys; ++j) {
+      const double p = std::exp(s[j] - m);
+      l += p;
+      for (int64_t c = 0; c < d_; ++c)
+        y[c] += p * fromBF16(hv_[base + j * d_ + c]);
+    }
+    for (double &x : y)
+      x /= l;
+    return y;
+  }
+
+  int64_t seq_, d_, heads_;
+  bool causal_;
+  float scale_;
+  std::vector<uint16_t> hq_, hk_, hv_;
+  Buffer q_, k_, v_, o_;
+};
+
 std::unique_ptr<Problem> makeProblem(Runtime &rt, const Workload &w, uint64_t seed) {
   Random r(seed);
   switch (w.kind) {
@@ -319,6 +409,8 @@ std::unique_ptr<Problem> makeProblem(Runtime &rt, const Workload &w, uint64_t se
     return std::make_unique<RowwiseProblem>(rt, w, r);
   case WorkloadKind::Matmul:
     return std::make_unique<MatmulProblem>(rt, w, r);
+  case WorkloadKind::Attention:
+    return std::make_unique<AttentionProblem>(rt, w, r);
   }
   return nullptr;
 }

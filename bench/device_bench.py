@@ -6,12 +6,14 @@
 Measures, in this order and on this GPU: the ceilings (a 2 GiB device-to-device copy,
 cuBLAS bf16 GEMMs), the Kiln bundles (BUNDLE_DIR/kiln-bench, prepared by
 bench/prepare.sh), then the peers a user would pick instead (torch eager,
-torch.compile, the Triton tutorial kernels, cuBLAS). Every peer is timed like
+torch.compile, the Triton tutorial kernels, cuBLAS, PyTorch's scaled_dot_product_attention
+on its FlashAttention-2 and cuDNN backends). Every peer is timed like
 kiln-bench times Kiln: triton.testing.do_bench, which flushes the L2 cache before each
 launch and takes the median of event-timed launches. Results go to $OUT (or /tmp) as
 results.json and results.md; the table is printed last. --only runs just the workloads
-whose names contain one of the given words (softmax, layernorm, vector_add, matmul), Kiln
-and peers alike; the cuBLAS ceilings are measured only when matmul runs.
+whose names contain one of the given words (softmax, layernorm, vector_add, matmul,
+attention), Kiln and peers alike; the cuBLAS ceilings are measured only when matmul or
+attention runs (attention: 8192^3 only, the reference of its fraction column).
 """
 import json, os, subprocess, sys, time
 
@@ -66,7 +68,7 @@ COPY_BW = 2 * x.numel() / ms / 1e6
 record("copy 2 GiB (ceiling)", "torch copy_", ms, bytes_=2 * x.numel())
 del x, y
 GEMM = {}
-for n in (4096, 8192) if selected("matmul") else ():
+for n in (4096, 8192) if selected("matmul") else (8192,) if selected("attention") else ():
     a = torch.randn(n, n, dtype=torch.bfloat16, device=DEV)
     b = torch.randn_like(a)
     ms = bench(lambda: a @ b)
@@ -264,6 +266,33 @@ if selected("matmul"):
         except Exception as e:
             print("FAIL triton matmul", repr(e)[:300], flush=True)
 
+# ---- peers: attention ----------------------------------------------------------------
+if selected("attention"):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    B, H, S, D = 4, 32, 4096, 128
+    q = (torch.rand(B, H, S, D, device=DEV) * 4 - 2).to(torch.bfloat16)
+    k = (torch.rand(B, H, S, D, device=DEV) * 4 - 2).to(torch.bfloat16)
+    v = (torch.rand(B, H, S, D, device=DEV) * 2 - 1).to(torch.bfloat16)
+    for causal in (False, True):
+        label = f"attention bf16 {'causal ' if causal else ''}{B}x{H}x{S}x{D}"
+        # f32 reference from the same bf16 inputs (the memory-efficient kernel takes f32).
+        with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+            ref = sdpa(q.float(), k.float(), v.float(), is_causal=causal)
+        for name, backend in [("SDPA FlashAttention-2", SDPBackend.FLASH_ATTENTION),
+                              ("SDPA cuDNN", SDPBackend.CUDNN_ATTENTION)]:
+            f = lambda: sdpa(q, k, v, is_causal=causal)
+            try:
+                with sdpa_kernel(backend):
+                    err = relerr(f(), ref)
+                    record(label, name, bench(f), flops=4 * B * H * S * S * D // (2 if causal else 1),
+                           check=checked(err, 1e-2))
+            except Exception as e:
+                print("FAIL", name, label, repr(e)[:300], flush=True)
+        del ref
+    del q, k, v
+    torch.cuda.empty_cache()
+
 # ---- the table ------------------------------------------------------------------------
 def env():
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
@@ -291,7 +320,7 @@ for r in rows:
                       vs_best_peer=(r["val"] / best) if best and r["val"] else None))
 lines = [f"GPU: {info['gpu']}; commit {info['commit']}; {info['date']}; torch {info['torch']}, triton {info['triton']}",
          f"Ceilings in this run: copy {info['copy_GBps']} GB/s; cuBLAS bf16 {info['cublas_TFLOPs']} TFLOP/s",
-         "Fraction: of the copy bandwidth (memory-bound) or of cuBLAS bf16 8192^3 (matmul). Ratio: to the best peer of the same workload.",
+         "Fraction: of the copy bandwidth (memory-bound) or of cuBLAS bf16 8192^3 (matmul, attention). Ratio: to the best peer of the same workload.",
          "",
          "| workload | system | config | time (us) | rate | fraction of ceiling | ratio to best peer | check |",
          "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
@@ -299,6 +328,21 @@ for t in table:
     ratio = f"{t['vs_best_peer']:.2f}x" if t["vs_best_peer"] else "-"
     lines.append(f"| {t['workload']} | {t['system']} | {t.get('config', '')} | {t['us']} | {t['val']} {t['unit']} | "
                  f"{t['frac']:.0%} | {ratio} | {t.get('check', '')} |")
+# Attention: each Kiln row against each peer of the same workload.
+att = [t for t in table if t["workload"].startswith("attention")]
+att_peers = list(dict.fromkeys(t["system"] for t in att if t["system"] != "kiln"))
+if att:
+    lines += ["", "| attention workload | Kiln config | TFLOP/s | " + " | ".join(f"/ {p}" for p in att_peers) + " | check |",
+              "| --- | --- | ---: | " + " | ".join("---:" for _ in att_peers) + " | --- |"]
+    for t in att:
+        if t["system"] != "kiln":
+            continue
+        ratios = []
+        for p in att_peers:
+            pv = [x["val"] for x in att if x["workload"] == t["workload"] and x["system"] == p and x["check"] == "ok"]
+            ratios.append(f"{t['val'] / pv[0]:.2f}x" if pv and t["val"] else "-")
+        lines.append(f"| {t['workload']} | {t.get('config', '')} | {t['val']} | " + " | ".join(ratios) +
+                     f" | {t.get('check', '')} |")
 md = "\n".join(lines) + "\n"
 json.dump(dict(env=info, rows=table), open(os.path.join(OUT, "results.json"), "w"), indent=1)
 open(os.path.join(OUT, "results.md"), "w").write(md)
