@@ -12,6 +12,7 @@
 #include "tests/spirv/OpenCLRunner.h"
 
 #include "codegen/Codegen.h"
+#include "ir/transforms/Pipeline.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
 #ifdef KILN_HAVE_SEMA
@@ -56,8 +57,11 @@ OpenCLDevice *sharedDevice(std::string &error) {
 
 /// Runs `kernel` on the interpreter and as SPIR-V on the device with the same random
 /// inputs, and compares every buffer.
+/// Runs `kernel` on the interpreter as `reference` (the program as written, when it
+/// differs) and through SPIR-V on the OpenCL device, and compares the buffers.
 void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Kernel &kernel,
-                   const CaseSpec &spec, DiagnosticEngine &diags, std::ostringstream &diagText) {
+                   const CaseSpec &spec, DiagnosticEngine &diags, std::ostringstream &diagText,
+                   const ir::Kernel *reference = nullptr) {
   SCOPED_TRACE("kernel " + kernel.name);
   ASSERT_EQ(spec.args.size(), kernel.params().size()) << "@arg lines do not match the kernel";
   const uint64_t seed = testSeed();
@@ -72,7 +76,7 @@ void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Ker
   opts.grid = spec.grid;
   std::ostringstream printed;
   opts.printStream = &printed;
-  ASSERT_TRUE(interp::runKernel(kernel, args, expected, opts, diags)) << diagText.str();
+  ASSERT_TRUE(interp::runKernel(reference ? *reference : kernel, args, expected, opts, diags)) << diagText.str();
 
   // Device run.
   codegen::CodegenOptions cgOptions;
@@ -146,7 +150,11 @@ TEST_P(SpirvProgramExecution, MatchesInterpreter) {
   std::unique_ptr<ir::Module> module = compileFileToTileIR(
       std::string(KILN_SOURCE_DIR) + "/" + spec->source, diags, opts, sources);
   ASSERT_TRUE(module && !module->kernels.empty()) << diagText.str();
-  runAndCompare(*device, *module, *module->kernels.front(), *spec, diags, diagText);
+  // Compiled as dslc compiles it (the pass pipeline, fusion included); the interpreter
+  // runs the program as written.
+  std::unique_ptr<ir::Module> written = ir::cloneModule(*module);
+  ir::runPipeline(*module, ir::PipelineOptions{}, diags);
+  runAndCompare(*device, *module, *module->kernels.front(), *spec, diags, diagText, written->kernels.front().get());
 }
 #endif
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Codegen.h"
+#include "ir/transforms/Pipeline.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
 #ifdef KILN_HAVE_SEMA
@@ -182,6 +183,8 @@ TEST_P(ProgramTargetOutput, CompilesForEveryTarget) {
   c.module = compileFileToTileIR(GetParam(), diags, SemaOptions{}, sources);
   if (!c.module)
     GTEST_SKIP() << "the frontend rejects this program: " << text.str();
+  // As dslc compiles it: through the pass pipeline, reduction-chain fusion included.
+  ir::runPipeline(*c.module, ir::PipelineOptions{}, diags);
   for (Target t : {Target::SM80, Target::SM90a, Target::SPIRV64}) {
     c.results.clear();
     generateAll(c, t, diags);
