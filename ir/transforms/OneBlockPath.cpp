@@ -7,9 +7,9 @@
 // registers. So the chain gets two versions, chosen at run time:
 //
 //   if (0 <= ub - lb <= step) {          // at most one iteration
-//     for (one iteration): the bodies of every loop of the chain in order, each
+//     if (lb < ub) with iv = lb: the bodies of every loop of the chain in order, each
 //       reading the results of the loops before it from this iteration (they are
-//       final), the ops between them, then the trailing loop's body
+//       final), the ops between them, then the trailing loop's body; no loop at all
 //   } else {
 //     the loops as before (reduction-chain fusion then fuses them)
 //   }
@@ -160,8 +160,8 @@ private:
     return out;
   }
 
-  /// The then-branch: one iteration running every body in order, then the escaping
-  /// values computed again from its results.
+  /// The then-branch: one iteration running every body in order (straight-line code
+  /// under `lb < ub`), then the escaping values computed again from its results.
   void buildOneIteration(Block &then, const std::vector<Op *> &range, const std::vector<Value *> &escaping) {
     Builder b(&then);
     std::vector<Value *> inits;
@@ -172,16 +172,18 @@ private:
           inits.push_back(op->operand(i));
           types.push_back(op->operand(i)->type);
         }
-    std::vector<Value *> operands{first_->operand(0), first_->operand(1), first_->operand(2)};
-    operands.insert(operands.end(), inits.begin(), inits.end());
-    Op *loop = b.create(OpKind::For, first_->loc(), operands, types, {}, 1);
-    Block *body = loop->region(0);
-    Value *iv = body->addArgument(first_->region(0)->argument(0)->type, first_->region(0)->argument(0)->nameHint);
+    // At most one iteration: no loop, the bodies run once when the range is not empty
+    // (iv = lb), and the results are the initial values when it is.
+    Value *nonEmpty = b.createValue(OpKind::Cmp, first_->loc(), {first_->operand(0), first_->operand(1)},
+                                    Type::scalar(DType::Bool), {{"pred", std::string("lt")}});
+    Op *once = b.create(OpKind::If, first_->loc(), {nonEmpty}, types, {}, 2);
+    Builder(once->region(1)).create(OpKind::Yield, first_->loc(), inits, {});
+    Value *iv = first_->operand(0);
 
     ValueMap inside;   // old values -> their values in the iteration
-    ValueMap outside;  // old values -> their values after the one-iteration loop
+    ValueMap outside;  // old values -> their values after it
     std::vector<Value *> yields;
-    Builder ib(body);
+    Builder ib(once->region(0));
     unsigned k = 0;
     for (Op *op : range) {
       if (op->kind() != OpKind::For) {
@@ -191,7 +193,7 @@ private:
       Block &src = *op->region(0);
       inside[src.argument(0)] = iv;
       for (unsigned i = 1; i < src.numArguments(); ++i)
-        inside[src.argument(i)] = body->addArgument(src.argument(i)->type, src.argument(i)->nameHint);
+        inside[src.argument(i)] = op->operand(2 + i);
       for (const auto &inner : src.ops())
         if (!isTerminator(inner->kind()))
           cloneOp(ib, *inner, inside);
@@ -200,8 +202,8 @@ private:
         Value *now = inside.count(next) ? inside[next] : next;
         inside[op->result(i)] = now;
         yields.push_back(now);
-        loop->result(k)->nameHint = op->result(i)->nameHint;
-        outside[op->result(i)] = loop->result(k++);
+        once->result(k)->nameHint = op->result(i)->nameHint;
+        outside[op->result(i)] = once->result(k++);
       }
     }
     ib.create(OpKind::Yield, first_->loc(), yields, {});

@@ -515,10 +515,11 @@ class Fusion(clitest.CliTestCase):
         self.assertEqual(loops(plain.stdout), 3)
         self.assertNotIn("one_block_path", plain.stdout)
         self.assertNotIn("exp2", plain.stdout)
-        # Fused: the one-iteration version, then the fused max+sum loop and the output loop.
+        # Fused: the one-block version (no loop), then the fused max+sum loop and the
+        # output loop.
         self.assertIn("one_block_path", fused.stdout)
         self.assertIn("exp2", fused.stdout)
-        self.assertEqual(loops(fused.stdout), 3)
+        self.assertEqual(loops(fused.stdout), 2)
 
     def test_run_explains_too(self):
         rows, cols = 3, 300
