@@ -179,7 +179,7 @@ private:
 };
 
 //===--------------------------------------------------------------------===//
-// Row-wise: softmax and layernorm
+// Row-wise: softmax, layernorm, RMS norm
 //===--------------------------------------------------------------------===//
 
 class RowwiseProblem final : public Problem {
@@ -193,8 +193,10 @@ public:
     y_ = allocate(rt, rows_ * cols_ * 2, KILN_DTYPE_BF16);
     if (!softmax) {
       hw_ = randomBF16(cols_, r, 0.5f, 1.5f);
-      hb_ = randomBF16(cols_, r, -1, 1);
       w_ = upload(rt, hw_, KILN_DTYPE_BF16);
+    }
+    if (kind_ == WorkloadKind::LayerNorm) {
+      hb_ = randomBF16(cols_, r, -1, 1);
       b_ = upload(rt, hb_, KILN_DTYPE_BF16);
     }
   }
@@ -204,6 +206,8 @@ public:
     kiln_arg eps{};
     eps.kind = KILN_ARG_FLOAT;
     eps.value.f = double(float(kEps)); // an f32 parameter takes only f32 values
+    if (kind_ == WorkloadKind::RMSNorm)
+      return {bufferArg(x_), bufferArg(w_), bufferArg(y_), intArg(cols_), eps};
     return {bufferArg(x_), bufferArg(w_), bufferArg(b_), bufferArg(y_), intArg(cols_), eps};
   }
   Grid grid(const Workload &) const override { return Grid(rows_); }
@@ -223,7 +227,9 @@ public:
     return cmp.result();
   }
   double bytes() const override {
-    const double weights = kind_ == WorkloadKind::LayerNorm ? 4.0 * double(cols_) : 0.0;
+    const double weights = kind_ == WorkloadKind::LayerNorm ? 4.0 * double(cols_)
+                           : kind_ == WorkloadKind::RMSNorm ? 2.0 * double(cols_)
+                                                            : 0.0;
     return 4.0 * double(rows_) * double(cols_) + weights;
   }
   double flops() const override { return 0; }
@@ -242,6 +248,15 @@ private:
         s += (y[c] = std::exp(x[c] - m));
       for (double &v : y)
         v /= s;
+      return y;
+    }
+    if (kind_ == WorkloadKind::RMSNorm) {
+      double squares = 0;
+      for (double v : x)
+        squares += v * v;
+      const double rstd = 1.0 / std::sqrt(squares / double(cols_) + double(float(kEps)));
+      for (int64_t c = 0; c < cols_; ++c)
+        y[c] = x[c] * rstd * fromBF16(hw_[c]);
       return y;
     }
     double mean = 0, var = 0;
@@ -406,6 +421,7 @@ std::unique_ptr<Problem> makeProblem(Runtime &rt, const Workload &w, uint64_t se
     return std::make_unique<VectorAddProblem>(rt, w, r);
   case WorkloadKind::Softmax:
   case WorkloadKind::LayerNorm:
+  case WorkloadKind::RMSNorm:
     return std::make_unique<RowwiseProblem>(rt, w, r);
   case WorkloadKind::Matmul:
     return std::make_unique<MatmulProblem>(rt, w, r);

@@ -38,13 +38,14 @@ static Workload vectorAdd(int64_t block, int64_t warps) {
 static Workload rowwise(WorkloadKind kind, int64_t rows, int64_t cols, int64_t warps,
                         const std::string &kernel) {
   const bool softmax = kind == WorkloadKind::Softmax;
+  const char *problem = softmax ? "softmax" : kind == WorkloadKind::LayerNorm ? "layernorm" : "rmsnorm";
   Workload w;
   w.kind = kind;
   const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
-  w.label = std::string(softmax ? "softmax" : "layernorm") + " bf16 " + shape;
+  w.label = std::string(problem) + " bf16 " + shape;
   w.rows = rows;
   w.cols = cols;
-  w.source = softmax ? "bench/kernels/softmax_bf16.kiln" : "bench/kernels/layernorm_bf16.kiln";
+  w.source = "bench/kernels/" + std::string(problem) + "_bf16.kiln";
   w.kernel = kernel;
   w.defines = {{"BLOCK", std::to_string(cols)}};
   w.numWarps = warps;
@@ -168,6 +169,10 @@ const std::vector<Workload> &workloads() {
       rowwise(K::LayerNorm, 16384, 4096, 4, "layernorm_chain_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 8, "layernorm_chain_bf16"),
       chunked(rowwise(K::LayerNorm, 16384, 4096, 8, "layernorm_chain_bf16"), 1024),
+      // The two-loop RMS norm: one block per row (read once), and four blocks per row.
+      rowwise(K::RMSNorm, 16384, 4096, 4, "rmsnorm_chain_bf16"),
+      rowwise(K::RMSNorm, 16384, 4096, 8, "rmsnorm_chain_bf16"),
+      chunked(rowwise(K::RMSNorm, 16384, 4096, 8, "rmsnorm_chain_bf16"), 1024),
       matmul(128, 128, 32, 8, 3),
       matmul(128, 128, 32, 8, 4),
       matmul(128, 128, 64, 8, 3),

@@ -24,6 +24,7 @@ enum class WorkloadKind {
   VectorAdd, ///< out = x + y, f32; bandwidth
   Softmax,   ///< row softmax, bf16; bandwidth
   LayerNorm, ///< row layernorm with weight and bias, bf16; bandwidth
+  RMSNorm,   ///< row RMS norm with a weight, bf16; bandwidth
   Matmul,    ///< c = a @ b, bf16 in and out, f32 accumulation; TFLOP/s
   Attention, ///< softmax(q·kᵀ/√D)·v per head, bf16, f32 accumulation; TFLOP/s
 };
@@ -32,7 +33,7 @@ struct Workload {
   std::string name;  ///< unique; the bundle's file stem
   std::string label; ///< the problem, as the report and the peers name it
   WorkloadKind kind;
-  /// Sizes: VectorAdd n = rows; Softmax/LayerNorm rows x cols; Matmul M = rows,
+  /// Sizes: VectorAdd n = rows; Softmax/LayerNorm/RMSNorm rows x cols; Matmul M = rows,
   /// N = cols, K = depth; Attention sequence length = rows, head dimension = cols,
   /// batch·heads = depth.
   int64_t rows = 1, cols = 1, depth = 1;

@@ -11,7 +11,7 @@ on its FlashAttention-2 and cuDNN backends). Every peer is timed like
 kiln-bench times Kiln: triton.testing.do_bench, which flushes the L2 cache before each
 launch and takes the median of event-timed launches. Results go to $OUT (or /tmp) as
 results.json and results.md; the table is printed last. --only runs just the workloads
-whose names contain one of the given words (softmax, layernorm, vector_add, matmul,
+whose names contain one of the given words (softmax, layernorm, rmsnorm, vector_add, matmul,
 attention), Kiln and peers alike; the cuBLAS ceilings are measured only when matmul or
 attention runs (attention: 8192^3 only, the reference of its fraction column).
 """
@@ -215,6 +215,24 @@ if selected("layernorm"):
         except Exception as e:
             print("FAIL", name, label, repr(e)[:300], flush=True)
     del x, y, ref
+    torch.cuda.empty_cache()
+
+# ---- peers: RMS norm ---------------------------------------------------------------------
+if selected("rmsnorm"):
+    M, N = 16384, 4096
+    label = f"rmsnorm bf16 {M}x{N}"
+    x = (torch.rand(M, N, device=DEV) * 6 - 2).to(torch.bfloat16)
+    w = (torch.rand(N, device=DEV) + 0.5).to(torch.bfloat16)
+    ref = torch.nn.functional.rms_norm(x.double(), (N,), w.double(), 1e-5)
+    rms = lambda x: torch.nn.functional.rms_norm(x, (N,), w, 1e-5)  # noqa: E731
+    crms = torch.compile(rms)
+    for name, f in [("torch eager", lambda: rms(x)), ("torch.compile", lambda: crms(x))]:
+        try:
+            err = relerr(f(), ref)
+            record(label, name, bench(f), "", bytes_=4 * M * N + 2 * N, check=checked(err, 1e-2))
+        except Exception as e:
+            print("FAIL", name, label, repr(e)[:300], flush=True)
+    del x, ref
     torch.cuda.empty_cache()
 
 # ---- peers: matmul --------------------------------------------------------------------
