@@ -37,7 +37,7 @@ namespace {
 
 class ChainFuser {
 public:
-  explicit ChainFuser(ReductionChain &chain) : chain_(chain) {
+  explicit ChainFuser(ReductionChain &chain) {
     for (ChainLoop &l : chain.loops) {
       chainLoops_.insert(l.loop);
       if (l.fused)
@@ -451,7 +451,6 @@ private:
     return b.createValue(OpKind::Add, loc, {init, sum}, c->type);
   }
 
-  ReductionChain &chain_;
   /// The first of the two extra carried values (count, mean) of each centred square.
   std::unordered_map<const Accumulator *, unsigned> extraSlot_;
   std::vector<ChainLoop *> fused_;
