@@ -21,6 +21,18 @@ namespace {
   std::fprintf(stderr, "\n--- end of input ---\n");
   std::abort();
 }
+
+/// Parses `printed` back as Tile IR and verifies it; fails the run with `what` if it
+/// does not. Returns the parsed module.
+std::unique_ptr<ir::Module> parseBack(const std::shared_ptr<SourceManager> &sources, const std::string &printed,
+                                      const char *name, const char *what, const uint8_t *data, size_t size) {
+  std::ostringstream errors;
+  DiagnosticEngine diags(*sources, errors);
+  auto parsed = ir::parseTir(sources, sources->addBuffer(name, printed), diags);
+  if (!parsed || !ir::verifyModule(*parsed, diags))
+    fail(what, errors.str() + "\n" + printed, data, size);
+  return parsed;
+}
 } // namespace
 
 void compileOneInput(const uint8_t *data, size_t size) {
@@ -39,25 +51,16 @@ void compileOneInput(const uint8_t *data, size_t size) {
       return;
     std::string printed = ir::printModule(module);
     // Round trip: the printed IR must parse, verify and print identically.
-    uint32_t tir = sources->addBuffer("fuzz-roundtrip.tir", printed);
-    std::ostringstream tirErrors;
-    DiagnosticEngine tirDiags(*sources, tirErrors);
-    auto reparsed = ir::parseTir(sources, tir, tirDiags);
-    if (!reparsed || !ir::verifyModule(*reparsed, tirDiags))
-      fail("printed Tile IR does not parse back", tirErrors.str() + "\n" + printed, data, size);
+    auto reparsed = parseBack(sources, printed, "fuzz-roundtrip.tir", "printed Tile IR does not parse back", data,
+                              size);
     if (ir::printModule(*reparsed) != printed)
       fail("Tile IR round trip is not stable", printed, data, size);
     ir::PipelineOptions pipeline;
     pipeline.fusionRemarks = &diags; // the --explain-fusion reports are fuzzed too
     ir::runPipeline(module, pipeline, diags);
     // The optimized IR must print, parse back and verify as well.
-    std::string optimized = ir::printModule(module);
-    uint32_t opt = sources->addBuffer("fuzz-optimized.tir", optimized);
-    std::ostringstream optErrors;
-    DiagnosticEngine optDiags(*sources, optErrors);
-    auto again = ir::parseTir(sources, opt, optDiags);
-    if (!again || !ir::verifyModule(*again, optDiags))
-      fail("optimized Tile IR does not parse back", optErrors.str() + "\n" + optimized, data, size);
+    parseBack(sources, ir::printModule(module), "fuzz-optimized.tir", "optimized Tile IR does not parse back", data,
+              size);
   } catch (const InternalCompilerError &e) {
     fail("internal compiler error", std::string(e.what()) + " at " + e.file + ":" + std::to_string(e.line), data,
          size);
