@@ -116,8 +116,10 @@ static bool linkLibdevice(llvm::Module &module, const std::string &path, std::st
       needed = true;
   if (!needed)
     return true;
+  // Lazily: only the bodies the linker pulls in are read, not all of libdevice's
+  // functions, which would otherwise dominate the compile time of a small kernel.
   llvm::SMDiagnostic diag;
-  std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(path, diag, module.getContext());
+  std::unique_ptr<llvm::Module> lib = llvm::getLazyIRFileModule(path, diag, module.getContext());
   if (!lib) {
     error = "cannot read libdevice '" + path + "': " + diag.getMessage().str();
     return false;
