@@ -104,6 +104,7 @@ static bool combinerOpAllowed(const ir::Op &op) {
   case ir::OpKind::Yield:
   case ir::OpKind::Condition:
     return true;
+  case ir::OpKind::Fence:
   case ir::OpKind::ProgramId:
   case ir::OpKind::NumPrograms:
   case ir::OpKind::Arange:
@@ -145,6 +146,11 @@ static bool checkSupported(const ir::Kernel &kernel, Target target, DiagnosticEn
   if (kernel.numWarps < 1 || kernel.numWarps > 32 || (kernel.numWarps & (kernel.numWarps - 1))) {
     diags.error(kernel.loc, DiagCode::Unsupported)
         << "num_warps must be a power of two between 1 and 32, not " << kernel.numWarps;
+    return false;
+  }
+  if (kernel.gridSplit.active()) {
+    diags.error(kernel.loc, DiagCode::Unsupported).hint("--reduction-split=1 keeps each reduction in one program")
+        << "code generation does not support a kernel whose reduction is split over programs yet";
     return false;
   }
   const int64_t threads = kernel.numWarps * 32;

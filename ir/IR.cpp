@@ -93,6 +93,7 @@ bool isElementwise(OpKind kind) {
   case OpKind::Store:
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
+  case OpKind::Fence:
   case OpKind::Reduce:
   case OpKind::Argmax:
   case OpKind::Argmin:
@@ -122,6 +123,7 @@ bool isPure(OpKind kind) {
   case OpKind::Store:
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
+  case OpKind::Fence:
   case OpKind::Assert:
   case OpKind::Print:
   // Control flow: purity would depend on the regions' contents.
@@ -427,6 +429,7 @@ std::unique_ptr<Module> cloneModule(const Module &module) {
     nk->constValues = k->constValues;
     nk->numWarps = k->numWarps;
     nk->numStages = k->numStages;
+    nk->gridSplit = k->gridSplit;
     ValueMap mapping;
     for (const auto &arg : k->body->arguments())
       mapping[arg.get()] = nk->body->addArgument(arg->type, arg->nameHint);

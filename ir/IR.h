@@ -164,6 +164,18 @@ private:
   Block *parent_ = nullptr;
 };
 
+/// How a kernel whose reduction runs over several programs is launched (the
+/// multi-segment strategy of reduction-chain fusion, SplitReduction.cpp). For every
+/// program the caller asks for, the launcher runs `segments` programs along axis 0
+/// (program x of the request is programs x·segments .. x·segments + segments - 1), and
+/// passes as the kernel's last parameter a workspace of `workspaceBytes` bytes per
+/// requested program, zero before the first launch; the kernel leaves it zero again.
+struct GridSplit {
+  int64_t segments = 1;       ///< 1: launched as asked
+  int64_t workspaceBytes = 0; ///< per requested program
+  bool active() const { return segments > 1; }
+};
+
 /// One specialization of a `kernel`: runtime parameters are the body's arguments.
 struct Kernel {
   std::string name;                    ///< e.g. "softmax"
@@ -171,10 +183,13 @@ struct Kernel {
   std::vector<std::pair<std::string, Attr>> constValues; ///< const params, in order
   int64_t numWarps = 4;
   int64_t numStages = 1;
+  GridSplit gridSplit;
   std::unique_ptr<Block> body = std::make_unique<Block>();
 
   /// Runtime parameters (names come from the arguments' nameHint).
   const std::vector<std::unique_ptr<Value>> &params() const { return body->arguments(); }
+  /// How many of them the caller passes: all but the workspace of a split kernel.
+  size_t numLaunchParams() const { return params().size() - (gridSplit.active() ? 1 : 0); }
 };
 
 struct Module {

@@ -326,9 +326,12 @@ private:
         } else if (key.text == "num_warps" || key.text == "num_stages") {
           int64_t v = expect(Tok::Int, "an integer").intValue;
           (key.text == "num_warps" ? k.numWarps : k.numStages) = v;
+        } else if (key.text == "grid_split" || key.text == "workspace_bytes") {
+          int64_t v = expect(Tok::Int, "an integer").intValue;
+          (key.text == "grid_split" ? k.gridSplit.segments : k.gridSplit.workspaceBytes) = v;
         } else {
           fail(key, "unknown kernel attribute '" + key.text +
-                        "' (expected consts, num_stages or num_warps)");
+                        "' (expected consts, grid_split, num_stages, num_warps or workspace_bytes)");
         }
       } while (accept(Tok::Comma));
       expect(Tok::RBrace, "'}' ending the kernel attributes");

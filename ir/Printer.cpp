@@ -191,7 +191,13 @@ public:
     for (size_t i = 0; i < k.constValues.size(); ++i)
       os_ << (i ? ", " : "") << keyName(k.constValues[i].first) << " = "
           << printAttr(k.constValues[i].second);
-    os_ << "}, num_stages = " << k.numStages << ", num_warps = " << k.numWarps << "}";
+    os_ << "}";
+    if (k.gridSplit.active())
+      os_ << ", grid_split = " << k.gridSplit.segments;
+    os_ << ", num_stages = " << k.numStages << ", num_warps = " << k.numWarps;
+    if (k.gridSplit.active())
+      os_ << ", workspace_bytes = " << k.gridSplit.workspaceBytes;
+    os_ << "}";
     printLoc(k.loc);
     os_ << " {\n";
     printOps(*k.body, 1);

@@ -50,11 +50,30 @@ private:
                        " is not a power of two in 1..32");
     if (k.numStages < 1)
       error(k.loc, where + ": num_stages " + std::to_string(k.numStages) + " must be >= 1");
+    verifyGridSplit(k, where);
     const Op *term = k.body->terminator();
     if (!term || term->kind() != OpKind::Return)
       error(k.body->empty() ? k.loc : k.body->ops().back()->loc(),
             where + ": body must end in 'return'");
     verifyBlock(*k.body);
+  }
+
+  /// A split kernel takes its workspace, whole 32-bit words, as its last parameter.
+  void verifyGridSplit(const Kernel &k, const std::string &where) {
+    const GridSplit &s = k.gridSplit;
+    if (s.segments < 1)
+      error(k.loc, where + ": grid_split " + std::to_string(s.segments) + " must be >= 1");
+    if (!s.active()) {
+      if (s.workspaceBytes != 0)
+        error(k.loc, where + ": workspace_bytes needs grid_split > 1");
+      return;
+    }
+    if (s.workspaceBytes <= 0 || s.workspaceBytes % 4 != 0)
+      error(k.loc, where + ": workspace_bytes " + std::to_string(s.workspaceBytes) +
+                       " must be a positive multiple of 4");
+    const Type *last = k.params().empty() ? nullptr : &k.params().back()->type;
+    if (!last || !last->pointer || last->dtype != DType::I32)
+      error(k.loc, where + ": a kernel with grid_split > 1 takes its workspace (*i32) as the last parameter");
   }
 
   /// Checks the ops of `block` in order, keeping `visible_` equal to the set of values
@@ -141,7 +160,7 @@ private:
     for (const auto &op : b.ops()) {
       OpKind k = op->kind();
       if (k == OpKind::Load || k == OpKind::Store || k == OpKind::AtomicRMW ||
-          k == OpKind::AtomicCas || k == OpKind::Assert || k == OpKind::Print)
+          k == OpKind::AtomicCas || k == OpKind::Fence || k == OpKind::Assert || k == OpKind::Print)
         opError(owner, std::string("combiner region must not contain '") + op->mnemonic() +
                            "'");
       for (const auto &r : op->regions())
@@ -234,6 +253,7 @@ private:
     case OpKind::Store:
     case OpKind::AtomicRMW:
     case OpKind::AtomicCas:
+    case OpKind::Fence:
     case OpKind::Argmax:
     case OpKind::Argmin:
     case OpKind::Sort:

@@ -594,6 +594,8 @@ static Err checkKind(const Op &op) {
     return checkAtomicRMW(op);
   case OpKind::AtomicCas:
     return checkAtomicCas(op);
+  case OpKind::Fence:
+    return std::nullopt;
   case OpKind::Reduce:
     return checkReduceLike(op, false);
   case OpKind::Scan:

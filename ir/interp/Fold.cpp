@@ -75,6 +75,7 @@ FoldClass classify(OpKind kind) {
   case OpKind::Store:
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
+  case OpKind::Fence:
   case OpKind::Reduce:
   case OpKind::Argmax:
   case OpKind::Argmin:

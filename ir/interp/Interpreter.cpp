@@ -1,7 +1,10 @@
 //===- Interpreter.cpp - Running a kernel over its grid -------------------===//
 //
 // runKernel checks the grid and the arguments, prepares the kernel (Prepare.cpp),
-// copies the argument buffers, and runs the programs one after another, x fastest.
+// copies the argument buffers, and runs the programs one after another, x fastest. A
+// kernel whose reduction is split over programs (ir::GridSplit) is launched as its
+// contract says: S programs per program of the grid, and a zeroed workspace passed
+// after the caller's arguments.
 // Only when every program finished without error are the copies of the buffers that
 // were stored to handed back; any error leaves the caller's buffers as they were.
 //
@@ -141,6 +144,8 @@ void Machine::exec(const PreparedOp &op) {
     return execAtomicRMW(*this, op);
   case OpKind::AtomicCas:
     return execAtomicCas(*this, op);
+  case OpKind::Fence:
+    return; // programs run one after another: their accesses are already ordered
   case OpKind::Reduce:
     return execReduce(*this, op);
   case OpKind::Scan:
@@ -261,16 +266,25 @@ bool runKernel(const ir::Kernel &kernel, const std::vector<KernelArg> &args,
   }
 
   const auto &params = kernel.params();
-  if (args.size() != params.size()) {
+  const size_t given = kernel.numLaunchParams();
+  if (args.size() != given) {
     diags.error(kernel.loc, DiagCode::RunArgument)
-        << "kernel '" << kernel.name << "' takes " << params.size() << " argument"
-        << (params.size() == 1 ? "" : "s") << " but " << args.size()
+        << "kernel '" << kernel.name << "' takes " << given << " argument"
+        << (given == 1 ? "" : "s") << " but " << args.size()
         << (args.size() == 1 ? " was" : " were") << " given";
+    return false;
+  }
+  const ir::GridSplit &split = kernel.gridSplit;
+  std::array<int64_t, 3> grid = options.grid;
+  if (split.active() && grid[0] > std::numeric_limits<int32_t>::max() / split.segments) {
+    diags.error(kernel.loc, DiagCode::BadGrid)
+        << "grid dimension 0 is " << grid[0] << ", and the kernel runs " << split.segments
+        << " programs for each: more than 2147483647";
     return false;
   }
   std::vector<Slot> values(params.size());
   bool argsOk = true;
-  for (size_t i = 0; i < params.size(); ++i) {
+  for (size_t i = 0; i < given; ++i) {
     std::string problem = bindArgument(kernel, i, args[i], buffers, values[i]);
     if (!problem.empty()) {
       diags.error(kernel.loc, DiagCode::RunArgument) << problem;
@@ -280,10 +294,31 @@ bool runKernel(const ir::Kernel &kernel, const std::vector<KernelArg> &args,
   if (!argsOk)
     return false;
 
-  // Private copies of the argument buffers (others stay empty and unreachable).
-  std::vector<Buffer> memory(buffers.size());
+  // Private copies of the argument buffers (others stay empty and unreachable), and the
+  // workspace of a split kernel, zeroed, after them.
+  std::vector<Buffer> memory(buffers.size() + (split.active() ? 1 : 0));
+  if (split.active()) {
+    int64_t bytes = split.workspaceBytes;
+    bool tooLarge = buffers.size() >= detail::kMaxBuffers;
+    for (int64_t g : options.grid)
+      tooLarge = tooLarge || __builtin_mul_overflow(bytes, g, &bytes);
+    try {
+      if (tooLarge)
+        throw std::bad_alloc();
+      memory.back().data.assign(static_cast<size_t>(bytes), std::byte{0});
+    } catch (const std::bad_alloc &) {
+      diags.error(kernel.loc, DiagCode::InputTooLarge)
+          << "the interpreter cannot hold the workspace of kernel '" << kernel.name << "' ("
+          << split.workspaceBytes << " bytes for each of the grid's programs)";
+      return false;
+    }
+    memory.back().name = "the workspace of the split reduction";
+    memory.back().dtype = DType::I32;
+    values.back() = detail::intSlot(detail::makePointer(buffers.size(), 0));
+    grid[0] *= split.segments;
+  }
   detail::Machine m(options, diags, memory);
-  m.bound.assign(buffers.size(), 0);
+  m.bound.assign(memory.size(), 0);
   for (size_t i = 0; i < buffers.size(); ++i) {
     memory[i].name = buffers[i].name;
     memory[i].dtype = buffers[i].dtype;
@@ -293,16 +328,18 @@ bool runKernel(const ir::Kernel &kernel, const std::vector<KernelArg> &args,
       m.bound[a.buffer] = 1;
       memory[a.buffer].data = buffers[a.buffer].data;
     }
-  m.grid = options.grid;
+  if (split.active())
+    m.bound.back() = 1;
+  m.grid = grid;
   m.stepLimit = options.maxSteps ? options.maxSteps : std::numeric_limits<uint64_t>::max();
 
   try {
     detail::PreparedBlock body = detail::prepareKernel(kernel, m);
     for (size_t i = 0; i < params.size(); ++i)
       m.env[body.args[i]].assign(1, values[i]);
-    for (int64_t z = 0; z < options.grid[2]; ++z)
-      for (int64_t y = 0; y < options.grid[1]; ++y)
-        for (int64_t x = 0; x < options.grid[0]; ++x) {
+    for (int64_t z = 0; z < grid[2]; ++z)
+      for (int64_t y = 0; y < grid[1]; ++y)
+        for (int64_t x = 0; x < grid[0]; ++x) {
           m.pid = {x, y, z};
           m.run(body);
         }

@@ -118,6 +118,7 @@ void decodeOp(const ir::Op &op, PreparedOp &p) {
   case OpKind::Load:
   case OpKind::Store:
   case OpKind::AtomicCas:
+  case OpKind::Fence:
   case OpKind::Dot:
   case OpKind::Yield:
   case OpKind::Condition:

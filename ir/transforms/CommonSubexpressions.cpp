@@ -57,7 +57,9 @@ using Scope = std::map<OpKey, Op *>;
 bool writesMemory(Op &op) {
   bool writes = false;
   auto check = [&](Op &o) {
-    writes |= o.kind() == OpKind::Store || o.kind() == OpKind::AtomicRMW || o.kind() == OpKind::AtomicCas;
+    // A fence counts: a load after it may see what other programs wrote before it.
+    writes |= o.kind() == OpKind::Store || o.kind() == OpKind::AtomicRMW || o.kind() == OpKind::AtomicCas ||
+              o.kind() == OpKind::Fence;
   };
   check(op);
   for (const auto &region : op.regions())

@@ -44,6 +44,7 @@ bool writesOrFails(OpKind kind) {
   case OpKind::Store:
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
+  case OpKind::Fence:
   case OpKind::Assert:
   case OpKind::Print:
   case OpKind::While:

@@ -6,8 +6,11 @@ namespace kiln::driver {
 launch::Signature signatureOf(const ir::Kernel &kernel) {
   launch::Signature s;
   s.kernel = kernel.name;
-  for (const auto &p : kernel.params())
-    s.params.push_back(launch::ParamSpec{p->nameHint, p->type.dtype, p->type.pointer});
+  // The workspace of a split kernel is the launcher's to pass, not the caller's.
+  for (size_t i = 0; i < kernel.numLaunchParams(); ++i) {
+    const ir::Value &p = *kernel.params()[i];
+    s.params.push_back(launch::ParamSpec{p.nameHint, p.type.dtype, p.type.pointer});
+  }
   return s;
 }
 

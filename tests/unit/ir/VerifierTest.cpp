@@ -296,6 +296,22 @@ TEST(VerifyModule, KernelRules) {
   EXPECT_EQ(warps[1].message, "kernel @k: num_stages 0 must be >= 1");
 }
 
+TEST(VerifyModule, ASplitKernelTakesItsWorkspaceLast) {
+  auto noWorkspace = verifyText(
+      "kernel @k(%x: *f32) attributes {grid_split = 2, workspace_bytes = 32} {\n  return\n}\n");
+  ASSERT_EQ(noWorkspace.size(), 1u);
+  EXPECT_EQ(noWorkspace[0].message,
+            "kernel @k: a kernel with grid_split > 1 takes its workspace (*i32) as the last parameter");
+  auto badBytes = verifyText(
+      "kernel @k(%w: *i32) attributes {grid_split = 2, workspace_bytes = 6} {\n  return\n}\n");
+  ASSERT_EQ(badBytes.size(), 1u);
+  EXPECT_EQ(badBytes[0].message, "kernel @k: workspace_bytes 6 must be a positive multiple of 4");
+  auto notSplit = verifyText("kernel @k() attributes {grid_split = 0, workspace_bytes = 4} {\n  return\n}\n");
+  ASSERT_EQ(notSplit.size(), 2u);
+  EXPECT_EQ(notSplit[0].message, "kernel @k: grid_split 0 must be >= 1");
+  EXPECT_EQ(notSplit[1].message, "kernel @k: workspace_bytes needs grid_split > 1");
+}
+
 TEST(VerifyModule, AcceptsTheAllOpsFile) {
   Parsed p = parseText(readFile(inputPath("all_ops.tir")), "all_ops.tir");
   ASSERT_TRUE(p.module) << p.first();
