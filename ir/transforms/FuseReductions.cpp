@@ -19,86 +19,59 @@
 // -inf, and exp(x - m) would be exp(-inf + inf) = NaN: the loop bodies read the value 0
 // instead (any finite value gives the same terms, exp(-inf - 0) = 0), while the rescale
 // keeps the true previous value, so exp(-inf - m) = 0 clears the accumulator as it must.
+// An accumulator that is rescaled starts from the identity of ⊕, its initial value
+// combined in after the loop (and in the value later loops see), never rescaled.
+//
+// The algebra lives in ChainAlgebra.cpp; a chain planned over several segments
+// (SegmentPlan.cpp) gets its fused loop split over programs by SplitReduction.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/transforms/ChainAlgebra.h"
 #include "ir/transforms/FusionRemarks.h"
 #include "ir/transforms/Passes.h"
-#include "ir/transforms/ReductionChains.h"
+#include "ir/transforms/SplitReduction.h"
 
-#include <algorithm>
-#include <cmath>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace kiln::ir {
 
 namespace {
 
-class ChainFuser {
+class ChainFuser : ChainAlgebra {
 public:
-  explicit ChainFuser(ReductionChain &chain) {
-    for (ChainLoop &l : chain.loops) {
-      chainLoops_.insert(l.loop);
-      if (l.fused)
-        fused_.push_back(&l);
-    }
-    parent_ = fused_.front()->loop->parentBlock();
-  }
+  ChainFuser(Kernel &kernel, ReductionChain &chain) : ChainAlgebra(chain), kernel_(kernel), chain_(chain) {}
 
   void run() {
     hoistInvariants();
-    Op *first = fused_.front()->loop;
+    Op *first = fused().front()->loop;
     Builder b;
     b.setInsertionPoint(first);
-    Op *loop = createLoop(b);
+    std::optional<SegmentSplit> split;
+    if (chain_.split.segments > 1)
+      split.emplace(kernel_, static_cast<ChainAlgebra &>(*this), chain_.split.segments);
+    Op *loop = createLoop(b, split ? &*split : nullptr);
     b.setInsertionPointToEnd(loop->region(0));
     buildBody(b, *loop);
-    b.setInsertionPoint(parent_, std::next(parent_->find(loop)));
-    replaceUses(*parent_, buildEpilogue(b, *loop));
-    for (ChainLoop *l : fused_)
-      parent_->erase(parent_->find(l->loop));
+    b.setInsertionPoint(parent(), std::next(parent()->find(loop)));
+    std::vector<Value *> finals;
+    for (const auto &r : loop->results())
+      finals.push_back(r.get());
+    if (split)
+      finals = split->mergeSegments(b, *loop, layout());
+    replaceUses(*parent(), buildEpilogue(b, finals));
+    for (ChainLoop *l : fused())
+      parent()->erase(parent()->find(l->loop));
   }
 
 private:
-  //===------------------------------------------------------------------===//
-  // Dependences
-  //===------------------------------------------------------------------===//
-
-  bool insideChainLoop(const Op *op) const {
-    for (const Op *p = op->parentOp(); p; p = p->parentOp())
-      if (chainLoops_.count(p))
-        return true;
-    return false;
-  }
-
-  /// True when `v` reads a result of a loop of the chain.
-  bool dependsOnChain(Value *v) {
-    if (auto it = dependsMemo_.find(v); it != dependsMemo_.end())
-      return it->second;
-    bool d = false;
-    if (Op *def = v->definingOp()) {
-      if (chainLoops_.count(def))
-        d = true;
-      else {
-        for (Value *o : def->operands())
-          d = d || dependsOnChain(o);
-        for (const auto &region : def->regions())
-          walk(*region, [&](Op &inner) {
-            for (Value *o : inner.operands())
-              d = d || dependsOnChain(o);
-          });
-      }
-    }
-    return dependsMemo_[v] = d;
-  }
-
   /// Moves the pure ops between the fused loops that do not read the chain's results
   /// above the first fused loop, where the fused loop can use them.
   void hoistInvariants() {
-    Op *first = fused_.front()->loop, *last = fused_.back()->loop;
-    auto it = std::next(parent_->find(first));
-    auto end = parent_->find(last);
+    Op *first = fused().front()->loop, *last = fused().back()->loop;
+    auto it = std::next(parent()->find(first));
+    auto end = parent()->find(last);
     while (it != end) {
       Op &op = **it;
       bool movable = op.regions().empty() && !isTerminator(op.kind()) && !writesOrFails(op.kind());
@@ -109,147 +82,41 @@ private:
         continue;
       }
       auto next = std::next(it);
-      std::unique_ptr<Op> taken = parent_->take(it);
-      parent_->insert(parent_->find(first), std::move(taken));
+      std::unique_ptr<Op> taken = parent()->take(it);
+      parent()->insert(parent()->find(first), std::move(taken));
       it = next;
     }
-  }
-
-  //===------------------------------------------------------------------===//
-  // Values of y in a context (running, previous, final)
-  //===------------------------------------------------------------------===//
-
-  /// `v` computed where the builder stands, with the chain's results read from `map`
-  /// (which also memoizes what was computed). Values that do not depend on the chain
-  /// and live outside its loops are used as they are.
-  Value *materialize(Value *v, ValueMap &map, Builder &b) {
-    if (auto it = map.find(v); it != map.end())
-      return it->second;
-    Op *def = v->definingOp();
-    if (!def || (!insideChainLoop(def) && !dependsOnChain(v)))
-      return v;
-    kiln_assert(!chainLoops_.count(def), "a result of the chain has no value in this context");
-    for (Value *o : def->operands())
-      if (Value *m = materialize(o, map, b); m != o)
-        map[o] = m;
-    cloneOp(b, *def, map);
-    return map.at(v);
-  }
-
-  /// `v` where the running maximum (minimum) is still -inf (+inf) reads 0 instead.
-  Value *finiteOrZero(Value *v, Combiner combiner, Builder &b, Location loc) {
-    Type boolType = v->type.withDType(DType::Bool);
-    double identity = combiner == Combiner::Max ? -INFINITY : INFINITY;
-    Value *isIdentity = b.createValue(OpKind::Cmp, loc, {v, b.floatConstant(loc, v->type, identity)}, boolType,
-                                      {{"pred", std::string("eq")}});
-    return b.createValue(OpKind::Select, loc, {isIdentity, b.floatConstant(loc, v->type, 0.0), v}, v->type);
-  }
-
-  //===------------------------------------------------------------------===//
-  // Shapes
-  //===------------------------------------------------------------------===//
-
-  /// Brings `w` (a scalar, or a tile of F's rank with size 1 along the reduced
-  /// dimensions) to the accumulator's type.
-  Value *toAccumulator(Value *w, const Accumulator &acc, const Type &accType, Builder &b, Location loc) {
-    if (w->type.dtype != accType.dtype)
-      w = b.createValue(OpKind::Cast, loc, {w}, w->type.withDType(accType.dtype));
-    if (w->type.shape == accType.shape)
-      return w;
-    if (w->type.isScalar())
-      return b.createValue(OpKind::Splat, loc, {w}, accType);
-    if (acc.combiner != Combiner::Dot && w->type.rank() == accType.rank() + acc.reducedDims.size()) {
-      Shape kept;
-      for (unsigned d = 0; d < w->type.rank(); ++d)
-        if (std::find(acc.reducedDims.begin(), acc.reducedDims.end(), d) == acc.reducedDims.end())
-          kept.push_back(w->type.shape[d]);
-      w = b.createValue(OpKind::Reshape, loc, {w}, w->type.withShape(kept));
-      if (w->type.shape == accType.shape)
-        return w;
-    }
-    return b.createValue(OpKind::Broadcast, loc, {w}, accType);
-  }
-
-  /// A scale of a linear term as a scalar (tile constants become scalar constants).
-  Value *scalarScale(Value *s, Builder &b, Location loc) {
-    if (s->type.isScalar())
-      return s;
-    Op *def = s->definingOp();
-    return b.create(OpKind::Constant, loc, {}, {s->type.element()}, def->attrs())->result();
-  }
-
-  /// Σ ±(leaf(y) - leaf(y_prev)) · scales over `terms`: at the leaves' type when they
-  /// all have one (the exponential is then taken once per row, not per element of the
-  /// accumulator), else at the accumulator's type.
-  Value *delta(const std::vector<LinearTerm> &terms, const Accumulator &acc, const Type &accType, Builder &b,
-               Location loc) {
-    bool uniform = true;
-    for (const LinearTerm &t : terms)
-      uniform = uniform && t.leaf->type == terms.front().leaf->type;
-    Value *sum = nullptr;
-    for (const LinearTerm &t : terms) {
-      Value *now = materialize(t.leaf, running_, b);
-      Value *before = materialize(t.leaf, previous_, b);
-      Value *d = b.createValue(OpKind::Sub, loc, {now, before}, now->type);
-      for (const LinearTerm::Scale &s : t.scales) {
-        Value *scale = scalarScale(s.value, b, loc);
-        if (!d->type.isScalar())
-          scale = b.createValue(OpKind::Splat, loc, {scale}, d->type.withDType(scale->type.dtype));
-        d = b.createValue(s.inverse ? OpKind::Div : OpKind::Mul, loc, {d, scale}, d->type);
-      }
-      if (t.negative)
-        d = b.createValue(OpKind::Neg, loc, {d}, d->type);
-      if (!uniform)
-        d = toAccumulator(d, acc, accType, b, loc);
-      sum = sum ? b.createValue(OpKind::Add, loc, {sum, d}, d->type) : d;
-    }
-    return sum;
-  }
-
-  /// The accumulator `prev` rescaled to the running values of y.
-  Value *rescale(Value *prev, const Accumulator &acc, Builder &b, Location loc) {
-    const Separation &s = acc.separation;
-    if (!s.shifts.empty()) {
-      Value *shift = toAccumulator(delta(s.shifts, acc, prev->type, b, loc), acc, prev->type, b, loc);
-      return b.createValue(OpKind::Add, loc, {prev, shift}, prev->type);
-    }
-    if (s.exps.empty())
-      return prev;
-    // exp(a) = exp2(a · log2 e): one exponent, one hardware exp2.
-    Value *exponent = nullptr;
-    for (const ExpFactor &e : s.exps) {
-      Value *d = delta(e.terms, acc, prev->type, b, loc);
-      if (!e.base2)
-        d = b.createValue(OpKind::Mul, loc, {d, b.floatConstant(loc, d->type, M_LOG2E)}, d->type);
-      if (exponent && exponent->type != d->type) {
-        exponent = toAccumulator(exponent, acc, prev->type, b, loc);
-        d = toAccumulator(d, acc, prev->type, b, loc);
-      }
-      exponent = exponent ? b.createValue(OpKind::Add, loc, {exponent, d}, d->type) : d;
-    }
-    Value *ratio = b.createValue(OpKind::Exp2, loc, {exponent}, exponent->type);
-    return b.createValue(OpKind::Mul, loc, {prev, toAccumulator(ratio, acc, prev->type, b, loc)}, prev->type);
   }
 
   //===------------------------------------------------------------------===//
   // The fused loop
   //===------------------------------------------------------------------===//
 
-  Op *createLoop(Builder &b) {
-    Op *first = fused_.front()->loop;
+  Op *createLoop(Builder &b, SegmentSplit *split) {
+    Op *first = fused().front()->loop;
     std::vector<Value *> operands{first->operand(0), first->operand(1), first->operand(2)};
+    if (split)
+      std::tie(operands[0], operands[1]) = split->segmentBounds(b, first->operand(0), first->operand(1), first->loc());
     std::vector<Type> types;
-    for (ChainLoop *l : fused_)
+    for (ChainLoop *l : fused())
       for (unsigned i = 3; i < l->loop->numOperands(); ++i) {
         const Accumulator &acc = l->accumulators[i - 3];
         Value *init = l->loop->operand(i);
-        // A centred square carries M2 from 0; its initial value is added at the end.
-        operands.push_back(acc.separation.centered ? b.floatConstant(l->loop->loc(), init->type, 0.0) : init);
+        // A centred square carries M2 from 0, and an accumulator that is rescaled starts
+        // from the identity of ⊕: the initial value is not a term of F and must not be
+        // rescaled, so it is combined in at the end.
+        if (acc.separation.centered)
+          operands.push_back(b.floatConstant(l->loop->loc(), init->type, 0.0));
+        else if (acc.separation.dependsOnEarlier() && !isIdentity(init, acc.combiner)) {
+          laterInit_[&acc] = init;
+          operands.push_back(b.floatConstant(l->loop->loc(), init->type, identityOf(acc.combiner)));
+        } else
+          operands.push_back(split ? split->initialValue(b, init, acc.combiner, l->loop->loc()) : init);
         types.push_back(init->type);
       }
     // Then the count and the mean of each centred square.
     unsigned extra = static_cast<unsigned>(types.size());
-    for (ChainLoop *l : fused_)
+    for (ChainLoop *l : fused())
       for (const Accumulator &acc : l->accumulators)
         if (acc.separation.centered) {
           Type t = acc.combineOp->result()->type;
@@ -265,14 +132,14 @@ private:
     const Block &firstBody = *first->region(0);
     body->addArgument(firstBody.argument(0)->type, firstBody.argument(0)->nameHint);
     unsigned k = 0;
-    for (ChainLoop *l : fused_) {
+    for (ChainLoop *l : fused()) {
       const Block &src = *l->loop->region(0);
       for (unsigned i = 1; i < src.numArguments(); ++i) {
         body->addArgument(src.argument(i)->type, src.argument(i)->nameHint);
         loop->result(k++)->nameHint = l->loop->result(i - 1)->nameHint;
       }
     }
-    for (ChainLoop *l : fused_)
+    for (ChainLoop *l : fused())
       for (const Accumulator &acc : l->accumulators)
         if (acc.separation.centered) {
           std::string name = acc.name();
@@ -286,7 +153,7 @@ private:
   /// Where each fused loop's accumulators live in the fused loop (first carried slot).
   unsigned firstSlot(const ChainLoop *l) const {
     unsigned k = 0;
-    for (const ChainLoop *f : fused_) {
+    for (const ChainLoop *f : fused()) {
       if (f == l)
         return k;
       k += f->loop->numResults();
@@ -294,11 +161,27 @@ private:
     return k;
   }
 
+  /// Every accumulator with its carried slots, in chain order.
+  FusedLayout layout() const {
+    FusedLayout out;
+    for (const ChainLoop *l : fused())
+      for (const Accumulator &acc : l->accumulators) {
+        FusedLayout::Entry e{l, &acc, firstSlot(l) + acc.slot};
+        e.laterInit = laterInitOf(acc);
+        if (acc.separation.centered) {
+          e.countSlot = static_cast<int>(extraSlot_.at(&acc));
+          e.meanSlot = e.countSlot + 1;
+        }
+        out.entries.push_back(e);
+      }
+    return out;
+  }
+
   void buildBody(Builder &b, Op &fused) {
     Block &body = *fused.region(0);
     std::vector<Value *> yields;
     std::vector<Value *> extraYields;
-    for (ChainLoop *l : fused_) {
+    for (ChainLoop *l : this->fused()) {
       Block &src = *l->loop->region(0);
       unsigned base = firstSlot(l);
       ValueMap map;
@@ -307,7 +190,7 @@ private:
       std::unordered_map<const Op *, unsigned> dropped;
       for (const Accumulator &acc : l->accumulators) {
         Value *prev = body.argument(1 + base + acc.slot);
-        map[src.argument(1 + acc.slot)] = rescale(prev, acc, b, l->loop->loc());
+        map[src.argument(1 + acc.slot)] = rescale(prev, acc, running_, previous_, b, l->loop->loc());
         for (const DeferredFactor &d : acc.separation.deferred)
           dropped[d.op] = d.factorOperand;
       }
@@ -336,57 +219,33 @@ private:
         Value *now = map.count(next) ? map[next] : next;
         if (const Accumulator &acc = l->accumulators[slot]; acc.separation.centered) {
           unsigned e = extraSlot_.at(&acc);
-          auto [m2, count, mean] = mergeBlock(acc, map, body.argument(1 + base + slot), body.argument(1 + e),
-                                              body.argument(2 + e), b, l->loop->loc());
-          now = m2;
-          extraYields.push_back(count);
-          extraYields.push_back(mean);
+          CentredState merged =
+              mergeBlock(acc, map, {body.argument(1 + base + slot), body.argument(1 + e), body.argument(2 + e)}, b,
+                         l->loop->loc());
+          now = merged.m2;
+          extraYields.push_back(merged.count);
+          extraYields.push_back(merged.mean);
         }
         yields.push_back(now);
         const Accumulator &acc = l->accumulators[slot];
-        bool extremum = acc.combiner == Combiner::Max || acc.combiner == Combiner::Min;
-        running_[l->loop->result(slot)] =
-            extremum && isFloat(now->type.dtype) ? finiteOrZero(now, acc.combiner, b, l->loop->loc()) : now;
-        previous_[l->loop->result(slot)] = body.argument(1 + base + slot);
+        Value *init = laterInitOf(acc);
+        running_[l->loop->result(slot)] = seenRunning(now, init, acc.combiner, b, l->loop->loc());
+        previous_[l->loop->result(slot)] = seen(body.argument(1 + base + slot), init, acc.combiner, b, l->loop->loc());
       }
     }
     yields.insert(yields.end(), extraYields.begin(), extraYields.end());
     b.create(OpKind::Yield, fused.loc(), yields, {});
   }
 
-  /// `v` (the accumulator's shape) broadcast back over F's tile `term`.
-  Value *toTerm(Value *v, const Accumulator &acc, const Type &term, Builder &b, Location loc) {
-    if (v->type.isScalar())
-      return b.createValue(OpKind::Splat, loc, {v}, term.withDType(v->type.dtype));
-    for (unsigned r : acc.reducedDims) {
-      Shape s = v->type.shape;
-      s.insert(s.begin() + r, 1);
-      v = b.createValue(OpKind::ExpandDims, loc, {v}, v->type.withShape(s), {{"axis", int64_t(r)}});
-    }
-    return v->type.shape == term.shape ? v : b.createValue(OpKind::Broadcast, loc, {v}, term.withDType(v->type.dtype));
-  }
-
-  /// Σ over the reduced dimensions of `tile` (of F's shape), at the accumulator's shape.
-  Value *reduceSum(Value *tile, const Accumulator &acc, Builder &b, Location loc) {
-    for (auto r = acc.reducedDims.rbegin(); r != acc.reducedDims.rend(); ++r) {
-      Shape s = tile->type.shape;
-      s.erase(s.begin() + *r);
-      tile = b.createValue(OpKind::Reduce, loc, {tile}, tile->type.withShape(s),
-                           {{"axis", int64_t(*r)}, {"kind", std::string("sum")}});
-    }
-    return tile;
-  }
-
-  /// One block of a centred square merged into (M2, N, μ): the block's count n_b, mean
-  /// μ_b and centred M2_b, then δ = μ_b - μ, N' = N + n_b, μ' = μ + δ·n_b/N',
-  /// M2' = M2 + M2_b + δ²·N·n_b/N'. Empty blocks (every lane masked) change nothing.
-  std::tuple<Value *, Value *, Value *> mergeBlock(const Accumulator &acc, ValueMap &map, Value *m2, Value *count,
-                                                   Value *mean, Builder &b, Location loc) {
+  /// One block of a centred square merged into the running (M2, N, μ): the block's
+  /// count n_b, mean μ_b and centred M2_b, merged as two states (mergeCentred).
+  CentredState mergeBlock(const Accumulator &acc, ValueMap &map, const CentredState &running, Builder &b,
+                          Location loc) {
     const CenteredSquare &c = *acc.separation.centered;
     auto mapped = [&](Value *v) { return map.count(v) ? map[v] : v; };
     Value *data = mapped(c.data);
     Type tile = data->type;
-    Type accType = m2->type;
+    Type accType = running.m2->type;
     if (tile.dtype != accType.dtype) {
       tile = tile.withDType(accType.dtype);
       data = b.createValue(OpKind::Cast, loc, {data}, tile);
@@ -406,30 +265,26 @@ private:
                                      accType);
     Value *dev = selected(op(OpKind::Sub, data, toTerm(blockMean, acc, tile, b, loc)));
     Value *blockM2 = reduceSum(op(OpKind::Mul, dev, dev), acc, b, loc);
-    Value *total = op(OpKind::Add, count, blockCount);
-    Value *share = b.createValue(OpKind::Select, loc, {nonEmpty, op(OpKind::Div, blockCount, total), zero}, accType);
-    Value *delta = op(OpKind::Sub, blockMean, mean);
-    Value *newMean = op(OpKind::Add, mean, op(OpKind::Mul, delta, share));
-    Value *cross = op(OpKind::Mul, op(OpKind::Mul, op(OpKind::Mul, delta, delta), count), share);
-    Value *newM2 = op(OpKind::Add, op(OpKind::Add, m2, blockM2), cross);
-    return {newM2, total, newMean};
+    return mergeCentred(running, {blockM2, blockCount, blockMean}, b, loc);
   }
 
-  /// The final values: the fused loop's results with the deferred factors applied.
-  /// Returns the replacement of each old loop result.
-  ValueMap buildEpilogue(Builder &b, Op &fused) {
-    ValueMap finals, replacements;
-    for (ChainLoop *l : fused_) {
+  /// The final values: `finals` (the fused loop's carried values at the end) with the
+  /// deferred factors applied. Returns the replacement of each old loop result.
+  ValueMap buildEpilogue(Builder &b, const std::vector<Value *> &finals) {
+    ValueMap results, replacements;
+    for (ChainLoop *l : fused()) {
       unsigned base = firstSlot(l);
       for (const Accumulator &acc : l->accumulators) {
-        Value *v = fused.result(base + acc.slot);
+        Value *v = finals[base + acc.slot];
         if (acc.separation.centered)
-          v = centredSum(acc, fused, v, l->loop->operand(3 + acc.slot), finals, b, l->loop->loc());
+          v = centredSum(acc, finals, v, l->loop->operand(3 + acc.slot), results, b, l->loop->loc());
         for (const DeferredFactor &d : acc.separation.deferred) {
-          Value *f = toAccumulator(materialize(d.leaf, finals, b), acc, v->type, b, l->loop->loc());
+          Value *f = toAccumulator(materialize(d.leaf, results, b), acc, v->type, b, l->loop->loc());
           v = b.createValue(d.inverse ? OpKind::Div : OpKind::Mul, l->loop->loc(), {v, f}, v->type);
         }
-        finals[l->loop->result(acc.slot)] = v;
+        if (auto init = laterInit_.find(&acc); init != laterInit_.end())
+          v = b.createValue(combineKind(acc.combiner), l->loop->loc(), {init->second, v}, v->type);
+        results[l->loop->result(acc.slot)] = v;
         replacements[l->loop->result(acc.slot)] = v;
       }
     }
@@ -437,12 +292,12 @@ private:
   }
 
   /// init + M2 + N·(μ - c)² with c at its final value.
-  Value *centredSum(const Accumulator &acc, Op &fused, Value *m2, Value *init, ValueMap &finals, Builder &b,
-                    Location loc) {
+  Value *centredSum(const Accumulator &acc, const std::vector<Value *> &finals, Value *m2, Value *init,
+                    ValueMap &results, Builder &b, Location loc) {
     const LinearTerm &centre = acc.separation.centered->centre;
     unsigned e = extraSlot_.at(&acc);
-    Value *count = fused.result(e), *mean = fused.result(e + 1);
-    Value *c = toAccumulator(materialize(centre.leaf, finals, b), acc, m2->type, b, loc);
+    Value *count = finals[e], *mean = finals[e + 1];
+    Value *c = toAccumulator(materialize(centre.leaf, results, b), acc, m2->type, b, loc);
     if (centre.negative)
       c = b.createValue(OpKind::Neg, loc, {c}, c->type);
     Value *off = b.createValue(OpKind::Sub, loc, {mean, c}, c->type);
@@ -451,34 +306,41 @@ private:
     return b.createValue(OpKind::Add, loc, {init, sum}, c->type);
   }
 
+  Kernel &kernel_;
+  ReductionChain &chain_;
   /// The first of the two extra carried values (count, mean) of each centred square.
   std::unordered_map<const Accumulator *, unsigned> extraSlot_;
-  std::vector<ChainLoop *> fused_;
-  std::unordered_set<const Op *> chainLoops_;
-  Block *parent_ = nullptr;
-  std::unordered_map<const Value *, bool> dependsMemo_;
+  /// The initial values combined in after the loop, of accumulators that are rescaled.
+  std::unordered_map<const Accumulator *, Value *> laterInit_;
+  Value *laterInitOf(const Accumulator &acc) const {
+    auto it = laterInit_.find(&acc);
+    return it == laterInit_.end() ? nullptr : it->second;
+  }
   ValueMap running_;  ///< the chain's results -> their running values in the fused body
   ValueMap previous_; ///< the chain's results -> their values at the start of the iteration
 };
 
 } // namespace
 
-bool fuseReductionChains(Kernel &, std::vector<ReductionChain> &chains) {
+bool fuseReductionChains(Kernel &kernel, std::vector<ReductionChain> &chains) {
   bool changed = false;
   for (ReductionChain &chain : chains) {
-    changed |= versionForOneBlock(chain);
+    // A split chain keeps one version: its segments need not fit one block.
+    if (chain.split.segments == 1)
+      changed |= versionForOneBlock(chain);
     if (chain.fusedCount() >= 2) {
-      ChainFuser(chain).run();
+      ChainFuser(kernel, chain).run();
       changed = true;
     }
   }
   return changed;
 }
 
-bool fuseReductions(Module &module, DiagnosticEngine *remarks) {
+bool fuseReductions(Module &module, const ReductionSplitOptions &split, DiagnosticEngine *remarks) {
   bool changed = false;
   for (auto &kernel : module.kernels) {
     std::vector<ReductionChain> chains = analyzeReductionChains(*kernel);
+    planSegments(*kernel, chains, split);
     if (remarks)
       reportFusion(chains, *remarks);
     changed |= fuseReductionChains(*kernel, chains);

@@ -130,6 +130,15 @@ std::string loopNote(const ChainLoop &l) {
   return os.str();
 }
 
+/// The strategy and why it was chosen.
+std::string strategyText(const SegmentPlan &plan) {
+  if (plan.segments == 1)
+    return "single segment: each program walks the whole range once; " + plan.why;
+  std::string s = std::to_string(plan.segments);
+  return s + " segments: each program's range is split over " + s +
+         " programs, whose partial states the last to finish merges; " + plan.why;
+}
+
 } // namespace
 
 void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags) {
@@ -144,8 +153,8 @@ void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags) 
       for (size_t i = 0; i < fused.size(); ++i)
         lines << (i == 0 ? "" : i + 1 == fused.size() ? " and " : ", ") << fused[i]->loop->loc().line;
       auto r = diags.remark(fused.front()->loop->loc(), DiagCode::FusionApplied);
-      r << "fused the reduction loops at lines " << lines.str()
-        << " into one pass (single segment: each program walks the whole range once)";
+      r << "fused the reduction loops at lines " << lines.str() << " into one pass (" << strategyText(chain.split)
+        << ")";
       for (const ChainLoop *l : fused)
         r.note(l->loop->loc(), loopNote(*l));
     }
@@ -153,7 +162,9 @@ void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags) 
       if (!l.fused) {
         auto r = diags.remark(l.refusalLoc, DiagCode::FusionRefused);
         r << "the loop at line " << l.loop->loc().line << " is not fused: " << l.refusal;
-        if (l.trailing && onePass)
+        if (l.trailing && chain.split.segments > 1)
+          r << ", which the last segment of each program runs on the merged results";
+        if (l.trailing && onePass && chain.split.segments == 1)
           r << "; when the range fits in one block, the whole chain runs as one iteration that reads each "
                "element once";
       }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/transforms/SplitCostModel.h"
 #include "support/Diagnostics.h"
 
 namespace kiln::ir {
@@ -31,8 +32,9 @@ bool eliminateCommonSubexpressions(Module &module);
 bool eliminateDeadMaskedLanes(Module &module);
 
 /// Reduction-chain fusion: cascaded reduction loops over one range become one pass
-/// with an incremental (rescaling) form (ReductionChains.h). Reports remarks to
-/// `remarks` when it is not null. FuseReductions.cpp runs the analysis and rewrite.
-bool fuseReductions(Module &module, DiagnosticEngine *remarks);
+/// with an incremental (rescaling) form (ReductionChains.h), over one program or split
+/// over several as `split` and the cost model decide. Reports remarks to `remarks`
+/// when it is not null. FuseReductions.cpp runs the analysis, the plan and the rewrite.
+bool fuseReductions(Module &module, const ReductionSplitOptions &split, DiagnosticEngine *remarks);
 
 } // namespace kiln::ir

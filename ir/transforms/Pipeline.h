@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/transforms/SplitCostModel.h"
 #include "support/Diagnostics.h"
 #include "support/Timing.h"
 
@@ -30,6 +31,8 @@ const PassInfo *findPass(const std::string &name);
 struct PipelineOptions {
   /// Reduction-chain fusion (fuse-reductions); off keeps every loop as written.
   bool fuseReductions = true;
+  /// The multi-segment strategy of fusion: forced, or chosen from the launch's size.
+  ReductionSplitOptions reductionSplit;
   /// When set, fusion reports what it did and declined to do here, as remarks.
   DiagnosticEngine *fusionRemarks = nullptr;
   bool printAfterAll = false; ///< dump the IR after each pass ("(unchanged)" if it was a no-op)

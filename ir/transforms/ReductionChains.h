@@ -18,6 +18,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/transforms/SplitCostModel.h"
 
 #include <optional>
 #include <string>
@@ -108,9 +109,18 @@ struct ChainLoop {
   Location refusalLoc;
 };
 
+/// How the fused loop of a chain runs (SegmentPlan.cpp): one program walks the whole
+/// range (single segment, `segments` 1), or the range is split over `segments` programs
+/// per program of the grid, whose partial states the last to finish merges.
+struct SegmentPlan {
+  int64_t segments = 1;
+  std::string why; ///< for --explain-fusion
+};
+
 /// A chain of loops over one iteration space; `fused` loops become one pass.
 struct ReductionChain {
   std::vector<ChainLoop> loops;
+  SegmentPlan split;
   size_t fusedCount() const;
 };
 
@@ -140,8 +150,13 @@ bool hasOneBlockPath(ReductionChain &chain);
 /// loops move into the other branch. Returns false when not applicable.
 bool versionForOneBlock(ReductionChain &chain);
 
-/// Rewrites every chain with two or more fused loops into one loop (FuseReductions.cpp).
-/// Returns true when the IR changed.
+/// Decides the strategy of every chain of `kernel` with two or more fused loops
+/// (SegmentPlan.cpp): at most one chain of a kernel is split, and only where the split
+/// provably computes what one program would.
+void planSegments(Kernel &kernel, std::vector<ReductionChain> &chains, const ReductionSplitOptions &options);
+
+/// Rewrites every chain with two or more fused loops into one loop (FuseReductions.cpp),
+/// split over segments as its plan says. Returns true when the IR changed.
 bool fuseReductionChains(Kernel &kernel, std::vector<ReductionChain> &chains);
 
 } // namespace kiln::ir

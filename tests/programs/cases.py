@@ -942,6 +942,26 @@ add("fusion.shifted_chain", "fusion_chains.kiln", "shifted_chain",
     ref=_shifted_chain_ref, tol=Tol(1e-4, 1e-5))
 
 
+def _chain_inits_ref(v, s):
+    x = f64(v.x)
+    n = x.shape[1]
+    total = n + x.sum(axis=1, keepdims=True)
+    mean = total / n
+    m = np.maximum(0.5, (x - mean).max(axis=1, keepdims=True))
+    l = 1.0 + np.exp(x - mean - m).sum(axis=1, keepdims=True)
+    return {"out": np.concatenate([total, m, l], axis=1)}
+
+
+# Initial values that are not the identity of each ⊕ count once, unrescaled; short
+# rows (n = 1 gives a mean above every element) hold the maximum at its floor.
+add("fusion.chain_inits", "fusion_chains.kiln", "chain_inits",
+    sizes=lambda r: {"rows": int(r.integers(1, 6)), "n": int(r.integers(1, 300))},
+    grid=("rows",),
+    args=[Arr("x", "f32", ("rows", "n"), uniform(-2.0, 2.0)), Arr("out", "f32", ("rows", 3)),
+          Scalar("n", "i32", "n")],
+    ref=_chain_inits_ref, tol=Tol(1e-4, 1e-5))
+
+
 def _logsumexp_ref(v, s):
     x = f64(v.x)
     m = x.max(axis=1)

@@ -206,6 +206,9 @@ _decode(".large_scores", {"heads": 2, "seq": 100, "d": 16}, {"D": 16, "BN": 16},
         Tol(2e-3, 1e-4))
 _decode(".random", lambda r: {"heads": int(r.integers(1, 4)), "seq": int(r.integers(1, 400)), "d": 16},
         {"D": 16, "BN": 64}, normal(2.0))
+# Five blocks, the last ragged: split over 2, 3, 4 or 7 segments the shares are uneven
+# or empty (examples.interp.split*), and the heads' maxima lie in different segments.
+_decode(".few_blocks", {"heads": 5, "seq": 70, "d": 16}, {"D": 16, "BN": 16}, normal(4.0), Tol(2e-4, 1e-5))
 
 
 # ---- MoE routing ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 //===- dslc.cpp - The Kiln compiler driver --------------------------------===//
 //
 //   dslc FILE [--kernel K] [-D N=V]... [--emit=ast|tir|llvm|ptx|spirv|spirv-asm|bundle]
-//        [--target=sm_80|sm_90|sm_90a|spirv64] [--assume-multiple NAME=N]... [-o OUT]
+//        [--target=sm_80|sm_90|sm_90a|spirv64] [--assume-multiple NAME=N]... [--reduction-split=S]
+//        [-o OUT]
 //   dslc run FILE --kernel K --grid X[,Y[,Z]] [-D N=V]... [--arg NAME=VALUE]...
 //        [--device cuda|ze|interp]
 //
@@ -73,6 +74,13 @@ cl::opt<bool> ExplainFusion("explain-fusion",
                             cl::desc("Report, as remarks on stderr, which reduction loops were fused into one pass "
                                      "and why the others were not"),
                             cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
+// Read as text and checked here, so that a bad value is a coded diagnostic.
+cl::opt<std::string> ReductionSplitText(
+    "reduction-split",
+    cl::desc("Split the range of each fused reduction chain over S programs per program of the grid, their "
+             "partial states merged by the last to finish (1: never split; default: a cost model decides "
+             "where the grid is known, as in dslc run)"),
+    cl::value_desc("S"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<std::string> LibdevicePath("libdevice",
                                    cl::desc("libdevice bitcode, linked for math functions on NVIDIA targets "
                                             "(default: the CUDA toolkit's)"),
@@ -148,11 +156,32 @@ SemaOptions semaOptions(DiagnosticEngine &diags, bool &ok) {
   return options;
 }
 
-ir::PipelineOptions pipelineOptions(TimingReport *timing, DiagnosticEngine &diags) {
+/// --reduction-split: 0 when absent (the cost model decides); nullopt, after E0900, when
+/// it is not an integer from 1 to the most segments there may be.
+std::optional<int64_t> forcedSplit(DiagnosticEngine &diags) {
+  if (!ReductionSplitText.getNumOccurrences())
+    return 0;
+  const std::string &text = ReductionSplitText;
+  bool digits = !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+  int64_t value = digits ? std::stoll(text) : 0;
+  if (value >= 1 && value <= ir::kMaxSegments)
+    return value;
+  auto d = diags.error(Location::commandLine(), DiagCode::BadOption);
+  d << "--reduction-split needs a number of segments from 1 to " << ir::kMaxSegments << ", got '" << text << "'";
+  d.hint("--reduction-split=1 keeps every reduction in one program; leave it out to let the cost model decide");
+  return std::nullopt;
+}
+
+/// `programs`: the size of the grid the kernel will run on, when known (dslc run).
+ir::PipelineOptions pipelineOptions(TimingReport *timing, DiagnosticEngine &diags, int64_t forcedSegments,
+                                    std::optional<int64_t> programs, int64_t processors) {
   ir::PipelineOptions options;
   options.printAfterAll = PrintAfterAll;
   options.timing = timing;
   options.fuseReductions = !NoFuseReductions;
+  options.reductionSplit.forced = forcedSegments;
+  options.reductionSplit.programs = programs;
+  options.reductionSplit.processors = processors;
   if (ExplainFusion)
     options.fusionRemarks = &diags;
   return options;
@@ -410,13 +439,16 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   bool ok = true;
   SemaOptions options = semaOptions(diags, ok);
   std::optional<std::vector<Assumption>> assumptions = parseAssumptions(diags);
-  if (!ok || !assumptions)
+  std::optional<int64_t> split = forcedSplit(diags);
+  if (!ok || !assumptions || !split)
     return driver::ExitUserError;
   auto module = driver::loadModule(InputFile, options, sources, diags, timing);
   if (!module)
     return driver::ExitUserError;
-  if (!NoOptimize)
-    ir::runPipeline(*module, pipelineOptions(timing, diags), diags);
+  if (!NoOptimize) {
+    int64_t processors = ir::processorsOf(codegen::targetName(plan.target));
+    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, std::nullopt, processors), diags);
+  }
 
   if (!generatesCode(plan.kind)) {
     if (!emit)
@@ -520,15 +552,19 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
     ok = false;
   }
   std::optional<uint64_t> steps = maxSteps(diags);
-  if (!ok || !grid || !steps)
+  std::optional<int64_t> split = forcedSplit(diags);
+  if (!ok || !grid || !steps || !split)
     return driver::ExitUserError;
   auto module = driver::loadModule(InputFile, options, sources, diags, timing);
   if (!module)
     return driver::ExitUserError;
   if (!singleKernel(*module, "dslc run runs one", diags))
     return driver::ExitUserError;
-  if (!NoOptimize)
-    ir::runPipeline(*module, pipelineOptions(timing, diags), diags);
+  if (!NoOptimize) {
+    // The pipeline runs before the device is chosen: the cost model assumes sm_90's SMs.
+    int64_t programs = (*grid)[0] * (*grid)[1] * (*grid)[2];
+    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, programs, ir::kDefaultProcessors), diags);
+  }
   const ir::Kernel &kernel = *module->kernels.front();
   auto host = launch::bindArguments(driver::signatureOf(kernel), std::vector<std::string>(Args.begin(), Args.end()),
                                     diags);

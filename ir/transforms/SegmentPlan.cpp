@@ -1,0 +1,116 @@
+//===- SegmentPlan.cpp - Single segment or several, for each fused chain ---===//
+//
+// A fused chain's range can be split over S programs per program of the grid
+// (SplitReduction.cpp) only where the split computes what one program would:
+//   * the loops are at the kernel's top level, so "after the loop" is the rest of the
+//     kernel, which the last segment runs alone on the merged state;
+//   * nothing before them has an effect (a store, an atomic, an assert, a print, a
+//     while loop): every segment runs that part of the kernel;
+//   * the step is a positive constant, so a segment's share of the range is whole
+//     blocks computed from the bounds at run time;
+//   * every accumulator is f32, f16 or bf16: partial states go through the workspace as
+//     32-bit floats (f16 and bf16 widen exactly) and merge with the float algebra;
+//   * no other chain of the kernel is split (the grid is split once).
+// Then --reduction-split=S forces S, and otherwise the cost model (SplitCostModel.cpp)
+// chooses — except for a chain whose results feed another pass over the range (the
+// trailing loop of softmax or layernorm): only the last segment would run that pass,
+// so splitting only pays when it is forced.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/transforms/ReductionChains.h"
+
+namespace kiln::ir {
+
+namespace {
+
+/// The value of an integer constant.
+std::optional<int64_t> intConstant(const Value *v) {
+  const Op *def = v->definingOp();
+  if (!def || def->kind() != OpKind::Constant || !isInteger(v->type.dtype) || !v->type.isScalar())
+    return std::nullopt;
+  const int64_t *i = std::get_if<int64_t>(&def->attrs().at("value"));
+  return i ? std::optional<int64_t>(*i) : std::nullopt;
+}
+
+std::string line(const Op *op) { return std::to_string(op->loc().line); }
+
+/// Why `chain` cannot be split over programs; empty when it can.
+std::string whyNotSplit(const Kernel &kernel, const ReductionChain &chain) {
+  const ChainLoop *first = nullptr;
+  for (const ChainLoop &l : chain.loops)
+    if (l.fused && !first)
+      first = &l;
+  const Op *loop = first->loop;
+  if (loop->parentBlock() != kernel.body.get())
+    return "the loops are nested in control flow, and segments merge once per program";
+  std::optional<int64_t> step = intConstant(loop->operand(2));
+  if (!step || *step <= 0)
+    return "the step of the range is not a positive constant";
+  DType bound = loop->operand(0)->type.dtype;
+  if (bound == DType::U64)
+    return "the bounds of the range are u64";
+  for (const auto &op : kernel.body->ops()) {
+    if (op.get() == loop)
+      break;
+    if (hasEffects(*op))
+      return "the `" + std::string(op->mnemonic()) + "` at line " + line(op.get()) +
+             " comes before the loops, and every segment would repeat it";
+  }
+  for (const ChainLoop &l : chain.loops)
+    if (l.fused)
+      for (const Accumulator &acc : l.accumulators) {
+        DType t = acc.combineOp->result()->type.dtype;
+        if (t != DType::F32 && t != DType::F16 && t != DType::BF16)
+          return "`" + acc.name() + "` is " + std::string(dtypeName(t)) +
+                 ", and partial states are kept for f32, f16 and bf16 accumulators only";
+      }
+  return "";
+}
+
+/// The iterations of the chain's range when its bounds are constants.
+std::optional<int64_t> rangeBlocks(const ReductionChain &chain) {
+  const Op *loop = nullptr;
+  for (const ChainLoop &l : chain.loops)
+    if (l.fused && !loop)
+      loop = l.loop;
+  auto lb = intConstant(loop->operand(0)), ub = intConstant(loop->operand(1)), step = intConstant(loop->operand(2));
+  if (!lb || !ub || !step || *step <= 0)
+    return std::nullopt;
+  return *ub <= *lb ? 0 : (*ub - *lb + *step - 1) / *step;
+}
+
+bool feedsAnotherPass(const ReductionChain &chain) {
+  for (const ChainLoop &l : chain.loops)
+    if (l.trailing)
+      return true;
+  return false;
+}
+
+SegmentPlan plan(const Kernel &kernel, const ReductionChain &chain, const ReductionSplitOptions &options) {
+  std::string forced = "--reduction-split=" + std::to_string(options.forced);
+  if (options.forced == 1)
+    return {1, "as " + forced + " asks"};
+  if (std::string why = whyNotSplit(kernel, chain); !why.empty())
+    return {1, options.forced > 1 ? forced + " does not apply: " + why : why};
+  if (options.forced > 1)
+    return {std::min(options.forced, kMaxSegments), "as " + forced + " asks"};
+  if (feedsAnotherPass(chain))
+    return {1, "a later loop walks the range again with the results, and only one segment would run it"};
+  SegmentChoice choice = chooseSegments({options.programs, options.processors, rangeBlocks(chain)});
+  return {choice.segments, choice.why};
+}
+
+} // namespace
+
+void planSegments(Kernel &kernel, std::vector<ReductionChain> &chains, const ReductionSplitOptions &options) {
+  bool gridSplit = kernel.gridSplit.active();
+  for (ReductionChain &chain : chains) {
+    if (chain.fusedCount() < 2)
+      continue;
+    chain.split = gridSplit ? SegmentPlan{1, "the kernel's grid is split for another range already"}
+                            : plan(kernel, chain, options);
+    gridSplit |= chain.split.segments > 1;
+  }
+}
+
+} // namespace kiln::ir
