@@ -134,3 +134,31 @@ _long_softmax("example.long_softmax.random",
               lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(1, 1500))}, block=128)
 _long_softmax("example.long_softmax.one_block", {"rows": 3, "n": 100})
 _long_softmax("example.long_softmax.exact_blocks", {"rows": 2, "n": 512}, block=64)
+
+
+# ---- long_layernorm -------------------------------------------------------------------
+# Rows whose mean is large against their spread, where Σx² - n·mean² cancels: the fused
+# loop merges block statistics (Welford) and must match the centred two-pass result.
+# Mean 50, spread 2: both forms are within 1e-4; the one-loop Σx², Σx form is off by
+# about 2e-3. Mean 1000, spread 1: the f32 mean itself is off by about 1e-3 of the spread
+# (fused or not), which y inherits; the Σx² form is off by 1 or more, or NaN.
+
+def _long_layernorm(name, sizes, block=None, gen=normal(2.0, mean=50.0), tol=Tol(1e-4, 1e-4)):
+    CASES.append(Case(
+        name=name, file="examples/long_layernorm.kiln", kernel="long_layernorm",
+        sizes=sizes, defines={"BLOCK": block} if block else {},
+        grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), gen),
+              Arr("w", "f32", "n", normal()), Arr("b", "f32", "n", normal()),
+              Arr("y", "f32", ("rows", "n")),
+              Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-5)],
+        ref=_layernorm_ref, tol=tol))
+
+
+_long_layernorm("example.long_layernorm", {"rows": 4, "n": 3000})
+_long_layernorm("example.long_layernorm.random",
+                lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(2, 1500))}, block=128)
+_long_layernorm("example.long_layernorm.one_block", {"rows": 3, "n": 700})
+_long_layernorm("example.long_layernorm.exact_blocks", {"rows": 2, "n": 512}, block=64)
+_long_layernorm("example.long_layernorm.large_mean", {"rows": 4, "n": 4096},
+                gen=normal(1.0, mean=1000.0), tol=Tol(1e-3, 1e-2))
