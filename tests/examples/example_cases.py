@@ -4,6 +4,8 @@
 # are not multiples of the tile, and the smallest input. See kilncase.py for the fields.
 #
 #===---------------------------------------------------------------------------===#
+import numpy as np
+
 from kilncase import (Arr, Case, Scalar, Tol, cdiv, f32, f64, normal, on_first_columns,
                       softmax_rows, strided_row_args, with_specials)
 
@@ -162,3 +164,47 @@ _long_layernorm("example.long_layernorm.one_block", {"rows": 3, "n": 700})
 _long_layernorm("example.long_layernorm.exact_blocks", {"rows": 2, "n": 512}, block=64)
 _long_layernorm("example.long_layernorm.large_mean", {"rows": 4, "n": 4096},
                 gen=normal(1.0, mean=1000.0), tol=Tol(1e-3, 1e-2))
+
+
+# ---- attention ------------------------------------------------------------------------
+# The three-loop attention, fused into one pass (and run unfused by examples.interp.unfused).
+# Sequences span several key blocks with a ragged end; causal programs stop at their last
+# row, which is not a multiple of BN when BM != BN.
+
+def _attention_ref(causal):
+    def ref(v, s):
+        q, k, vv = f64(v.q), f64(v.k), f64(v.v)
+        scores = np.einsum("hid,hjd->hij", q, k) / np.sqrt(s["d"])
+        if causal:
+            n = scores.shape[-1]
+            scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+        return {"o": np.einsum("hij,hjd->hid", softmax_rows(scores), vv)}
+    return ref
+
+
+def _attention(name, sizes, tiles, causal, gen=normal(), tol=Tol(1e-4, 1e-5)):
+    bm = tiles.get("BM", 32)
+    CASES.append(Case(
+        name=name, file="examples/attention.kiln", kernel="attention",
+        sizes=sizes, defines=dict(tiles, CAUSAL=causal),
+        grid=lambda s: (cdiv(s["seq"], bm), s["heads"]),
+        args=[Arr("q", "f32", ("heads", "seq", "d"), gen),
+              Arr("k", "f32", ("heads", "seq", "d"), gen),
+              Arr("v", "f32", ("heads", "seq", "d"), normal()),
+              Arr("o", "f32", ("heads", "seq", "d")), Scalar("seq", "i32", "seq")],
+        ref=_attention_ref(causal), tol=tol))
+
+
+for _causal in (False, True):
+    _tag = "example.attention" + (".causal" if _causal else "")
+    _attention(_tag, {"heads": 2, "seq": 75, "d": 16}, {"D": 16, "BM": 16, "BN": 16}, _causal)
+    _attention(_tag + ".default_tiles", {"heads": 2, "seq": 150, "d": 64}, {}, _causal)
+    _attention(_tag + ".bm_ne_bn", {"heads": 1, "seq": 90, "d": 16}, {"D": 16, "BM": 32, "BN": 8},
+               _causal)
+    # Scores in the hundreds: exp(s) without the running maximum would overflow. f32 scores
+    # of that size carry rounding errors near 1e-5, which exp turns into relative errors.
+    _attention(_tag + ".large_scores", {"heads": 1, "seq": 40, "d": 16},
+               {"D": 16, "BM": 16, "BN": 8}, _causal, normal(12.0), Tol(2e-3, 1e-4))
+    _attention(_tag + ".random", lambda r: {"heads": int(r.integers(1, 3)),
+                                            "seq": int(r.integers(1, 70)), "d": 16},
+               {"D": 16, "BM": 16, "BN": 16}, _causal, normal(2.0))
