@@ -208,3 +208,31 @@ for _causal in (False, True):
     _attention(_tag + ".random", lambda r: {"heads": int(r.integers(1, 3)),
                                             "seq": int(r.integers(1, 70)), "d": 16},
                {"D": 16, "BM": 16, "BN": 16}, _causal, normal(2.0))
+
+
+# ---- decode_attention -----------------------------------------------------------------
+
+def _decode_ref(v, s):
+    q, k, vv = f64(v.q), f64(v.k), f64(v.v)
+    scores = np.einsum("hd,hjd->hj", q, k) / np.sqrt(s["d"])
+    return {"o": np.einsum("hj,hjd->hd", softmax_rows(scores), vv)}
+
+
+def _decode(name, sizes, tiles, gen=normal(), tol=Tol(1e-4, 1e-5)):
+    CASES.append(Case(
+        name=name, file="examples/decode_attention.kiln", kernel="decode_attention",
+        sizes=sizes, defines=tiles, grid=("heads",),
+        args=[Arr("q", "f32", ("heads", "d"), gen), Arr("k", "f32", ("heads", "seq", "d"), gen),
+              Arr("v", "f32", ("heads", "seq", "d"), normal()), Arr("o", "f32", ("heads", "d")),
+              Scalar("seq", "i32", "seq")],
+        ref=_decode_ref, tol=tol))
+
+
+_decode("example.decode_attention", {"heads": 4, "seq": 1000, "d": 64}, {})
+_decode("example.decode_attention.ragged", {"heads": 3, "seq": 300, "d": 16}, {"D": 16, "BN": 32})
+_decode("example.decode_attention.one_block", {"heads": 2, "seq": 20, "d": 16}, {"D": 16, "BN": 32})
+_decode("example.decode_attention.large_scores", {"heads": 2, "seq": 100, "d": 16},
+        {"D": 16, "BN": 16}, normal(12.0), Tol(2e-3, 1e-4))
+_decode("example.decode_attention.random",
+        lambda r: {"heads": int(r.integers(1, 4)), "seq": int(r.integers(1, 400)), "d": 16},
+        {"D": 16, "BN": 64}, normal(2.0))
