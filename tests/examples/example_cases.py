@@ -7,7 +7,7 @@
 import numpy as np
 
 from kilncase import (Arr, Case, Scalar, Tol, cdiv, f32, f64, normal, on_first_columns,
-                      softmax_rows, strided_row_args, with_specials)
+                      softmax_rows, stable_topk_indices, strided_row_args, with_specials)
 
 CASES = []
 
@@ -236,3 +236,33 @@ _decode("example.decode_attention.large_scores", {"heads": 2, "seq": 100, "d": 1
 _decode("example.decode_attention.random",
         lambda r: {"heads": int(r.integers(1, 4)), "seq": int(r.integers(1, 400)), "d": 16},
         {"D": 16, "BN": 64}, normal(2.0))
+
+
+# ---- moe_routing ----------------------------------------------------------------------
+# The reference takes the other route to the same numbers: the K largest logits (softmax
+# keeps their order), and a softmax over those K alone, which is what renormalizing the
+# K largest probabilities gives.
+
+def _route_ref(k):
+    def ref(v, s):
+        z = f64(v.logits)
+        idx = stable_topk_indices(z, k, axis=1)
+        return {"experts": idx, "weights": softmax_rows(np.take_along_axis(z, idx, axis=1))}
+    return ref
+
+
+def _route(name, sizes, bt, be, k):
+    CASES.append(Case(
+        name=name, file="examples/moe_routing.kiln", kernel="route",
+        sizes=sizes, defines={"BT": bt, "BE": be, "K": k},
+        grid=lambda s: (cdiv(s["t"], bt),),
+        args=[Arr("logits", "f32", ("t", "e"), normal(2.0)), Arr("experts", "i32", ("t", k)),
+              Arr("weights", "f32", ("t", k)), Scalar("n_tokens", "i32", "t"),
+              Scalar("n_experts", "i32", "e")],
+        ref=_route_ref(k), tol={"weights": Tol(1e-5, 1e-6)}))
+
+
+_route("example.moe_routing", {"t": 20, "e": 8}, 8, 8, 2)
+_route("example.moe_routing.random",
+       lambda r: {"t": int(r.integers(1, 40)), "e": int(r.integers(2, 17))}, 8, 16, 2)
+_route("example.moe_routing.e64_k8", {"t": 37, "e": 64}, 4, 64, 8)
