@@ -79,6 +79,13 @@ struct Bundle {
   std::vector<ConstValue> consts;
   uint32_t numWarps = 4;
   uint32_t sharedBytes = 0;     ///< dynamic shared (local) memory per program
+  /// A kernel whose reduction runs over several programs (ir::GridSplit, SplitLaunch.h):
+  /// every launcher runs `gridSplit` programs along x for each program asked for and
+  /// passes, after the arguments, a workspace of `workspaceBytes` per program asked for
+  /// that is zero before its first use. 1 and 0 for every other kernel (and for bundles
+  /// written before the fields existed).
+  uint32_t gridSplit = 1;
+  uint64_t workspaceBytes = 0;
   Target target = Target::SM90; ///< the target the kernel was compiled for
   std::string compilerVersion;
   std::string sourceHash; ///< lowercase hex digest of the Kiln source

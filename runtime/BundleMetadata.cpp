@@ -24,6 +24,8 @@ static constexpr size_t kMaxConsts = 256;
 static constexpr size_t kMaxSections = 16;
 static constexpr uint32_t kMaxNumWarps = 32;           // 1024 threads per program
 static constexpr uint32_t kMaxSharedBytes = 16u << 20; // far above any GPU today
+static constexpr uint32_t kMaxGridSplit = 1024;        // what dslc produces at most
+static constexpr uint64_t kMaxWorkspaceBytes = 1ull << 30; // per program asked for
 static constexpr size_t kMaxSectionBytes = size_t(1) << 30;
 
 static bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -102,6 +104,13 @@ std::string validateBundle(const Bundle &b) {
     return "num_warps " + std::to_string(b.numWarps) + " is outside 1.." + std::to_string(kMaxNumWarps);
   if (b.sharedBytes > kMaxSharedBytes)
     return "shared_bytes " + std::to_string(b.sharedBytes) + " is larger than " + std::to_string(kMaxSharedBytes);
+  if (b.gridSplit < 1 || b.gridSplit > kMaxGridSplit)
+    return "grid_split " + std::to_string(b.gridSplit) + " is outside 1.." + std::to_string(kMaxGridSplit);
+  if (b.gridSplit == 1 && b.workspaceBytes != 0)
+    return "workspace_bytes without grid_split";
+  if (b.gridSplit > 1 && (b.workspaceBytes == 0 || b.workspaceBytes % 4 != 0 || b.workspaceBytes > kMaxWorkspaceBytes))
+    return "workspace_bytes " + std::to_string(b.workspaceBytes) + " is not a multiple of 4 in 4.." +
+           std::to_string(kMaxWorkspaceBytes);
   if (!parseTarget(targetName(b.target)))
     return "unknown target";
   if (b.compilerVersion.empty() || !isPlainText(b.compilerVersion) || b.compilerVersion.size() > kMaxNameLength)
@@ -180,6 +189,11 @@ std::string encodeBundleMetadata(const Bundle &b) {
   }
   line("num_warps", std::to_string(b.numWarps));
   line("shared_bytes", std::to_string(b.sharedBytes));
+  // Only split kernels carry these, so every other bundle reads as it always did.
+  if (b.gridSplit > 1) {
+    line("grid_split", std::to_string(b.gridSplit));
+    line("workspace_bytes", std::to_string(b.workspaceBytes));
+  }
   line("target", targetName(b.target));
   line("compiler", b.compilerVersion);
   line("source_hash", b.sourceHash);
@@ -298,6 +312,10 @@ bool decodeBundleMetadata(std::string_view text, Bundle &b, std::string &error) 
       ok = parseInt(rest, b.numWarps);
     } else if (key == "shared_bytes") {
       ok = parseInt(rest, b.sharedBytes);
+    } else if (key == "grid_split") {
+      ok = parseInt(rest, b.gridSplit);
+    } else if (key == "workspace_bytes") {
+      ok = parseInt(rest, b.workspaceBytes);
     } else if (key == "target") {
       auto t = parseTarget(rest);
       ok = t.has_value();

@@ -10,6 +10,8 @@
 //   const BLOCK int 1024
 //   num_warps 4
 //   shared_bytes 0
+//   grid_split 4            (only a kernel whose reduction is split over programs)
+//   workspace_bytes 2192    (only with grid_split: per program asked for)
 //   target sm_90
 //   compiler 0.1.0
 //   source_hash 9c1f...

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Backend.h"
 #include "runtime/DTypes.h"
+#include "runtime/SplitLaunch.h"
 #include "runtime/kiln_runtime.h"
 
 #include <mutex>
@@ -103,6 +104,7 @@ struct kiln_kernel {
   std::shared_ptr<RuntimeState> state; // first: destroyed last, after the device kernel
   kiln::rt::Bundle bundle;
   std::unique_ptr<DeviceKernel> device;
+  kiln::rt::Workspace workspace; ///< of a kernel split over programs (SplitLaunch.h)
 };
 struct kiln_event {
   std::shared_ptr<RuntimeState> state;
@@ -382,6 +384,12 @@ void kiln_kernel_destroy(kiln_kernel *kernel) {
     return;
   std::shared_ptr<RuntimeState> state = kernel->state;
   std::lock_guard<std::mutex> lock(state->mutex);
+  if (kernel->workspace.address()) {
+    // The kernel's launches may still be running; a failure here was a fault of one of
+    // them, which the next call that synchronizes reports again.
+    (void)state->backend->synchronize();
+    kernel->workspace.release(*state->backend);
+  }
   delete kernel;
 }
 
@@ -499,7 +507,17 @@ kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *arg
                                                 std::to_string(grid.y) + ", " + std::to_string(grid.z) +
                                                 ") exceeds the device's limit (" + std::to_string(max.x) + ", " +
                                                 std::to_string(max.y) + ", " + std::to_string(max.z) + ")");
-    Status s = kernel->device->launch(grid, packed);
+    // A kernel split over programs gets its segments and its workspace (SplitLaunch.h).
+    SplitGrid split{grid, 0};
+    if (b.gridSplit > 1) {
+      if (std::string bad = planSplitLaunch(b, grid, max, split); !bad.empty())
+        return fail(KILN_ERROR_INVALID_VALUE, bad);
+      if (Status s = kernel->workspace.reserve(*rt.backend, split.workspaceBytes); !s.ok())
+        return failAfterLaunch(rt, s);
+      packed.slots.push_back(kernel->workspace.address());
+      packed.sizes.push_back(8);
+    }
+    Status s = kernel->device->launch(split.grid, packed);
     if (!s.ok())
       return failAfterLaunch(rt, s);
     rt.lastLaunch = kernelContext(b);

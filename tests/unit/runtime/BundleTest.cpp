@@ -65,6 +65,8 @@ TEST(Bundle, RoundTripKeepsEveryField) {
   b.params.push_back({"aligned", DType::F16, true, 16});
   b.sharedBytes = 98304;
   b.numWarps = 8;
+  b.gridSplit = 7;
+  b.workspaceBytes = 2192;
   b.sourceFile = "dir with space/k.kiln";
   b.sections.push_back(CodeSection{SectionKind::PTX, Target::SM80, bytesOf(".version 8.0\n.target sm_80\n")});
   b.sections.push_back(CodeSection{SectionKind::SPIRV, Target::SPIRV64, tinySpirv()});
@@ -93,6 +95,13 @@ TEST(Bundle, MetadataIsReadableText) {
   b.params[3].divisibility = 16;
   bytes = serialize(b);
   EXPECT_TRUE(contains(std::string(bytes.begin(), bytes.end()), "param n i32 div 16\nconst BLOCK"));
+  // A kernel split over programs says so; the others keep their text as it was.
+  EXPECT_FALSE(contains(text, "grid_split"));
+  b.gridSplit = 4;
+  b.workspaceBytes = 1168;
+  bytes = serialize(b);
+  EXPECT_TRUE(contains(std::string(bytes.begin(), bytes.end()),
+                       "shared_bytes 0\ngrid_split 4\nworkspace_bytes 1168\ntarget sm_90\n"));
 }
 
 TEST(Bundle, EveryChangedByteIsDetected) {
@@ -235,6 +244,15 @@ TEST(Bundle, ValidationRefusesMeaninglessBundles) {
                          b.sourceLine = 3;
                        }),
                        "without a source file"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.gridSplit = 0; }), "grid_split 0 is outside 1..1024"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.gridSplit = 2000; }), "grid_split 2000"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.workspaceBytes = 64; }), "workspace_bytes without grid_split"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.gridSplit = 2; }), "workspace_bytes 0 is not a multiple of 4"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) {
+                         b.gridSplit = 2;
+                         b.workspaceBytes = 6;
+                       }),
+                       "workspace_bytes 6"));
 }
 
 TEST(BundleMetadata, SyntaxErrorsNameTheLine) {
@@ -262,6 +280,9 @@ TEST(BundleMetadata, SyntaxErrorsNameTheLine) {
   EXPECT_TRUE(contains(decode("kernel k"), "does not end with a newline"));
   EXPECT_TRUE(contains(decode("kernel k\n"), "lacks the required key 'entry'"));
   EXPECT_TRUE(contains(decode(std::string("num_warps 99999999999\n")), "malformed value for 'num_warps'"));
+  EXPECT_TRUE(contains(decode(base + "grid_split four\n"), "malformed value for 'grid_split'"));
+  EXPECT_TRUE(contains(decode(base + "workspace_bytes -4\n"), "malformed value for 'workspace_bytes'"));
+  EXPECT_TRUE(contains(decode(base + "grid_split 2\ngrid_split 3\n"), "key 'grid_split' appears twice"));
 }
 
 TEST(BundleMetadata, RandomlyDamagedTextNeverCrashesAndReencodesFaithfully) {
@@ -270,6 +291,8 @@ TEST(BundleMetadata, RandomlyDamagedTextNeverCrashesAndReencodesFaithfully) {
   // that decodes to the same bundle.
   Bundle valid = vaddBundle();
   valid.params.push_back({"h", DType::F16, true});
+  valid.gridSplit = 4;
+  valid.workspaceBytes = 1168;
   const std::string base = encodeBundleMetadata(valid);
   uint64_t seed = 0x9E3779B97F4A7C15ull;
   auto next = [&seed] {

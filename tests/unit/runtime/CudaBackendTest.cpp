@@ -119,6 +119,69 @@ TEST_F(CudaBackend, LaunchPassesGridBlockSharedAndPackedArguments) {
   EXPECT_EQ(size, 4u);
 }
 
+/// vadd's PTX with the workspace parameter a kernel split over programs takes last.
+std::string splitVaddPtx() {
+  std::string ptx = kVaddPtx;
+  const std::string last = "\t.param .u32 kiln_vadd_param_3\n";
+  ptx.replace(ptx.find(last), last.size(), "\t.param .u32 kiln_vadd_param_3,\n\t.param .u64 kiln_vadd_param_4\n");
+  return ptx;
+}
+
+TEST_F(CudaBackend, ASplitKernelRunsItsSegmentsOverAWorkspaceItKeeps) {
+  Bundle b = vaddBundle(splitVaddPtx());
+  b.gridSplit = 4;
+  b.workspaceBytes = 64;
+  ASSERT_EQ(load(b), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(kiln_kernel_num_params(kernel), 4u); // the caller's parameters only
+  kiln_buffer *x = alloc(4096);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(x), bufArg(x), intArg(1000)};
+  const int buffersLive = fake.live("memory");
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{8, 2, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  unsigned grid[3], block[3], shared;
+  char fn[64];
+  ASSERT_EQ(fake.lastLaunch(grid, block, &shared, fn, sizeof fn), 1);
+  EXPECT_EQ(grid[0], 32u); // 4 segments for each of the 8 programs along x
+  EXPECT_EQ(grid[1], 2u);
+  EXPECT_EQ(grid[2], 1u);
+  size_t size = 0;
+  EXPECT_EQ(fake.param(3, &size), 1000u);
+  const uint64_t workspace = fake.param(4, &size);
+  EXPECT_EQ(size, 8u);
+  EXPECT_NE(workspace, 0u);
+  EXPECT_EQ(fake.live("memory"), buffersLive + 1);
+
+  // A launch that needs no more reuses it (the kernel leaves it zero); a larger one
+  // replaces it.
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{3, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(fake.param(4), workspace);
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{8, 8, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(fake.live("memory"), buffersLive + 1);
+  EXPECT_EQ(fake.launchCount(), 3);
+}
+
+TEST_F(CudaBackend, ASplitKernelsContractIsCheckedBeforeTheDriver) {
+  Bundle b = vaddBundle(splitVaddPtx());
+  b.gridSplit = 4;
+  b.workspaceBytes = 64;
+  ASSERT_EQ(load(b), KILN_SUCCESS) << kiln_last_error();
+  kiln_buffer *x = alloc(4096);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(x), bufArg(x), intArg(1000)};
+  // The caller does not pass the workspace.
+  std::vector<kiln_arg> five = args;
+  five.push_back(bufArg(x));
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, five.data(), five.size()), KILN_ERROR_ARGUMENT_MISMATCH);
+  // Program ids are i32: 4 segments of 600 million programs are too many.
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{600000000, 1, 1}, args.data(), args.size()), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(kiln_last_error(), "runs 4 programs for each program asked for")) << kiln_last_error();
+  // A workspace that cannot be zeroed is not used.
+  fake.failNext("cuMemsetD8", CUDA_ERROR_UNKNOWN);
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{2, 1, 1}, args.data(), args.size()), KILN_ERROR_DRIVER);
+  EXPECT_TRUE(contains(kiln_last_error(), "cuMemsetD8")) << kiln_last_error();
+  fake.failNext("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{2, 1, 1}, args.data(), args.size()), KILN_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(fake.launchCount(), 0);
+}
+
 TEST_F(CudaBackend, LargeDynamicSharedMemoryIsOptedInto) {
   Bundle b = vaddBundle();
   b.sharedBytes = 100 * 1024; // the fake refuses launches above 48 KiB without the attribute

@@ -141,6 +141,36 @@ TEST_F(ZeBackend, LaunchSetsGroupSizeCountAndArguments) {
   EXPECT_EQ(fake.lastArg(4, &v, 8, &isNull), 0u); // no local-memory argument without shared memory
 }
 
+TEST_F(ZeBackend, ASplitKernelGetsItsSegmentsAndAWorkspaceBeforeTheLocalArgument) {
+  Bundle b = spirvBundle();
+  b.gridSplit = 3;
+  b.workspaceBytes = 16;
+  b.sharedBytes = 256;
+  ASSERT_EQ(load(b), KILN_SUCCESS) << kiln_last_error();
+  kiln_buffer *x = alloc(64);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(x), bufArg(x), intArg(5)};
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{5, 2, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  uint32_t size[3], count[3];
+  ASSERT_EQ(fake.lastLaunch(size, count), 1);
+  EXPECT_EQ(count[0], 15u);
+  EXPECT_EQ(count[1], 2u);
+  uint64_t v = 0;
+  int isNull = -1;
+  EXPECT_EQ(fake.lastArg(4, &v, 8, &isNull), 8u); // the workspace
+  EXPECT_NE(v, 0u);
+  EXPECT_EQ(isNull, 0);
+  EXPECT_EQ(fake.lastArg(5, &v, 8, &isNull), 256u); // then the local memory
+  EXPECT_EQ(isNull, 1);
+  // A workspace that cannot be zeroed is not used, and nothing runs.
+  kiln_kernel_destroy(kernel);
+  kernel = nullptr;
+  ASSERT_EQ(load(b), KILN_SUCCESS) << kiln_last_error();
+  fake.failNext("zeCommandListAppendMemoryFill", ZE_RESULT_ERROR_UNKNOWN);
+  EXPECT_NE(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_SUCCESS);
+  EXPECT_TRUE(contains(kiln_last_error(), "zeCommandListAppendMemoryFill")) << kiln_last_error();
+  EXPECT_EQ(fake.launchCount(), 1);
+}
+
 TEST_F(ZeBackend, SharedMemoryIsATrailingLocalArgument) {
   Bundle b = spirvBundle();
   b.sharedBytes = 4096;
