@@ -340,6 +340,7 @@ AxisInfo AxisAnalysis::compute(const Op &op) const {
   case OpKind::Store:
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
+  case OpKind::Fence:
   case OpKind::Reduce:
   case OpKind::Argmax:
   case OpKind::Argmin:

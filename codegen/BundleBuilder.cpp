@@ -61,10 +61,15 @@ rt::Bundle makeBundle(const ir::Module &module, const ir::Kernel &kernel, Target
   rt::Bundle b;
   b.kernelName = kernel.name;
   b.entry = result.entry;
+  // The workspace of a split kernel is the launcher's to pass: the bundle says how.
   const auto &params = kernel.params();
-  for (const auto &p : params)
-    b.params.push_back(rt::BundleParam{p->nameHint, p->type.dtype, p->type.pointer,
-                                       p->type.pointer && options.assumeAlignedPointers ? 16u : 1u});
+  for (size_t i = 0; i < kernel.numLaunchParams(); ++i) {
+    const ir::Value &p = *params[i];
+    b.params.push_back(rt::BundleParam{p.nameHint, p.type.dtype, p.type.pointer,
+                                       p.type.pointer && options.assumeAlignedPointers ? 16u : 1u});
+  }
+  b.gridSplit = static_cast<uint32_t>(kernel.gridSplit.segments);
+  b.workspaceBytes = kernel.gridSplit.active() ? static_cast<uint64_t>(kernel.gridSplit.workspaceBytes) : 0;
   for (const auto &[index, divisor] : options.paramDivisibility)
     if (index < b.params.size() && !b.params[index].pointer && divisor > 1)
       b.params[index].divisibility = static_cast<uint32_t>(divisor);

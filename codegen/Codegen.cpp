@@ -148,11 +148,6 @@ static bool checkSupported(const ir::Kernel &kernel, Target target, DiagnosticEn
         << "num_warps must be a power of two between 1 and 32, not " << kernel.numWarps;
     return false;
   }
-  if (kernel.gridSplit.active()) {
-    diags.error(kernel.loc, DiagCode::Unsupported).hint("--reduction-split=1 keeps each reduction in one program")
-        << "code generation does not support a kernel whose reduction is split over programs yet";
-    return false;
-  }
   const int64_t threads = kernel.numWarps * 32;
   const int64_t maxVec = chunkLimit(kernel);
   ir::walk(*kernel.body, [&](ir::Op &op) {

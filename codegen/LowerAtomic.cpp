@@ -1,4 +1,4 @@
-//===- LowerAtomic.cpp - atomic_rmw and atomic_cas on global memory -------===//
+//===- LowerAtomic.cpp - atomic_rmw, atomic_cas and fence on global memory ===//
 //
 // Each lane of a tile atomic is applied by the thread that owns it (a lane with a false
 // mask is not applied and returns 0); a scalar atomic is applied once, by thread 0, and
@@ -11,6 +11,13 @@
 // types) is a compare-and-swap loop on the aligned 32-bit word (or the 64-bit value)
 // holding the element, computing the new value with the same code as the elementwise
 // ops, so the result of each update is exactly the interpreter's.
+//
+// A fence is a barrier of the program's threads, a device-scope acquire-release fence
+// in every thread, and a second barrier. The first barrier brings every thread's
+// earlier accesses to the fence of the thread that then makes the atomic (fences are
+// cumulative over what a thread has observed, and bar.sync / the OpenCL barrier order
+// the threads' global accesses); the second keeps every thread's later accesses, loads
+// of what other programs wrote included, after the fence.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
@@ -211,6 +218,22 @@ void Lowering::lowerAtomicCas(const ir::Op &op) {
       *this, op,
       [&](int64_t i) { return atomicCas(*this, ptrs.v[i], cmp.v[i], v.v[i], elem); },
       [](int64_t) -> llvm::Value * { return nullptr; });
+}
+
+void Lowering::lowerFence(const ir::Op &) {
+  barrier();
+  if (nvptx) {
+    // fence.acq_rel.gpu
+    b.CreateFence(llvm::AtomicOrdering::AcquireRelease, ctx.getOrInsertSyncScopeID("device"));
+  } else {
+    // atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_acq_rel, memory_scope_device)
+    auto *ty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), b.getInt32Ty(), b.getInt32Ty()}, false);
+    llvm::CallInst *call = b.CreateCall(
+        declareBuiltin("_Z22atomic_work_item_fencej12memory_order12memory_scope", ty, /*convergent=*/true),
+        {i32(2), i32(4), i32(2)});
+    call->setCallingConv(llvm::CallingConv::SPIR_FUNC);
+  }
+  barrier();
 }
 
 } // namespace kiln::codegen::detail

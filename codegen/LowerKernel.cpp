@@ -523,6 +523,8 @@ void Lowering::lowerOp(const ir::Op &op) {
     return lowerAtomicRMW(op);
   case OpKind::AtomicCas:
     return lowerAtomicCas(op);
+  case OpKind::Fence:
+    return lowerFence(op);
   case OpKind::Reduce:
     return lowerReduce(op);
   case OpKind::Argmax:

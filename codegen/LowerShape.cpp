@@ -144,6 +144,7 @@ static bool rematerializableKind(OpKind k) {
   case OpKind::Store:
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
+  case OpKind::Fence:
   case OpKind::Reduce:
   case OpKind::Argmax:
   case OpKind::Argmin:

@@ -256,6 +256,7 @@ public:
   // LowerAtomic.cpp
   void lowerAtomicRMW(const ir::Op &op);
   void lowerAtomicCas(const ir::Op &op);
+  void lowerFence(const ir::Op &op);
 
   // LowerShape.cpp
   void lowerConstant(const ir::Op &op);

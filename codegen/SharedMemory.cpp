@@ -183,6 +183,7 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool war
   case OpKind::Bitcast:
   case OpKind::Load:
   case OpKind::Store:
+  case OpKind::Fence:
   case OpKind::For:
   case OpKind::If:
   case OpKind::While:

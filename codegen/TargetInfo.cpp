@@ -193,6 +193,7 @@ std::string Lowering::mathName(OpKind kind, bool isDouble) const {
   case OpKind::Store:
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
+  case OpKind::Fence:
   case OpKind::Reduce:
   case OpKind::Argmax:
   case OpKind::Argmin:

@@ -331,6 +331,63 @@ class AssumeMultiple(clitest.CliTestCase):
         self.assertRegex(d.stdout, r"(?m)^param\s+p: \*f32  \(address a multiple of 16 bytes\)$")
 
 
+DECODE = os.path.join(clitest.REPO, "stdlib", "decode_attention.kiln")
+
+
+class ReductionSplit(clitest.CliTestCase):
+    """--reduction-split: its values, the launch contract it records in a bundle, and a
+    split kernel printed as Tile IR and run again from the text."""
+
+    def test_bad_values(self):
+        values = ["0", "-1", "1025", "four", "", "2.0", "99999999999"]
+        argvs = [[DECODE, "--diagnostics=json", "--reduction-split=" + v] for v in values]
+        for value, r in zip(values, self.dslc_many(argvs)):
+            with self.subTest(value=value):
+                self.assertUserError(r, "E0900", "--reduction-split needs a number of segments from 1 to 1024")
+
+    def test_recorded_in_the_bundle(self):
+        r = self.dslc(DECODE, "--emit=bundle", "-o", "k.kbin", "--reduction-split=4")
+        self.assertOk(r)
+        d = self.kiln_run("--describe", "k.kbin")
+        self.assertOk(d)
+        self.assertRegex(d.stdout, r"(?m)^signature\s+decode_attention\(q: \*f32, k: \*f32, v: \*f32, o: \*f32, "
+                                   r"seq: i32, scale: f32\)$")
+        self.assertRegex(d.stdout, r"(?m)^grid_split\s+4 programs per program of the grid .* a workspace of "
+                                   r"1168 bytes per program of the grid")
+        r = self.dslc(DECODE, "--emit=bundle", "-o", "one.kbin", "--reduction-split=1")
+        self.assertOk(r)
+        d = self.kiln_run("--describe", "one.kbin")
+        self.assertOk(d)
+        self.assertNotIn("grid_split", d.stdout)
+
+    def test_split_tir_runs_again(self):
+        import numpy as np
+        r = self.dslc(DECODE, "--reduction-split=3", "-o", "split.tir")
+        self.assertOk(r)
+        with open(self.path("split.tir")) as f:
+            self.assertIn("grid_split = 3", f.read())
+        rng = np.random.default_rng(7)
+        heads, seq, d = 2, 150, 64
+        q = rng.standard_normal((heads, d)).astype(np.float32)
+        k = rng.standard_normal((heads, seq, d)).astype(np.float32)
+        v = rng.standard_normal((heads, seq, d)).astype(np.float32)
+        for name, a in (("q", q), ("k", k), ("v", v), ("o", np.zeros((heads, d), np.float32))):
+            self.npy(name + ".npy", a)
+        r = self.dslc("run", "split.tir", "--grid", str(heads), "--device", "interp", "--arg", "q=q.npy",
+                      "--arg", "k=k.npy", "--arg", "v=v.npy", "--arg", "o=o.npy", "--arg", "seq=150",
+                      "--arg", "scale=0.125")
+        self.assertOk(r)
+        s = np.einsum("hd,hjd->hj", q.astype(np.float64), k) * 0.125
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        want = np.einsum("hj,hjd->hd", p / p.sum(axis=1, keepdims=True), v)
+        np.testing.assert_allclose(self.load("o.npy"), want, rtol=1e-4, atol=1e-5)
+        # The workspace is the launcher's: naming it is an unknown argument.
+        r = self.dslc("run", "split.tir", "--grid", "1", "--device", "interp", "--diagnostics=json", "--arg",
+                      "q=q.npy", "--arg", "k=k.npy", "--arg", "v=v.npy", "--arg", "o=o.npy", "--arg", "seq=150",
+                      "--arg", "scale=0.125", "--arg", "workspace=o.npy")
+        self.assertUserError(r, "E0600", "workspace")
+
+
 class OutputPlaces(clitest.CliTestCase):
 
     def test_bundle_through_a_symlink(self):

@@ -236,6 +236,10 @@ void describe(const std::string &path, const rt::Bundle &b, std::ostream &os) {
   }
   row("num_warps", std::to_string(b.numWarps) + " (" + std::to_string(b.numWarps * 32) + " threads per program)");
   row("shared", std::to_string(b.sharedBytes) + " bytes per program");
+  if (b.gridSplit > 1)
+    row("grid_split", std::to_string(b.gridSplit) + " programs per program of the grid (its reduction is split over "
+                      "them), with a workspace of " + std::to_string(b.workspaceBytes) + " bytes per program of the "
+                      "grid, which the runtime passes");
   row("target", std::string(rt::targetName(b.target)));
   for (const rt::CodeSection &s : b.sections)
     row("section", std::string(rt::sectionKindName(s.kind)) + " for " + std::string(rt::targetName(s.target)) + ", " +

@@ -175,16 +175,9 @@ std::vector<std::string> programFiles() {
 // Every kernel of every Kiln example, stdlib file and corpus program, at its default consts.
 class ProgramTargetOutput : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(ProgramTargetOutput, CompilesForEveryTarget) {
-  auto sources = std::make_shared<SourceManager>();
-  std::ostringstream text;
-  DiagnosticEngine diags(*sources, text);
-  Compiled c;
-  c.module = compileFileToTileIR(GetParam(), diags, SemaOptions{}, sources);
-  if (!c.module)
-    GTEST_SKIP() << "the frontend rejects this program: " << text.str();
-  // As dslc compiles it: through the pass pipeline, reduction-chain fusion included.
-  ir::runPipeline(*c.module, ir::PipelineOptions{}, diags);
+/// Compiles every kernel of `c` for every target and checks the code with the vendor
+/// tools; `text` holds the diagnostics.
+void expectEveryTargetAccepts(Compiled &c, DiagnosticEngine &diags, const std::ostringstream &text) {
   for (Target t : {Target::SM80, Target::SM90a, Target::SPIRV64}) {
     c.results.clear();
     generateAll(c, t, diags);
@@ -194,6 +187,60 @@ TEST_P(ProgramTargetOutput, CompilesForEveryTarget) {
     else if (access(kPtxas, X_OK) == 0)
       expectPtxasAccepts(c.results, t);
   }
+}
+
+/// A Kiln program through the frontend, with its diagnostics.
+struct Program {
+  explicit Program(const std::string &path) {
+    c.module = compileFileToTileIR(path, diags, SemaOptions{}, sources);
+  }
+  std::shared_ptr<SourceManager> sources = std::make_shared<SourceManager>();
+  std::ostringstream text;
+  DiagnosticEngine diags{*sources, text};
+  Compiled c;
+};
+
+TEST_P(ProgramTargetOutput, CompilesForEveryTarget) {
+  Program p(GetParam());
+  if (!p.c.module)
+    GTEST_SKIP() << "the frontend rejects this program: " << p.text.str();
+  // As dslc compiles it: through the pass pipeline, reduction-chain fusion included.
+  ir::runPipeline(*p.c.module, ir::PipelineOptions{}, p.diags);
+  expectEveryTargetAccepts(p.c, p.diags, p.text);
+}
+
+// Every program again with each reduction chain that can be split over 3 programs split
+// so: the fence, the arrival atomic and the merge of the multi-segment strategy. One
+// test over the programs, since most have no chain to split.
+TEST(ProgramSplitOutput, SplitReductionsCompileForEveryTarget) {
+  int split = 0;
+  for (const std::string &path : programFiles()) {
+    SCOPED_TRACE(path);
+    Program p(path);
+    if (!p.c.module)
+      continue;
+    ir::PipelineOptions options;
+    options.reductionSplit.forced = 3;
+    ir::runPipeline(*p.c.module, options, p.diags);
+    const auto &kernels = p.c.module->kernels;
+    if (std::none_of(kernels.begin(), kernels.end(), [](const auto &k) { return k->gridSplit.active(); }))
+      continue;
+    ++split;
+    expectEveryTargetAccepts(p.c, p.diags, p.text);
+    // Each segment's arrival is an atomic between two device-scope fences.
+    for (const auto &k : kernels) {
+      if (!k->gridSplit.active())
+        continue;
+      std::optional<CodegenResult> r = generate(*p.c.module, *k, Target::SM90a, p.diags);
+      ASSERT_TRUE(r) << p.text.str();
+      size_t atomic = r->ptx.find("atom.global.add.u32");
+      ASSERT_NE(atomic, std::string::npos) << k->name;
+      EXPECT_NE(r->ptx.rfind("fence.acq_rel.gpu", atomic), std::string::npos) << k->name;
+      EXPECT_NE(r->ptx.find("fence.acq_rel.gpu", atomic), std::string::npos) << k->name;
+    }
+  }
+  // decode attention, attention, softmax, layernorm, the fusion corpus, the examples.
+  EXPECT_GE(split, 8);
 }
 #endif
 
