@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/BundleBuilder.h"
+#include "ir/transforms/SplitCostModel.h"
 #include "jit/Kernel.h"
 #include "jit/kiln_jit.h"
 #include "runtime/DTypes.h"
@@ -68,7 +69,11 @@ SemaOptions semaOptions(const kiln_compile_options *options) {
 kiln_status compile(kiln_jit *jit, const Source &source, const char *kernel, const kiln_compile_options *options,
                     kiln_jit_kernel **out) {
   return guarded([&] {
-    auto family = std::make_unique<KernelFamily>(jit->state, source, kernel, semaOptions(options));
+    int64_t split = options ? options->reduction_split : 0;
+    if (split > ir::kMaxSegments)
+      return fail(KILN_ERROR_INVALID_VALUE, "reduction_split " + std::to_string(split) + " is above the most segments, " +
+                                                std::to_string(ir::kMaxSegments));
+    auto family = std::make_unique<KernelFamily>(jit->state, source, kernel, semaOptions(options), split);
     *out = new kiln_jit_kernel{std::move(family)};
     return KILN_SUCCESS;
   });

@@ -46,8 +46,10 @@ std::string attrKeyText(const ir::Attr &value) {
 } // namespace
 
 std::unique_ptr<LoweredKernel> lowerKernel(const Source &source, const std::string &kernel,
-                                           const SemaOptions &options, std::string &diagnostics) {
+                                           const SemaOptions &options, int64_t reductionSplit,
+                                           std::string &diagnostics) {
   auto lowered = std::make_unique<LoweredKernel>();
+  lowered->reductionSplit = reductionSplit;
   lowered->module = std::make_unique<ir::Module>();
   ir::Module &module = *lowered->module;
   DiagnosticText diags(*module.sources);
@@ -68,6 +70,8 @@ std::unique_ptr<LoweredKernel> lowerKernel(const Source &source, const std::stri
   for (const auto &[name, value] : k.constValues)
     key.add("const", name + " " + attrKeyText(value));
   key.add("num_warps", k.numWarps).add("num_stages", k.numStages).add("pipeline", "default");
+  if (reductionSplit) // absent by default, so the keys of earlier entries still match
+    key.add("reduction_split", reductionSplit);
   return lowered;
 }
 
@@ -100,7 +104,10 @@ std::optional<rt::Bundle> generateBundle(LoweredKernel &lowered, codegen::Target
   ir::Module &module = *lowered.module;
   DiagnosticText diags(*module.sources);
   if (!lowered.optimized) {
-    if (!ir::runPipeline(module, ir::PipelineOptions{}, diags.engine)) {
+    ir::PipelineOptions pipeline;
+    pipeline.reductionSplit.forced = lowered.reductionSplit;
+    pipeline.reductionSplit.processors = ir::processorsOf(codegen::targetName(target));
+    if (!ir::runPipeline(module, pipeline, diags.engine)) {
       diagnostics = diags.stream.str();
       return std::nullopt;
     }

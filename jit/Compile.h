@@ -34,15 +34,18 @@ struct LoweredKernel {
   std::unique_ptr<ir::Module> module;
   ir::Kernel *kernel = nullptr;
   bool optimized = false; ///< the Tile IR pipeline has run
+  int64_t reductionSplit = 0; ///< the pipeline's --reduction-split (0: the cost model)
   /// The sources (hashed), file names, kernel, const values, num_warps, num_stages, the
   /// pipeline and the compiler build: every input of the Tile IR.
   KeyText key;
 };
 
-/// Runs the frontend on `source` for kernel `kernel`. On errors returns null and sets
-/// `diagnostics` to their text.
+/// Runs the frontend on `source` for kernel `kernel`; the pipeline will split reduction
+/// chains as `reductionSplit` says. On errors returns null and sets `diagnostics` to
+/// their text.
 std::unique_ptr<LoweredKernel> lowerKernel(const Source &source, const std::string &kernel,
-                                           const SemaOptions &options, std::string &diagnostics);
+                                           const SemaOptions &options, int64_t reductionSplit,
+                                           std::string &diagnostics);
 
 /// Kernel `kernel`'s @autotune configs (nullopt without @autotune). Returns false on
 /// errors in the program, with their text in `diagnostics`.

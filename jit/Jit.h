@@ -92,6 +92,7 @@ struct CompileOptions {
   std::vector<Define> defines;
   std::vector<std::string> include_dirs; ///< searched for imports after the importing file's folder
   uint32_t num_warps = 0;                ///< 0: the kernel's @num_warps (an @autotune config's wins)
+  uint32_t reduction_split = 0;          ///< --reduction-split: 0 the cost model, S segments, 1 none
 };
 
 /// A callable that gives the grid for the config that runs: Grid(const KernelInfo &).
@@ -306,7 +307,8 @@ private:
         defines.push_back(kiln_define{d.name.c_str(), d.value.c_str()});
       for (const std::string &dir : o.include_dirs)
         dirs.push_back(dir.c_str());
-      options = kiln_compile_options{defines.data(), defines.size(), dirs.data(), dirs.size(), o.num_warps};
+      options = kiln_compile_options{defines.data(), defines.size(), dirs.data(), dirs.size(), o.num_warps,
+                                     o.reduction_split};
     }
     std::vector<kiln_define> defines;
     std::vector<const char *> dirs;

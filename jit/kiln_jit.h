@@ -70,6 +70,11 @@ typedef struct kiln_compile_options {
   const char *const *include_dirs; /* searched for imports after the importing file's folder */
   size_t num_include_dirs;
   uint32_t num_warps; /* 0: the kernel's @num_warps (4 without one); an @autotune config's wins */
+  /* Reduction chains split over programs (dslc's --reduction-split): 0 lets the cost
+   * model decide, which keeps one program per chain since the grid is not known when
+   * the JIT compiles; S in 1..1024 splits every chain where the split applies over S
+   * programs (1: never). */
+  uint32_t reduction_split;
 } kiln_compile_options;
 
 /* ---- the JIT --------------------------------------------------------------------- */

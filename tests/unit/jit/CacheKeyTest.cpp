@@ -27,9 +27,10 @@ kernel other(x: *f32) {
 )";
 
 std::string keyOf(const Source &source, const std::string &kernel = "scale", SemaOptions options = {},
-                  codegen::Target target = codegen::Target::SM90a, codegen::CodegenOptions codegen = {}) {
+                  codegen::Target target = codegen::Target::SM90a, codegen::CodegenOptions codegen = {},
+                  int64_t reductionSplit = 0) {
   std::string diagnostics;
-  auto lowered = lowerKernel(source, kernel, options, diagnostics);
+  auto lowered = lowerKernel(source, kernel, options, reductionSplit, diagnostics);
   EXPECT_TRUE(lowered) << diagnostics;
   if (!lowered)
     return "";
@@ -85,6 +86,8 @@ TEST(CacheKey, EachInputChangesTheKey) {
       {"pointer alignment", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, unaligned)},
       {"divisibility", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, divisible)},
       {"tensor cores", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, noTensorCores)},
+      {"reduction split", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, {}, 4)},
+      {"no reduction split", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, {}, 1)},
   };
   std::set<std::string> seen = {base};
   for (const auto &[what, key] : variants) {
@@ -108,7 +111,7 @@ TEST(CacheKey, ImportedSourcesAreKeyed) {
 
 TEST(CacheKey, CompilerBuildIsPartOfTheKey) {
   std::string diagnostics;
-  auto lowered = lowerKernel(text(kScale), "scale", {}, diagnostics);
+  auto lowered = lowerKernel(text(kScale), "scale", {}, 0, diagnostics);
   ASSERT_TRUE(lowered) << diagnostics;
   const std::string &t = lowered->key.text();
   EXPECT_TRUE(test::contains(t, "compiler " + compilerFingerprint() + "\n")) << t;

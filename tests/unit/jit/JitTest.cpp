@@ -125,6 +125,43 @@ TEST_F(JitOnFakeCuda, LaunchesAreSpecializedOnAlignmentAndMultiplesOf16) {
                          {16, 16, 16, 16}, {16, 16, 1, 1}, {16, 16, 1, 16}, {1, 1, 1, 1}}));
 }
 
+TEST_F(JitOnFakeCuda, AReductionSplitIsCompiledInAndLaunchedWithItsSegments) {
+  const int heads = 3, seq = 700, d = 64;
+  Buffer q = runtime->alloc<float>(heads * d), k = runtime->alloc<float>(heads * seq * d),
+         v = runtime->alloc<float>(heads * seq * d), o = runtime->alloc<float>(heads * d);
+  auto jit = makeJit();
+  CompileOptions options;
+  options.reduction_split = 4;
+  JitKernel split = jit->compile_file(KILN_SOURCE_DIR "/stdlib/decode_attention.kiln", "decode_attention", options);
+  ASSERT_EQ(split.params().size(), 6u) << "the caller's parameters only";
+  split.launch({heads, 1, 1}, q, k, v, o, seq, 0.125f);
+  unsigned grid[3], block[3], shared = 0;
+  char function[64];
+  ASSERT_TRUE(fake.lastLaunch(grid, block, &shared, function, sizeof function));
+  EXPECT_EQ(grid[0], 4u * heads);
+  size_t size = 0;
+  EXPECT_NE(fake.param(6, &size), 0u) << "the workspace follows the arguments";
+  EXPECT_EQ(size, 8u);
+  auto files = bundles();
+  ASSERT_EQ(files.size(), 1u);
+  std::string error;
+  std::optional<rt::Bundle> b = rt::readBundle(files[0], error);
+  ASSERT_TRUE(b) << error;
+  EXPECT_EQ(b->gridSplit, 4u);
+  EXPECT_EQ(b->workspaceBytes, (4u + 4u * (4 + 4 + 64)) * 4u);
+
+  // The same kernel without the option is another entry, launched as asked.
+  JitKernel whole = jit->compile_file(KILN_SOURCE_DIR "/stdlib/decode_attention.kiln", "decode_attention");
+  whole.launch({heads, 1, 1}, q, k, v, o, seq, 0.125f);
+  ASSERT_TRUE(fake.lastLaunch(grid, block, &shared, function, sizeof function));
+  EXPECT_EQ(grid[0], unsigned(heads));
+  EXPECT_EQ(bundles().size(), 2u);
+
+  options.reduction_split = 5000;
+  EXPECT_THROW(jit->compile_file(KILN_SOURCE_DIR "/stdlib/decode_attention.kiln", "decode_attention", options),
+               RuntimeError);
+}
+
 TEST_F(JitOnFakeCuda, WithoutSpecializationOneVariantIsCompiledUpFront) {
   Rows data(*runtime, 4, 1024);
   Jit::Options options;
