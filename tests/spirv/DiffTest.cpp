@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -63,7 +64,7 @@ void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Ker
                    const CaseSpec &spec, DiagnosticEngine &diags, std::ostringstream &diagText,
                    const ir::Kernel *reference = nullptr) {
   SCOPED_TRACE("kernel " + kernel.name);
-  ASSERT_EQ(spec.args.size(), kernel.params().size()) << "@arg lines do not match the kernel";
+  ASSERT_EQ(spec.args.size(), kernel.numLaunchParams()) << "@arg lines do not match the kernel";
   const uint64_t seed = testSeed();
   SCOPED_TRACE("KILN_SEED=" + std::to_string(seed));
   std::vector<interp::Buffer> buffers;
@@ -101,13 +102,31 @@ void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Ker
     }
     dargs.push_back(d);
   }
-  ASSERT_TRUE(device.run(*bitcode, gen->entry, dargs, spec.grid, gen->numThreads,
-                         gen->sharedBytes, error))
-      << error;
+  // A kernel split over programs is launched as the runtime launches it: its segments,
+  // and a zeroed workspace after the arguments.
+  std::array<int64_t, 3> grid = spec.grid;
+  std::vector<std::byte> workspace;
+  if (const ir::GridSplit &split = kernel.gridSplit; split.active()) {
+    workspace.assign(static_cast<size_t>(split.workspaceBytes * grid[0] * grid[1] * grid[2]), std::byte{0});
+    DeviceArg d;
+    d.isBuffer = true;
+    d.buffer = &workspace;
+    dargs.push_back(d);
+    grid[0] *= split.segments;
+  }
+  ASSERT_TRUE(device.run(*bitcode, gen->entry, dargs, grid, gen->numThreads, gen->sharedBytes, error)) << error;
   std::string mismatch;
   for (size_t i = 0; i < buffers.size(); ++i)
     mismatch += compareBuffers(expected[i], data[i], spec.rtol, spec.atol);
   EXPECT_EQ(mismatch, "") << "device results differ from the interpreter:\n" << mismatch;
+  // Every program's arrival counter (the first word of its part) is back at 0, ready
+  // for the next launch.
+  const size_t perProgram = static_cast<size_t>(kernel.gridSplit.workspaceBytes);
+  for (size_t at = 0; at < workspace.size(); at += perProgram) {
+    int32_t counter = 0;
+    std::memcpy(&counter, workspace.data() + at, sizeof counter);
+    EXPECT_EQ(counter, 0) << "the counter of program " << at / perProgram;
+  }
 }
 
 class SpirvExecution : public ::testing::TestWithParam<std::string> {};
@@ -153,7 +172,12 @@ TEST_P(SpirvProgramExecution, MatchesInterpreter) {
   // Compiled as dslc compiles it (the pass pipeline, fusion included); the interpreter
   // runs the program as written.
   std::unique_ptr<ir::Module> written = ir::cloneModule(*module);
-  ir::runPipeline(*module, ir::PipelineOptions{}, diags);
+  ir::PipelineOptions pipeline;
+  pipeline.reductionSplit.forced = spec->reductionSplit;
+  ir::runPipeline(*module, pipeline, diags);
+  if (spec->reductionSplit > 1) {
+    ASSERT_TRUE(module->kernels.front()->gridSplit.active()) << "@reduction-split does not apply to the kernel";
+  }
   runAndCompare(*device, *module, *module->kernels.front(), *spec, diags, diagText, written->kernels.front().get());
 }
 #endif

@@ -49,6 +49,8 @@ std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &erro
       ws >> spec.source;
     } else if (key == "kernel") {
       ws >> spec.kernel;
+    } else if (key == "reduction-split") {
+      ws >> spec.reductionSplit;
     } else if (key == "define") {
       std::string d;
       ws >> d;

@@ -14,7 +14,9 @@
 //
 // A `.spec` file under tests/spirv/programs/ describes a Kiln program the same way and
 // names it: `// @source examples/softmax.kiln` (relative to the repository root),
-// `// @kernel softmax` and optionally `// @define BLOCK=256` (a const override).
+// `// @kernel softmax`, optionally `// @define BLOCK=256` (a const override) and
+// `// @reduction-split 4` (dslc's --reduction-split: the device then runs the kernel's
+// segments over a zeroed workspace, as the runtime launches it).
 //
 // Buffer fills: `zero`, `iota [start]`, `uniform lo hi` (floats; integers: whole
 // numbers in [lo, hi]), `ints lo hi` (whole numbers in [lo, hi], for any dtype),
@@ -58,6 +60,7 @@ struct CaseSpec {
   std::vector<std::pair<std::string, std::string>> defines;  ///< .spec: const overrides
   std::vector<std::pair<std::string, int64_t>> divisible;     ///< argument -> divisor
   std::vector<std::pair<DType, std::pair<double, double>>> dtypeTol; ///< @tol DTYPE R A
+  int64_t reductionSplit = 0;                                ///< .spec: --reduction-split
 };
 
 /// The relative and absolute tolerance for buffers of `dtype`: its own @tol line, else

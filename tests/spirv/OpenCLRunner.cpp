@@ -38,6 +38,8 @@ enum : uint32_t {
   OpConstantFalse = 42,
   OpConstant = 43,
   OpConstantNull = 46,
+  OpControlBarrier = 224,
+  OpMemoryBarrier = 225,
 };
 } // namespace
 
@@ -54,6 +56,15 @@ std::optional<std::vector<uint8_t>> rewriteScalarConstantNull(const std::vector<
     return std::nullopt;
   }
   std::map<uint32_t, uint32_t> scalarBits; // type id -> width (0 for bool)
+  // The scope operand of the module's first work-group barrier (the code generator puts
+  // one before every fence), for the barriers that replace fences.
+  std::optional<uint32_t> workgroupScope;
+  for (size_t i = 5; i < words.size() && !workgroupScope;) {
+    const uint32_t count = words[i] >> 16;
+    if ((words[i] & 0xFFFF) == OpControlBarrier && count == 4 && i + count <= words.size())
+      workgroupScope = words[i + 1];
+    i += count ? count : words.size();
+  }
   std::vector<uint32_t> out(words.begin(), words.begin() + 5);
   for (size_t i = 5; i < words.size();) {
     const uint32_t count = words[i] >> 16, opcode = words[i] & 0xFFFF;
@@ -67,7 +78,13 @@ std::optional<std::vector<uint8_t>> rewriteScalarConstantNull(const std::vector<
       scalarBits[words[i + 1]] = 0;
     auto type = count == 3 && opcode == OpConstantNull ? scalarBits.find(words[i + 1])
                                                        : scalarBits.end();
-    if (type != scalarBits.end()) {
+    if (opcode == OpMemoryBarrier && count == 3) {
+      if (!workgroupScope) {
+        error = "an OpMemoryBarrier without a work-group barrier in the module";
+        return std::nullopt;
+      }
+      out.insert(out.end(), {(4u << 16) | OpControlBarrier, *workgroupScope, *workgroupScope, words[i + 2]});
+    } else if (type != scalarBits.end()) {
       const uint32_t resultType = words[i + 1], id = words[i + 2];
       if (type->second == 0) {
         out.insert(out.end(), {(3u << 16) | OpConstantFalse, resultType, id});

@@ -4,7 +4,12 @@
 // OpenCL implementation on the test machines) does not take SPIR-V directly, so a
 // module goes through the SPIR 1.2 route:
 //   1. scalar OpConstantNull instructions (valid SPIR-V that the old translator aborts
-//      on) are rewritten into OpConstant 0 / OpConstantFalse,
+//      on) are rewritten into OpConstant 0 / OpConstantFalse, and every OpMemoryBarrier
+//      (a fence's device-scope barrier, which the translator turns into mem_fence, a
+//      builtin PoCL's SPIR kernel library lacks) into a work-group OpControlBarrier with
+//      the same memory semantics: on the CPU device global memory is coherent and the
+//      atomic a fence pairs with is a locked instruction, so what is left to order is
+//      the compiler's placement of accesses, which the barrier keeps,
 //   2. `llvm-spirv-15 -r` turns the module into SPIR 1.2 bitcode,
 //   3. the bitcode is built with clCreateProgramWithBinary + "-x spir -spir-std=1.2"
 //      and launched with one work-group of `numThreads` work-items per program.
@@ -22,8 +27,9 @@
 
 namespace kiln::spirvtest {
 
-/// Rewrites every OpConstantNull of a scalar integer, float or bool type; returns the
-/// new module (other instructions unchanged) or nullopt when the words are malformed.
+/// Rewrites every OpConstantNull of a scalar integer, float or bool type, and every
+/// OpMemoryBarrier (as step 1 above says); returns the new module (other instructions
+/// unchanged) or nullopt when the words are malformed.
 std::optional<std::vector<uint8_t>> rewriteScalarConstantNull(const std::vector<uint8_t> &spirv,
                                                               std::string &error);
 
