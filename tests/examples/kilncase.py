@@ -269,6 +269,9 @@ class Case:
     tol: Union[Tol, dict, None] = None
     expect_error: Optional[str] = None  # a code such as "E0604": the run must fail with it
     expect_stdout: Optional[str] = None  # a substring the run must print
+    # Segment counts the GPU check also runs the case with (dslc's --reduction-split), as
+    # cases named <name>.split<S> (tests/gpu/make_specs.py).
+    gpu_splits: tuple = ()
 
     def tol_for(self, out: str, dtype: str) -> Tol:
         if isinstance(self.tol, Tol):

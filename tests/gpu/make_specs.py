@@ -6,7 +6,8 @@
 # described by `.spec` files (grammar in tests/spirv/KernelCase.h); this script writes
 # them from the cases the NumPy runner already has (tests/programs/cases.py,
 # tests/examples/example_cases.py and tests/stdlib/cases.py), so each program runs with
-# the sizes, grid, `const` overrides, input distributions and tolerances its author chose:
+# the sizes, grid, `const` overrides, input distributions and tolerances its author chose,
+# and again split over segments for each of the case's `gpu_splits`:
 #
 #   /usr/bin/python3 tests/gpu/make_specs.py           rewrite tests/gpu/programs/
 #   /usr/bin/python3 tests/gpu/make_specs.py --check   fail if they are out of date, or
@@ -101,8 +102,9 @@ def fill_of(gen, dtype):
                      % gen.__qualname__)
 
 
-def spec_text(case):
-    """The .spec file of one case."""
+def spec_text(case, split=None):
+    """The .spec file of one case; with `split`, of the case compiled with
+    --reduction-split=split."""
     rng = np.random.default_rng(zlib.crc32(case.name.encode()))
     sizes = case.sizes(rng) if callable(case.sizes) else dict(case.sizes)
     grid = case.grid(sizes) if callable(case.grid) else resolve(case.grid, sizes)
@@ -112,6 +114,8 @@ def spec_text(case):
              "edit the case, not this file." % (case.name, case.file),
              "// @source " + case.file,
              "// @kernel " + case.kernel]
+    if split:
+        lines.append("// @reduction-split %d" % split)
     for k, v in defines.items():
         lines.append("// @define %s=%s" % (k, "true" if v is True else "false" if v is False
                                                 else number(v)))
@@ -174,6 +178,8 @@ def main():
             skipped.append("%s (%s): %s" % (case.name, case.file, reason))
             continue
         files[case.name + ".spec"] = spec_text(case)
+        for split in case.gpu_splits:
+            files["%s.split%d.spec" % (case.name, split)] = spec_text(case, split)
         covered.add(case.file)
     uncovered = [f for f in kiln_files() if f not in covered]
     skipped += ["%s: no case runs it (only its expected failures do)" % f for f in uncovered]

@@ -188,27 +188,33 @@ def _decode_ref(v, s):
     return {"o": np.einsum("hj,hjd->hd", softmax_rows_last(scores), vv)}
 
 
-def _decode(suffix, sizes, defines, gen, tol=Tol(1e-4, 1e-5)):
+def _decode(suffix, sizes, defines, gen, tol=Tol(1e-4, 1e-5), gpu_splits=()):
     CASES.append(Case(
         name="stdlib.decode_attention" + suffix, file="stdlib/decode_attention.kiln",
         kernel="decode_attention", sizes=sizes, defines=defines, grid=("heads",),
         args=[Arr("q", "f32", ("heads", "d"), gen), Arr("k", "f32", ("heads", "seq", "d"), gen),
               Arr("v", "f32", ("heads", "seq", "d"), normal()), Arr("o", "f32", ("heads", "d")),
               Scalar("seq", "i32", "seq"), Scalar("scale", "f32", lambda s: s["d"] ** -0.5)],
-        ref=_decode_ref, tol=tol))
+        ref=_decode_ref, tol=tol, gpu_splits=gpu_splits))
 
 
 # A KV cache of many blocks with a ragged end, one that fits one block, and scores in the
-# hundreds (see the attention cases for the tolerance).
-_decode("", {"heads": 3, "seq": 300, "d": 16}, {"D": 16, "BN": 32}, normal())
-_decode(".one_block", {"heads": 2, "seq": 20, "d": 16}, {"D": 16, "BN": 32}, normal())
+# hundreds (see the attention cases for the tolerance). On the GPU they also run split
+# over segments (flash-decoding), one per head more than the blocks for .one_block.
+_decode("", {"heads": 3, "seq": 300, "d": 16}, {"D": 16, "BN": 32}, normal(), gpu_splits=(4,))
+_decode(".one_block", {"heads": 2, "seq": 20, "d": 16}, {"D": 16, "BN": 32}, normal(), gpu_splits=(2,))
 _decode(".large_scores", {"heads": 2, "seq": 100, "d": 16}, {"D": 16, "BN": 16}, normal(12.0),
-        Tol(2e-3, 1e-4))
+        Tol(2e-3, 1e-4), gpu_splits=(3,))
 _decode(".random", lambda r: {"heads": int(r.integers(1, 4)), "seq": int(r.integers(1, 400)), "d": 16},
-        {"D": 16, "BN": 64}, normal(2.0))
+        {"D": 16, "BN": 64}, normal(2.0), gpu_splits=(5,))
 # Five blocks, the last ragged: split over 2, 3, 4 or 7 segments the shares are uneven
 # or empty (examples.interp.split*), and the heads' maxima lie in different segments.
-_decode(".few_blocks", {"heads": 5, "seq": 70, "d": 16}, {"D": 16, "BN": 16}, normal(4.0), Tol(2e-4, 1e-5))
+_decode(".few_blocks", {"heads": 5, "seq": 70, "d": 16}, {"D": 16, "BN": 16}, normal(4.0), Tol(2e-4, 1e-5),
+        gpu_splits=(3, 7))
+# The shape of a decoding step at its default D = 64 and BN = 64: few heads, a cache of
+# 10 blocks (the last ragged), split on the GPU into 8 segments per head, as the cost
+# model would for a few heads on a large GPU.
+_decode(".long_cache", {"heads": 2, "seq": 600, "d": 64}, {}, normal(), Tol(2e-4, 1e-5), gpu_splits=(8,))
 
 
 # ---- MoE routing ---------------------------------------------------------------------------

@@ -102,13 +102,19 @@ bool writeArray(const fs::path &p, const interp::Buffer &buf, std::string &error
 /// the values of @divisible arguments are multiples of their divisor (the runtime
 /// would refuse the launch otherwise).
 bool checkSpec(const spirvtest::CaseSpec &spec, const ir::Kernel &kernel, std::string &error) {
+  // A split kernel's workspace is the runtime's to pass, not the spec's.
   const auto &params = kernel.params();
-  if (spec.args.size() != params.size()) {
+  const size_t given = kernel.numLaunchParams();
+  if (spec.args.size() != given) {
     error = "the spec has " + std::to_string(spec.args.size()) + " @arg lines, kernel '" +
-            kernel.name + "' " + std::to_string(params.size()) + " parameters";
+            kernel.name + "' " + std::to_string(given) + " parameters";
     return false;
   }
-  for (size_t i = 0; i < params.size(); ++i) {
+  if (spec.reductionSplit > 1 && !kernel.gridSplit.active()) {
+    error = "@reduction-split " + std::to_string(spec.reductionSplit) + " does not apply to the kernel";
+    return false;
+  }
+  for (size_t i = 0; i < given; ++i) {
     const std::string &want = params[i]->nameHint;
     if (!want.empty() && spec.args[i].name != want) {
       error = "@arg " + std::to_string(i + 1) + " is '" + spec.args[i].name +
@@ -167,8 +173,11 @@ int prepareFile(const fs::path &file, const fs::path &out, uint64_t seed, int &c
   // included), while the interpreter runs it as written: the check covers the passes
   // and code generation together. Hand-written .tir kernels test code generation alone.
   std::unique_ptr<ir::Module> written = ir::cloneModule(*module);
-  if (file.extension() != ".tir")
-    ir::runPipeline(*module, ir::PipelineOptions{}, diags);
+  if (file.extension() != ".tir") {
+    ir::PipelineOptions pipeline;
+    pipeline.reductionSplit.forced = spec->reductionSplit; // a split the runtime launches
+    ir::runPipeline(*module, pipeline, diags);
+  }
   int failures = 0;
   for (const auto &kernel : module->kernels) {
     const ir::Kernel &asWritten = *written->findKernel(kernel->name);
