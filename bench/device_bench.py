@@ -350,7 +350,8 @@ def route(logits, k=8):
 
 if selected("moe"):
     T, K = 16384, 8
-    croute = torch.compile(route)
+    # Static shapes: each expert count gets a kernel of its own, not one for any shape.
+    croute = torch.compile(route, dynamic=False)
     for E in (64, 256):
         label = f"moe routing f32 {T}x{E} top{K}"
         logits = torch.rand(T, E, device=DEV) * 8 - 4
