@@ -11,6 +11,7 @@
 // refuses a launch that breaks them). The GPU machine then needs only kiln-bench.
 //
 //===----------------------------------------------------------------------===//
+#include "bench/L2Flush.h"
 #include "bench/Workloads.h"
 
 #include "codegen/BundleBuilder.h"
@@ -109,6 +110,10 @@ int main(int argc, char **argv) {
   }
   fs::create_directories(out);
   int failures = 0;
+  if (!prepare(bench::l2FlushKernel(), root, out, *target)) {
+    std::cerr << "l2_flush: FAILED\n";
+    ++failures;
+  }
   for (const bench::Workload &w : bench::workloads())
     if (!prepare(w, root, out, *target)) {
       std::cerr << w.name << ": FAILED\n";

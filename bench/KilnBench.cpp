@@ -7,15 +7,16 @@
 // the result against the CPU reference, then times the kernel the way Triton's
 // do_bench does, so that the figures compare with the peers' in the same run:
 //
-//   warm-up launches; then N times: overwrite a 256 MiB buffer (the L2 cache then
-//   holds none of the inputs), record an event, launch, record an event; the median
-//   of the N event intervals is the kernel's time.
+//   warm-up launches; then N times: launch a kernel that overwrites a 256 MiB buffer
+//   (the L2 cache then holds none of the inputs; L2Flush.h), record an event, launch,
+//   record an event; the median of the N event intervals is the kernel's time.
 //
 // Prints one JSON object per workload on stdout (and all of them as an array to FILE).
 // Needs only the runtime and a CUDA driver: build it where the compiler is and carry it
 // with the bundles (libstdc++ and libgcc are linked statically).
 //
 //===----------------------------------------------------------------------===//
+#include "bench/L2Flush.h"
 #include "bench/Problem.h"
 #include "bench/Workloads.h"
 
@@ -55,9 +56,30 @@ std::string jsonEscape(const std::string &s) {
   return o;
 }
 
+/// Launches of the L2 flush kernel over one buffer.
+class L2Flush {
+public:
+  L2Flush(Runtime &rt, const fs::path &bundles)
+      : kernel_(rt.load_bundle((bundles / (bench::l2FlushKernel().name + ".kbin")).string())) {
+    kiln_buffer *h = nullptr;
+    detail::check(kiln_buffer_alloc(rt.handle(), size_t(bench::kL2FlushBytes), KILN_DTYPE_NONE, &h));
+    buffer_ = Buffer(h);
+  }
+  /// Enqueues the overwrite (with a different value each time) and returns at once.
+  void enqueue(int value) {
+    const int64_t n = bench::kL2FlushBytes / 4;
+    kernel_.launch(Grid(static_cast<uint32_t>(n / bench::kL2FlushBlock)), buffer_,
+                   static_cast<int32_t>(n), static_cast<int32_t>(value));
+  }
+
+private:
+  Kernel kernel_;
+  Buffer buffer_;
+};
+
 /// Median of the event-timed launches, in milliseconds.
 double timeKernel(Runtime &rt, Kernel &k, const bench::Problem &p, const bench::Workload &w,
-                  Buffer &flush, const Options &o) {
+                  L2Flush &flush, const Options &o) {
   const std::vector<kiln_arg> args = p.args();
   const Grid grid = p.grid(w);
   for (int i = 0; i < o.warmup; ++i)
@@ -66,7 +88,7 @@ double timeKernel(Runtime &rt, Kernel &k, const bench::Problem &p, const bench::
   Event start = rt.create_event(), end = rt.create_event();
   std::vector<double> ms;
   for (int i = 0; i < o.iters; ++i) {
-    flush.fill(static_cast<uint8_t>(i));
+    flush.enqueue(i);
     start.record();
     k.launch_args(grid, args);
     end.record();
@@ -80,9 +102,7 @@ double timeKernel(Runtime &rt, Kernel &k, const bench::Problem &p, const bench::
 int run(const Options &o) {
   Runtime rt;
   std::cerr << "kiln-bench: " << rt.device_name() << " (" << rt.target() << ")\n";
-  kiln_buffer *fh = nullptr;
-  detail::check(kiln_buffer_alloc(rt.handle(), size_t(256) << 20, KILN_DTYPE_NONE, &fh));
-  Buffer flush(fh);
+  L2Flush flush(rt, o.bundles);
   std::ostringstream all;
   all << "[\n";
   bool first = true;

@@ -167,7 +167,7 @@ static void lowerAtomicLanes(Lowering &L, const ir::Op &op,
   const Type &rt = op.result()->type;
   llvm::Value *zero = llvm::Constant::getNullValue(L.regType(rt.element()));
   if (rt.isScalar()) {
-    const ScratchPlan plan = layoutAreas(scratchAreas(op, L.T, false, L.maxVec));
+    const ScratchPlan plan = L.scratchPlan(op);
     L.beginSharedUse();
     llvm::Value *cond = L.isThread0();
     if (llvm::Value *m = maskAt(0))

@@ -235,7 +235,7 @@ static bool pipelineCompatible(Lowering &L, const ir::Op &op) {
     return true;
   if (op.kind() == OpKind::Broadcast || op.kind() == OpKind::Permute)
     return L.canRematerialize(op.result(), budget);
-  return scratchAreas(op, L.T, false, L.maxVec).empty();
+  return scratchAreas(op, L.T, L.hasWarpShuffle(), L.maxVec).empty();
 }
 
 /// Elements per cp.async of a load's chunks (0: none fits, a copy is 4 to 16 bytes).
@@ -587,7 +587,7 @@ void Lowering::lowerDot(const ir::Op &op) {
                         : (at.dtype == DType::F64 || bt.dtype == DType::F64 ? DType::F64
                                                                            : DType::F32);
   llvm::Type *cty = regTypeOf(ct);
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
+  const ScratchPlan plan = scratchPlan(op);
   const int64_t aOff = plan.offsets[0], bOff = plan.offsets[1];
 
   beginSharedUse();

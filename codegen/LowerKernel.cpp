@@ -382,7 +382,7 @@ static DotPath dotPathQuery(const ir::Op &op, const void *ctx) {
 
 bool Lowering::run() {
   entryName = entrySymbol(kernel.name);
-  arenaBytes = planArena(kernel, T, &dotPathQuery, this);
+  arenaBytes = planArena(kernel, T, hasWarpShuffle(), &dotPathQuery, this);
 
   // Parameters: the kernel ABI of docs/codegen.md.
   std::vector<llvm::Type *> paramTypes;

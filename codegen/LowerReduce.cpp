@@ -80,16 +80,18 @@ Values Lowering::combineGroup(const Values &partial, int64_t group, int64_t scra
     }
     return fn(left, right);
   };
-  // Component c of the scratch lives in its own T-element array.
-  auto bytesOf = [&](llvm::Type *ty, int64_t count) {
-    return (count * static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty)) + 15) / 16 * 16;
+  // Component c of the partials lives in its own area (partialAreaBytes).
+  auto sizeOf = [&](llvm::Type *ty) {
+    return static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(ty));
   };
-  std::vector<int64_t> offsets;
+  auto bytesOf = [&](llvm::Type *ty, int64_t count) { return (count * sizeOf(ty) + 15) / 16 * 16; };
+  std::vector<int64_t> offsets, areaBytes;
   {
     int64_t at = scratchOffset;
     for (llvm::Type *ty : sharedTypes) {
       offsets.push_back(at);
-      at += bytesOf(ty, T);
+      areaBytes.push_back(partialAreaBytes(sizeOf(ty), T, hasWarpShuffle()));
+      at += areaBytes.back();
     }
   }
   auto toS = [&](llvm::Value *v, llvm::Type *ty) -> llvm::Value * {
@@ -116,9 +118,9 @@ Values Lowering::combineGroup(const Values &partial, int64_t group, int64_t scra
     // one writes the other and needs no barrier before its writes, only the one after.
     std::vector<int64_t> slotBytes;
     bool twoSlots = true;
-    for (llvm::Type *ty : sharedTypes) {
-      slotBytes.push_back(bytesOf(ty, T / 32));
-      twoSlots = twoSlots && 2 * slotBytes.back() <= bytesOf(ty, T);
+    for (size_t c = 0; c < sharedTypes.size(); ++c) {
+      slotBytes.push_back(bytesOf(sharedTypes[c], T / 32));
+      twoSlots = twoSlots && 2 * slotBytes.back() <= areaBytes[c];
     }
     auto slotSpan = [&](int64_t slot) {
       ArenaUse span;
@@ -283,7 +285,7 @@ void Lowering::lowerReduce(const ir::Op &op) {
   const int64_t axisAttr = op.intAttr("axis");
   const ReduceKind kind = reduceKindOf(op);
   const ir::Block *region = op.numRegions() ? op.region(0) : nullptr;
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
+  const ScratchPlan plan = scratchPlan(op);
   llvm::Type *sty = sharedType(elem);
   auto fn = [&](const Values &a, const Values &c) {
     return Values{combine(kind, t.dtype, a[0], c[0], region)};
@@ -370,7 +372,7 @@ void Lowering::lowerArgReduce(const ir::Op &op, bool wantMax) {
   const Type &t = op.operand(0)->type;
   const Type &rt = op.result()->type;
   const Type elem = t.element();
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
+  const ScratchPlan plan = scratchPlan(op);
   llvm::Type *sty = sharedType(elem);
   const bool flt = !t.pointer && isFloat(t.dtype);
 
@@ -410,7 +412,8 @@ void Lowering::lowerArgReduce(const ir::Op &op, bool wantMax) {
   const LineGeometry geo = lineGeometry(*this, t.shape, op.intAttr("axis"));
   // The scratch plan has separate partial areas for values and indices.
   kiln_assert(plan.offsets[2] - plan.offsets[1] >=
-                  T * static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(sty)),
+                  partialAreaBytes(static_cast<int64_t>(mod.getDataLayout().getTypeAllocSize(sty)),
+                                   T, hasWarpShuffle()),
               "codegen: argmax partial areas overlap");
   forEachLine(
       *this, geo, plan.offsets[1], {sty, b.getInt32Ty()},

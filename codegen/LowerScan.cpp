@@ -17,7 +17,7 @@ void Lowering::lowerScan(const ir::Op &op) {
   const Type elem = t.element();
   const ReduceKind kind = reduceKindOf(op);
   const ir::Block *region = op.numRegions() ? op.region(0) : nullptr;
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
+  const ScratchPlan plan = scratchPlan(op);
   llvm::Type *sty = sharedType(elem);
   const int64_t data = plan.offsets[0], totals = plan.offsets[1];
   auto at = [&](const LineGeometry &geo, llvm::Value *line, llvm::Value *l) {

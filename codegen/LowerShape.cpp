@@ -238,7 +238,7 @@ void Lowering::lowerBroadcast(const ir::Op &op) {
     return set(op.result(), Regs{Values(layoutOf(rt).numRegs(), get(op.operand(0)).v[0])});
   if (tryRematerialize(*this, op))
     return;
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
+  const ScratchPlan plan = scratchPlan(op);
   beginSharedUse();
   storeTileToShared(get(op.operand(0)), st, plan.offsets[0]);
   sharedWritten();
@@ -252,7 +252,7 @@ void Lowering::lowerPermute(const ir::Op &op) {
   const std::vector<int64_t> &perm = op.intsAttr("perm");
   if (tryRematerialize(*this, op))
     return;
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
+  const ScratchPlan plan = scratchPlan(op);
   beginSharedUse();
   storeTileToShared(get(op.operand(0)), st, plan.offsets[0]);
   sharedWritten();
@@ -263,7 +263,7 @@ void Lowering::lowerPermute(const ir::Op &op) {
 
 void Lowering::lowerJoin(const ir::Op &op) {
   const Type &st = op.operand(0)->type, &rt = op.result()->type;
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
+  const ScratchPlan plan = scratchPlan(op);
   beginSharedUse();
   storeTileToShared(get(op.operand(0)), st, plan.offsets[0]);
   storeTileToShared(get(op.operand(1)), st, plan.offsets[1]);
@@ -280,7 +280,7 @@ void Lowering::lowerJoin(const ir::Op &op) {
 
 void Lowering::lowerSplit(const ir::Op &op) {
   const Type &st = op.operand(0)->type, &rt = op.result(0)->type;
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
+  const ScratchPlan plan = scratchPlan(op);
   beginSharedUse();
   storeTileToShared(get(op.operand(0)), st, plan.offsets[0]);
   sharedWritten();

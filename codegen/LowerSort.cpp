@@ -17,7 +17,7 @@ void Lowering::lowerSort(const ir::Op &op) {
   const Type &rt = op.result()->type;
   const int64_t ax = op.intAttr("axis");
   const bool descending = op.kind() == OpKind::Sort ? op.boolAttr("descending") : true;
-  const ScratchPlan plan = layoutAreas(scratchAreas(op, T, false, maxVec));
+  const ScratchPlan plan = scratchPlan(op);
   const int64_t data = plan.offsets[0], keys = plan.offsets[1], idxs = plan.offsets[2];
   llvm::Type *sty = sharedType(elem);
   const bool flt = !t.pointer && isFloat(t.dtype);

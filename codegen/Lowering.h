@@ -336,6 +336,10 @@ public:
   llvm::Value *readNumPrograms(int64_t axis);
   void emitBarrier();
   bool hasWarpShuffle() const { return nvptx; }
+  /// Where `op`'s scratch areas lie in the arena (SharedMemory.h).
+  ScratchPlan scratchPlan(const ir::Op &op) const {
+    return layoutAreas(scratchAreas(op, T, hasWarpShuffle(), maxVec));
+  }
   /// Butterfly shuffle of an i32/f32 (or narrower/wider, split as needed) value.
   llvm::Value *shuffleXor(llvm::Value *v, int64_t laneMask);
   /// 2^x on f32 by the hardware's approximation with results below 2^-126 flushed to

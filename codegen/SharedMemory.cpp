@@ -41,12 +41,14 @@ int64_t sharedElementBytes(const Type &type) {
   return 8;
 }
 
+static int64_t alignedTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+
 ScratchPlan layoutAreas(const std::vector<int64_t> &sizes) {
   ScratchPlan p;
   int64_t at = 0;
   for (int64_t s : sizes) {
     p.offsets.push_back(at);
-    at += (s + 15) / 16 * 16;
+    at += alignedTo16(s);
   }
   p.totalBytes = at;
   return p;
@@ -78,7 +80,13 @@ bool reducesInRegisters(const ir::Op &op, int64_t numThreads, int64_t maxVec) {
   return chunksPerLine % numThreads == 0 || numThreads % chunksPerLine == 0;
 }
 
-std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool tensorCoreDot,
+int64_t partialAreaBytes(int64_t elementBytes, int64_t numThreads, bool warpShuffle) {
+  if (!warpShuffle)
+    return alignedTo16(numThreads * elementBytes);
+  return 2 * alignedTo16(std::max<int64_t>(numThreads / 32, 1) * elementBytes);
+}
+
+std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool warpShuffle,
                                   int64_t maxVec) {
   auto elems = [&](unsigned i) { return op.operand(i)->type.numElements(); };
   auto eb = [&](unsigned i) { return sharedElementBytes(op.operand(i)->type); };
@@ -106,10 +114,11 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool ten
       return {t.numElements() * e, numThreads * e};
     // Combined in registers: no copy of the tile (area 0 stays empty).
     const int64_t tile = reducesInRegisters(op, numThreads, maxVec) ? 0 : t.numElements() * e;
-    if (op.kind() == OpKind::Reduce) // the tile, per-thread partials, line results
-      return {tile, numThreads * e, lines * e};
+    const int64_t partials = partialAreaBytes(e, numThreads, warpShuffle);
+    if (op.kind() == OpKind::Reduce) // the tile, the group partials, line results
+      return {tile, partials, lines * e};
     // argmax/argmin: the tile, partial values, partial indices, line results (i32)
-    return {tile, numThreads * e, numThreads * 4, lines * 4};
+    return {tile, partials, partialAreaBytes(4, numThreads, warpShuffle), lines * 4};
   }
   case OpKind::Sort:
   case OpKind::TopK:
@@ -123,7 +132,7 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool ten
     return {t.numElements() * e, padded * e, padded * 4};
   }
   case OpKind::Dot:
-    return dotScratchAreas(op, tensorCoreDot ? DotPath::MmaSync : DotPath::Fma);
+    return dotScratchAreas(op, DotPath::Fma);
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
     // A scalar atomic runs on one thread; the old value reaches the others here.
@@ -205,14 +214,14 @@ std::vector<int64_t> dotScratchAreas(const ir::Op &dot, DotPath path) {
   return {a.numElements() * e, b.numElements() * e};
 }
 
-int64_t planArena(const ir::Kernel &kernel, int64_t numThreads,
+int64_t planArena(const ir::Kernel &kernel, int64_t numThreads, bool warpShuffle,
                   DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx) {
   int64_t arena = 0;
   const int64_t maxVec = chunkLimit(kernel);
   ir::walk(*kernel.body, [&](ir::Op &op) {
     const std::vector<int64_t> areas = op.kind() == OpKind::Dot && dotPath
                                            ? dotScratchAreas(op, dotPath(op, ctx))
-                                           : scratchAreas(op, numThreads, false, maxVec);
+                                           : scratchAreas(op, numThreads, warpShuffle, maxVec);
     arena = std::max(arena, layoutAreas(areas).totalBytes);
   });
   return arena;

@@ -49,10 +49,18 @@ struct ScratchPlan {
 };
 
 /// Sizes of the scratch areas `op` needs in a program of `numThreads` threads (empty:
-/// none). `tensorCoreDot` tells whether a `dot` is lowered to tensor-core instructions;
-/// `maxVec` is the kernel's chunkLimit (Layout.h).
-std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool tensorCoreDot,
+/// none). `warpShuffle` tells whether threads combine values with warp shuffles (NVPTX);
+/// `maxVec` is the kernel's chunkLimit (Layout.h). A `dot` gets its FMA path's areas
+/// here; the tensor-core paths' come from dotScratchAreas.
+std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool warpShuffle,
                                   int64_t maxVec = kDefaultChunkLimit);
+
+/// Bytes of one component's partials when the threads of a group combine them
+/// (Lowering::combineGroup). With warp shuffles a warp combines in registers and
+/// publishes one value, into one of two slots so that two combines in a row (a
+/// softmax's max, then its sum) need one barrier each; without, the combine is a tree
+/// through shared memory with a slot per thread. Each area is a multiple of 16 bytes.
+int64_t partialAreaBytes(int64_t elementBytes, int64_t numThreads, bool warpShuffle);
 
 /// True when a reduce (sum, prod, max, min), argmax or argmin along the last axis can
 /// combine the operand in registers (every line's chunks sit in whole register rounds
@@ -65,8 +73,9 @@ bool reducesInRegisters(const ir::Op &op, int64_t numThreads,
 ScratchPlan layoutAreas(const std::vector<int64_t> &sizes);
 
 /// The arena size of a whole kernel: the largest scratch of any op, over all regions.
-/// `dotPath(op)` says how each dot is lowered (null: the FMA path).
-int64_t planArena(const ir::Kernel &kernel, int64_t numThreads,
+/// `dotPath(op)` says how each dot is lowered (null: the FMA path); `warpShuffle` as for
+/// scratchAreas.
+int64_t planArena(const ir::Kernel &kernel, int64_t numThreads, bool warpShuffle,
                   DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx);
 
 } // namespace kiln::codegen

@@ -6,8 +6,8 @@
 //    (interp::foldElementwise), so a folded result is exactly what the op would have
 //    produced at run time — there is one definition of each op's semantics.
 //  * simplification: identities that hold bit for bit in the dtype (x * 1, x - 0,
-//    x + 0 on integers, cast to the same type, select on a constant condition,
-//    shape ops of splats, ...). Float identities that change -0.0 or NaN payloads
+//    x + 0 on integers, x || true and x && false on bools, cast to the same type,
+//    select on a constant condition, shape ops of splats, ...). Float identities that change -0.0 or NaN payloads
 //    (x + 0.0, x * 0) are not applied.
 //
 //===----------------------------------------------------------------------===//
@@ -115,12 +115,18 @@ private:
         return a;
       if (type.dtype == DType::Bool && isConstantEqualTo(a, 1))
         return b;
+      // x && false is false: the constant operand, when it already has the result type.
+      if (type.dtype == DType::Bool)
+        return absorbing(a, b, type, 0);
       return nullptr;
     case OpKind::Or:
       if (isConstantEqualTo(b, 0))
         return a;
       if (isConstantEqualTo(a, 0))
         return b;
+      // x || true is true (`!CAUSAL || mask` with CAUSAL false).
+      if (type.dtype == DType::Bool)
+        return absorbing(a, b, type, 1);
       return nullptr;
     case OpKind::Cast:
     case OpKind::Bitcast:
@@ -138,6 +144,15 @@ private:
     default:
       return nullptr;
     }
+  }
+
+  /// The operand of `a`, `b` that is the constant `value` and has type `type` (the
+  /// absorbing element of a bool and/or), or null.
+  static Value *absorbing(Value *a, Value *b, const Type &type, double value) {
+    for (Value *v : {a, b})
+      if (v->type == type && isConstantEqualTo(v, value))
+        return v;
+    return nullptr;
   }
 
   /// Folds an op whose operands are all constants into a constant.

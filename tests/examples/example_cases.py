@@ -4,8 +4,10 @@
 # are not multiples of the tile, and the smallest input. See kilncase.py for the fields.
 #
 #===---------------------------------------------------------------------------===#
+import numpy as np
+
 from kilncase import (Arr, Case, Scalar, Tol, cdiv, f32, f64, normal, on_first_columns,
-                      softmax_rows, strided_row_args, with_specials)
+                      softmax_rows, stable_topk_indices, strided_row_args, with_specials)
 
 CASES = []
 
@@ -134,3 +136,133 @@ _long_softmax("example.long_softmax.random",
               lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(1, 1500))}, block=128)
 _long_softmax("example.long_softmax.one_block", {"rows": 3, "n": 100})
 _long_softmax("example.long_softmax.exact_blocks", {"rows": 2, "n": 512}, block=64)
+
+
+# ---- long_layernorm -------------------------------------------------------------------
+# Rows whose mean is large against their spread, where Σx² - n·mean² cancels: the fused
+# loop merges block statistics (Welford) and must match the centred two-pass result.
+# Mean 50, spread 2: both forms are within 1e-4; the one-loop Σx², Σx form is off by
+# about 2e-3. Mean 1000, spread 1: the f32 mean itself is off by about 1e-3 of the spread
+# (fused or not), which y inherits; the Σx² form is off by 1 or more, or NaN.
+
+def _long_layernorm(name, sizes, block=None, gen=normal(2.0, mean=50.0), tol=Tol(1e-4, 1e-4)):
+    CASES.append(Case(
+        name=name, file="examples/long_layernorm.kiln", kernel="long_layernorm",
+        sizes=sizes, defines={"BLOCK": block} if block else {},
+        grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), gen),
+              Arr("w", "f32", "n", normal()), Arr("b", "f32", "n", normal()),
+              Arr("y", "f32", ("rows", "n")),
+              Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-5)],
+        ref=_layernorm_ref, tol=tol))
+
+
+_long_layernorm("example.long_layernorm", {"rows": 4, "n": 3000})
+_long_layernorm("example.long_layernorm.random",
+                lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(2, 1500))}, block=128)
+_long_layernorm("example.long_layernorm.one_block", {"rows": 3, "n": 700})
+_long_layernorm("example.long_layernorm.exact_blocks", {"rows": 2, "n": 512}, block=64)
+_long_layernorm("example.long_layernorm.large_mean", {"rows": 4, "n": 4096},
+                gen=normal(1.0, mean=1000.0), tol=Tol(1e-3, 1e-2))
+
+
+# ---- attention ------------------------------------------------------------------------
+# The three-loop attention, fused into one pass (and run unfused by examples.interp.unfused).
+# Sequences span several key blocks with a ragged end; causal programs stop at their last
+# row, which is not a multiple of BN when BM != BN.
+
+def _attention_ref(causal):
+    def ref(v, s):
+        q, k, vv = f64(v.q), f64(v.k), f64(v.v)
+        scores = np.einsum("hid,hjd->hij", q, k) / np.sqrt(s["d"])
+        if causal:
+            n = scores.shape[-1]
+            scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+        return {"o": np.einsum("hij,hjd->hid", softmax_rows(scores), vv)}
+    return ref
+
+
+def _attention(name, sizes, tiles, causal, gen=normal(), tol=Tol(1e-4, 1e-5)):
+    bm = tiles.get("BM", 32)
+    CASES.append(Case(
+        name=name, file="examples/attention.kiln", kernel="attention",
+        sizes=sizes, defines=dict(tiles, CAUSAL=causal),
+        grid=lambda s: (cdiv(s["seq"], bm), s["heads"]),
+        args=[Arr("q", "f32", ("heads", "seq", "d"), gen),
+              Arr("k", "f32", ("heads", "seq", "d"), gen),
+              Arr("v", "f32", ("heads", "seq", "d"), normal()),
+              Arr("o", "f32", ("heads", "seq", "d")), Scalar("seq", "i32", "seq")],
+        ref=_attention_ref(causal), tol=tol))
+
+
+for _causal in (False, True):
+    _tag = "example.attention" + (".causal" if _causal else "")
+    _attention(_tag, {"heads": 2, "seq": 75, "d": 16}, {"D": 16, "BM": 16, "BN": 16}, _causal)
+    _attention(_tag + ".default_tiles", {"heads": 2, "seq": 150, "d": 64}, {}, _causal)
+    _attention(_tag + ".bm_ne_bn", {"heads": 1, "seq": 90, "d": 16}, {"D": 16, "BM": 32, "BN": 8},
+               _causal)
+    # Scores in the hundreds: exp(s) without the running maximum would overflow. f32 scores
+    # of that size carry rounding errors near 1e-5, which exp turns into relative errors.
+    _attention(_tag + ".large_scores", {"heads": 1, "seq": 40, "d": 16},
+               {"D": 16, "BM": 16, "BN": 8}, _causal, normal(12.0), Tol(2e-3, 1e-4))
+    _attention(_tag + ".random", lambda r: {"heads": int(r.integers(1, 3)),
+                                            "seq": int(r.integers(1, 70)), "d": 16},
+               {"D": 16, "BM": 16, "BN": 16}, _causal, normal(2.0))
+
+
+# ---- decode_attention -----------------------------------------------------------------
+
+def _decode_ref(v, s):
+    q, k, vv = f64(v.q), f64(v.k), f64(v.v)
+    scores = np.einsum("hd,hjd->hj", q, k) / np.sqrt(s["d"])
+    return {"o": np.einsum("hj,hjd->hd", softmax_rows(scores), vv)}
+
+
+def _decode(name, sizes, tiles, gen=normal(), tol=Tol(1e-4, 1e-5)):
+    CASES.append(Case(
+        name=name, file="examples/decode_attention.kiln", kernel="decode_attention",
+        sizes=sizes, defines=tiles, grid=("heads",),
+        args=[Arr("q", "f32", ("heads", "d"), gen), Arr("k", "f32", ("heads", "seq", "d"), gen),
+              Arr("v", "f32", ("heads", "seq", "d"), normal()), Arr("o", "f32", ("heads", "d")),
+              Scalar("seq", "i32", "seq")],
+        ref=_decode_ref, tol=tol))
+
+
+_decode("example.decode_attention", {"heads": 4, "seq": 1000, "d": 64}, {})
+_decode("example.decode_attention.ragged", {"heads": 3, "seq": 300, "d": 16}, {"D": 16, "BN": 32})
+_decode("example.decode_attention.one_block", {"heads": 2, "seq": 20, "d": 16}, {"D": 16, "BN": 32})
+_decode("example.decode_attention.large_scores", {"heads": 2, "seq": 100, "d": 16},
+        {"D": 16, "BN": 16}, normal(12.0), Tol(2e-3, 1e-4))
+_decode("example.decode_attention.random",
+        lambda r: {"heads": int(r.integers(1, 4)), "seq": int(r.integers(1, 400)), "d": 16},
+        {"D": 16, "BN": 64}, normal(2.0))
+
+
+# ---- moe_routing ----------------------------------------------------------------------
+# The reference takes the other route to the same numbers: the K largest logits (softmax
+# keeps their order), and a softmax over those K alone, which is what renormalizing the
+# K largest probabilities gives.
+
+def _route_ref(k):
+    def ref(v, s):
+        z = f64(v.logits)
+        idx = stable_topk_indices(z, k, axis=1)
+        return {"experts": idx, "weights": softmax_rows(np.take_along_axis(z, idx, axis=1))}
+    return ref
+
+
+def _route(name, sizes, bt, be, k):
+    CASES.append(Case(
+        name=name, file="examples/moe_routing.kiln", kernel="route",
+        sizes=sizes, defines={"BT": bt, "BE": be, "K": k},
+        grid=lambda s: (cdiv(s["t"], bt),),
+        args=[Arr("logits", "f32", ("t", "e"), normal(2.0)), Arr("experts", "i32", ("t", k)),
+              Arr("weights", "f32", ("t", k)), Scalar("n_tokens", "i32", "t"),
+              Scalar("n_experts", "i32", "e")],
+        ref=_route_ref(k), tol={"weights": Tol(1e-5, 1e-6)}))
+
+
+_route("example.moe_routing", {"t": 20, "e": 8}, 8, 8, 2)
+_route("example.moe_routing.random",
+       lambda r: {"t": int(r.integers(1, 40)), "e": int(r.integers(2, 17))}, 8, 16, 2)
+_route("example.moe_routing.e64_k8", {"t": 37, "e": 64}, 4, 64, 8)

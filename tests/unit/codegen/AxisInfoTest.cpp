@@ -207,7 +207,15 @@ kernel @k(%x: *f32) attributes {num_warps = 4} {
   EXPECT_EQ(scratchAreas(*ops[2], 128, false), (std::vector<int64_t>{8192, 512, 128}));
   EXPECT_FALSE(reducesInRegisters(*ops[3], 128));
   // The arena is the largest scratch: the custom reduction (tile, partials, 64 results).
-  EXPECT_EQ(planArena(p.kernel(), 128, nullptr, nullptr), 8192 + 512 + 256);
+  EXPECT_EQ(planArena(p.kernel(), 128, false, nullptr, nullptr), 8192 + 512 + 256);
+  // With warp shuffles a warp publishes one partial, into one of two slots: 2 x 16
+  // bytes for the 4 warps instead of one slot per thread.
+  EXPECT_EQ(scratchAreas(*ops[1], 128, true), (std::vector<int64_t>{0, 32, 256}));
+  EXPECT_EQ(scratchAreas(*ops[2], 128, true), (std::vector<int64_t>{8192, 32, 128}));
+  EXPECT_EQ(planArena(p.kernel(), 128, true, nullptr, nullptr), 8192 + 32 + 256);
+  EXPECT_EQ(partialAreaBytes(4, 256, true), 64);
+  EXPECT_EQ(partialAreaBytes(8, 32, true), 32);
+  EXPECT_EQ(partialAreaBytes(4, 256, false), 1024);
 }
 
 } // namespace
