@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "bench/Problem.h"
 
+#include "support/FloatFormats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -336,6 +338,30 @@ static std::string defineOf(const Workload &w, const std::string &name) {
   return "";
 }
 
+/// softmax(q·kᵀ·scale)·v for one query row `q` of `d` elements against the first `keys`
+/// rows of k and v, in double precision from the bf16 inputs.
+static std::vector<double> attentionRow(const uint16_t *q, const uint16_t *k, const uint16_t *v, int64_t keys,
+                                        int64_t d, float scale) {
+  std::vector<double> s(keys), y(d, 0.0);
+  for (int64_t j = 0; j < keys; ++j) {
+    double dotProduct = 0;
+    for (int64_t c = 0; c < d; ++c)
+      dotProduct += fromBF16(q[c]) * fromBF16(k[j * d + c]);
+    s[j] = dotProduct * double(scale);
+  }
+  const double m = *std::max_element(s.begin(), s.end());
+  double l = 0;
+  for (int64_t j = 0; j < keys; ++j) {
+    const double p = std::exp(s[j] - m);
+    l += p;
+    for (int64_t c = 0; c < d; ++c)
+      y[c] += p * fromBF16(v[j * d + c]);
+  }
+  for (double &x : y)
+    x /= l;
+  return y;
+}
+
 class AttentionProblem final : public Problem {
 public:
   AttentionProblem(Runtime &rt, const Workload &w, Random &r)
@@ -386,31 +412,204 @@ private:
   /// Row i of head h's output, in double precision from the bf16 inputs.
   std::vector<double> reference(int64_t h, int64_t i) const {
     const size_t base = size_t(h * seq_ * d_);
-    const int64_t keys = causal_ ? i + 1 : seq_;
-    std::vector<double> s(keys), y(d_, 0.0);
-    for (int64_t j = 0; j < keys; ++j) {
-      double dotProduct = 0;
-      for (int64_t c = 0; c < d_; ++c)
-        dotProduct += fromBF16(hq_[base + i * d_ + c]) * fromBF16(hk_[base + j * d_ + c]);
-      s[j] = dotProduct * double(scale_);
-    }
-    const double m = *std::max_element(s.begin(), s.end());
-    double l = 0;
-    for (int64_t j = 0; j < keys; ++j) {
-      const double p = std::exp(s[j] - m);
-      l += p;
-      for (int64_t c = 0; c < d_; ++c)
-        y[c] += p * fromBF16(hv_[base + j * d_ + c]);
-    }
-    for (double &x : y)
-      x /= l;
-    return y;
+    return attentionRow(&hq_[base + size_t(i * d_)], &hk_[base], &hv_[base], causal_ ? i + 1 : seq_, d_, scale_);
   }
 
   int64_t seq_, d_, heads_;
   bool causal_;
   float scale_;
   std::vector<uint16_t> hq_, hk_, hv_;
+  Buffer q_, k_, v_, o_;
+};
+
+//===--------------------------------------------------------------------===//
+// fp8 per-token quantization
+//===--------------------------------------------------------------------===//
+
+class Fp8QuantProblem final : public Problem {
+public:
+  Fp8QuantProblem(Runtime &rt, const Workload &w, Random &r) : rows_(w.rows), cols_(w.cols) {
+    // Rows of magnitudes from 2^-8 to 2^8, so that every row has a scale of its own.
+    hx_.resize(size_t(rows_ * cols_));
+    for (int64_t row = 0; row < rows_; ++row) {
+      const float magnitude = std::exp2(r.uniform(-8, 8));
+      for (int64_t c = 0; c < cols_; ++c)
+        hx_[size_t(row * cols_ + c)] = toBF16(magnitude * r.uniform(-1, 1));
+    }
+    x_ = upload(rt, hx_, KILN_DTYPE_BF16);
+    q_ = allocate(rt, size_t(rows_ * cols_), KILN_DTYPE_F8E4M3);
+    scale_ = allocate(rt, size_t(rows_) * 4, KILN_DTYPE_F32);
+  }
+  std::vector<kiln_arg> args() const override {
+    return {bufferArg(x_), bufferArg(q_), bufferArg(scale_), intArg(cols_)};
+  }
+  Grid grid(const Workload &) const override { return Grid(rows_); }
+  void poisonOutputs() override {
+    q_.fill(0xFF);
+    scale_.fill(0xFF);
+  }
+  CheckResult check() const override {
+    const std::vector<uint8_t> q = q_.download<uint8_t>();
+    const std::vector<float> scale = scale_.download<float>();
+    // The kernel's arithmetic is f32 (the maximum, one division, one reciprocal, one
+    // product) and one rounding to e4m3: the same steps here give the same bits.
+    Comparison cmp(0, 0);
+    for (size_t i = 0; i < q.size(); ++i)
+      if (std::isnan(f8E4M3BitsToDouble(q[i]))) {
+        cmp.fail("q element " + std::to_string(i) + " is NaN (unwritten?)");
+        break;
+      }
+    for (int64_t row = 0; row < rows_; ++row)
+      cmp.add(scale[size_t(row)], rowScale(row), "scale[" + std::to_string(row) + "]");
+    for (int64_t row : sampleRows(rows_, 257)) {
+      const float inverse = 1.0f / rowScale(row);
+      for (int64_t c = 0; c < cols_; ++c) {
+        const size_t i = size_t(row * cols_ + c);
+        const float scaled = static_cast<float>(fromBF16(hx_[i])) * inverse;
+        cmp.add(f8E4M3BitsToDouble(q[i]), roundToFloatDType(DType::F8E4M3, scaled),
+                "row " + std::to_string(row) + " col " + std::to_string(c));
+      }
+    }
+    return cmp.result();
+  }
+  /// Each element read as bf16 and written as one byte, and one f32 scale per row.
+  double bytes() const override { return 3.0 * double(rows_) * double(cols_) + 4.0 * double(rows_); }
+  double flops() const override { return 0; }
+
+private:
+  /// max|x| / 448 in f32, or 1 for a row of zeros.
+  float rowScale(int64_t row) const {
+    float amax = 0;
+    for (int64_t c = 0; c < cols_; ++c)
+      amax = std::max(amax, std::fabs(static_cast<float>(fromBF16(hx_[size_t(row * cols_ + c)]))));
+    return amax > 0 ? amax / 448.0f : 1.0f;
+  }
+
+  int64_t rows_, cols_;
+  std::vector<uint16_t> hx_;
+  Buffer x_, q_, scale_;
+};
+
+//===--------------------------------------------------------------------===//
+// MoE routing
+//===--------------------------------------------------------------------===//
+
+class MoeRoutingProblem final : public Problem {
+public:
+  MoeRoutingProblem(Runtime &rt, const Workload &w, Random &r) : tokens_(w.rows), experts_(w.cols), k_(w.depth) {
+    hlogits_ = randomF32(size_t(tokens_ * experts_), r, -4, 4);
+    logits_ = upload(rt, hlogits_, KILN_DTYPE_F32);
+    ids_ = allocate(rt, size_t(tokens_ * k_) * 4, KILN_DTYPE_I32);
+    weights_ = allocate(rt, size_t(tokens_ * k_) * 4, KILN_DTYPE_F32);
+  }
+  std::vector<kiln_arg> args() const override {
+    return {bufferArg(logits_), bufferArg(ids_), bufferArg(weights_), intArg(tokens_), intArg(experts_)};
+  }
+  Grid grid(const Workload &w) const override {
+    const int64_t bt = std::stoll(defineOf(w, "BT"));
+    return Grid((tokens_ + bt - 1) / bt);
+  }
+  void poisonOutputs() override {
+    ids_.fill(0xFF);
+    weights_.fill(0xFF);
+  }
+  CheckResult check() const override {
+    const std::vector<int32_t> ids = ids_.download<int32_t>();
+    const std::vector<float> weights = weights_.download<float>();
+    Comparison cmp(1e-5, 1e-7);
+    std::vector<double> p(experts_);
+    std::vector<int64_t> order(experts_);
+    for (int64_t t = 0; t < tokens_; ++t) {
+      const float *z = &hlogits_[size_t(t * experts_)];
+      const double m = *std::max_element(z, z + experts_);
+      double total = 0;
+      for (int64_t e = 0; e < experts_; ++e)
+        total += (p[e] = std::exp(z[e] - m));
+      for (double &v : p)
+        v /= total;
+      // The K most probable, most probable first, ties to the lower index.
+      for (int64_t e = 0; e < experts_; ++e)
+        order[e] = e;
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return p[a] > p[b]; });
+      double topTotal = 0;
+      for (int64_t j = 0; j < k_; ++j)
+        topTotal += p[order[j]];
+      const std::string token = "token " + std::to_string(t) + " slot ";
+      for (int64_t j = 0; j < k_; ++j) {
+        const int32_t id = ids[size_t(t * k_ + j)];
+        const double want = p[order[j]];
+        // Probabilities that differ by less than f32 rounding may come in either order.
+        if (id < 0 || id >= experts_ || std::fabs(p[id] - want) > 1e-6 * want ||
+            std::count(&ids[size_t(t * k_)], &ids[size_t(t * k_ + j)], id) != 0) {
+          cmp.fail(token + std::to_string(j) + ": expert " + std::to_string(id) + ", expected " +
+                   std::to_string(order[j]));
+          return cmp.result();
+        }
+        cmp.add(weights[size_t(t * k_ + j)], want / topTotal, token + std::to_string(j));
+      }
+    }
+    return cmp.result();
+  }
+  /// The logits read, an i32 expert index and an f32 weight written per pick.
+  double bytes() const override { return 4.0 * double(tokens_) * double(experts_) + 8.0 * double(tokens_ * k_); }
+  double flops() const override { return 0; }
+
+private:
+  int64_t tokens_, experts_, k_;
+  std::vector<float> hlogits_;
+  Buffer logits_, ids_, weights_;
+};
+
+//===--------------------------------------------------------------------===//
+// Decoding attention
+//===--------------------------------------------------------------------===//
+
+class DecodeAttentionProblem final : public Problem {
+public:
+  DecodeAttentionProblem(Runtime &rt, const Workload &w, Random &r)
+      : seq_(w.rows), d_(w.cols), heads_(w.depth), scale_(1.0f / std::sqrt(static_cast<float>(w.cols))) {
+    // As for attention: scores q·k/√D of standard deviation about 1.3.
+    const size_t n = size_t(heads_ * seq_ * d_);
+    hq_ = randomBF16(size_t(heads_ * d_), r, -2, 2);
+    hk_ = randomBF16(n, r, -2, 2);
+    hv_ = randomBF16(n, r, -1, 1);
+    q_ = upload(rt, hq_, KILN_DTYPE_BF16);
+    k_ = upload(rt, hk_, KILN_DTYPE_BF16);
+    v_ = upload(rt, hv_, KILN_DTYPE_BF16);
+    o_ = allocate(rt, size_t(heads_ * d_) * 2, KILN_DTYPE_BF16);
+    // The reference of the checked heads is the same for every configuration.
+    for (int64_t h : sampleRows(heads_, 33)) {
+      const size_t base = size_t(h * seq_ * d_);
+      reference_.push_back({h, attentionRow(&hq_[size_t(h * d_)], &hk_[base], &hv_[base], seq_, d_, scale_)});
+    }
+  }
+  std::vector<kiln_arg> args() const override {
+    return {bufferArg(q_), bufferArg(k_), bufferArg(v_), bufferArg(o_), intArg(seq_), detail::toArg(scale_)};
+  }
+  Grid grid(const Workload &) const override { return Grid(heads_); }
+  void poisonOutputs() override { o_.fill(0xFF); }
+  CheckResult check() const override {
+    std::vector<uint16_t> out(size_t(heads_ * d_));
+    o_.read(out.data(), out.size() * 2);
+    // Weighted averages of thousands of values in [-1, 1], about 0.01 in magnitude,
+    // rounded once to bf16 (2^-9 relative).
+    Comparison cmp(8e-3, 2e-5);
+    checkAllFinite(out, cmp);
+    for (const auto &[h, ref] : reference_)
+      for (int64_t c = 0; c < d_; ++c)
+        cmp.add(fromBF16(out[size_t(h * d_ + c)]), ref[size_t(c)],
+                "head " + std::to_string(h) + " dim " + std::to_string(c));
+    return cmp.result();
+  }
+  /// The K and V caches, read once; the query and the output are 0.01% of it.
+  double bytes() const override { return 4.0 * double(heads_) * double(seq_) * double(d_); }
+  double flops() const override { return 0; }
+
+private:
+  int64_t seq_, d_, heads_;
+  float scale_;
+  std::vector<uint16_t> hq_, hk_, hv_;
+  std::vector<std::pair<int64_t, std::vector<double>>> reference_;
   Buffer q_, k_, v_, o_;
 };
 
@@ -427,6 +626,12 @@ std::unique_ptr<Problem> makeProblem(Runtime &rt, const Workload &w, uint64_t se
     return std::make_unique<MatmulProblem>(rt, w, r);
   case WorkloadKind::Attention:
     return std::make_unique<AttentionProblem>(rt, w, r);
+  case WorkloadKind::Fp8Quant:
+    return std::make_unique<Fp8QuantProblem>(rt, w, r);
+  case WorkloadKind::MoeRouting:
+    return std::make_unique<MoeRoutingProblem>(rt, w, r);
+  case WorkloadKind::DecodeAttention:
+    return std::make_unique<DecodeAttentionProblem>(rt, w, r);
   }
   return nullptr;
 }

@@ -112,6 +112,62 @@ static Workload attention(bool causal, int64_t bm, int64_t bn, int64_t warps,
   return w;
 }
 
+/// Per-token quantization of bf16 16384x4096 to f8e4m3 (stdlib/fp8_quant.kiln, the
+/// absmax loop and the cast loop): one block per row reads the row once.
+static Workload fp8Quant(int64_t block, int64_t warps) {
+  Workload w;
+  w.kind = WorkloadKind::Fp8Quant;
+  w.label = "fp8 e4m3 per-token quant bf16 16384x4096";
+  w.rows = 16384;
+  w.cols = 4096;
+  w.source = "stdlib/fp8_quant.kiln";
+  w.kernel = "quant_per_token";
+  w.defines = {{"BLOCK", std::to_string(block)}};
+  w.numWarps = warps;
+  w.divisibility = {{"n_cols", 16}};
+  w.name = "fp8_quant_16384x4096_w" + std::to_string(warps) + (block == w.cols ? "" : "_b" + std::to_string(block));
+  return w;
+}
+
+/// MoE routing of 16384 tokens over `experts` experts, top 8: the stdlib kernel (`topk`
+/// and `argtopk`, each a sort of the token's experts) or the top 8 taken by rounds of
+/// `argmax` (bench/kernels/moe_routing_f32.kiln); `bt` tokens per program.
+static Workload moeRouting(int64_t experts, bool byRounds, int64_t bt, int64_t warps) {
+  Workload w;
+  w.kind = WorkloadKind::MoeRouting;
+  w.label = "moe routing f32 16384x" + std::to_string(experts) + " top8";
+  w.rows = 16384;
+  w.cols = experts;
+  w.depth = 8;
+  w.source = byRounds ? "bench/kernels/moe_routing_f32.kiln" : "stdlib/moe_routing.kiln";
+  w.kernel = byRounds ? "route_by_rounds" : "route";
+  w.defines = {{"BT", std::to_string(bt)}, {"BE", std::to_string(experts)}, {"K", "8"}};
+  w.numWarps = warps;
+  w.divisibility = {{"n_experts", 16}};
+  w.name = std::string(byRounds ? "moe_rounds" : "moe_route") + "_e" + std::to_string(experts) + "_bt" +
+           std::to_string(bt) + "_w" + std::to_string(warps);
+  return w;
+}
+
+/// Decoding attention, batch 8 x 32 heads, one query each against 32768 cached keys
+/// and values of dimension 128: the three-loop kernel, fused into one pass (one program
+/// per head walks its whole cache).
+static Workload decodeAttention(int64_t bn, int64_t warps, bool keyRows) {
+  Workload w;
+  w.kind = WorkloadKind::DecodeAttention;
+  w.label = "decode attention bf16 8x32x32768x128";
+  w.rows = 32768;
+  w.cols = 128;
+  w.depth = 8 * 32;
+  w.source = "bench/kernels/decode_attention_bf16.kiln";
+  w.kernel = "decode_attention_bf16";
+  w.defines = {{"D", "128"}, {"BN", std::to_string(bn)}, {"KEY_ROWS", keyRows ? "true" : "false"}};
+  w.numWarps = warps;
+  w.divisibility = {{"seq", 16}};
+  w.name = "decode_bf16_bn" + std::to_string(bn) + "_w" + std::to_string(warps) + (keyRows ? "_rows" : "");
+  return w;
+}
+
 /// `table` and then the attention configurations, non-causal and causal. wgmma takes a
 /// dot whose rows are 16 per warp (BM 64 with 4 warps, 128 with 8); 64x64 with 8 warps
 /// runs on mma.sync.
@@ -185,6 +241,35 @@ const std::vector<Workload> &workloads() {
       // warp, and a product with fewer tiles than warps.
       matmul(64, 8, 16, 4, 3, 1024),
       matmul(16, 8, 16, 4, 3, 1024),
+      // Per-token fp8 quantization: a row per program, read once when BLOCK covers it.
+      fp8Quant(4096, 4),
+      fp8Quant(4096, 8),
+      fp8Quant(4096, 16),
+      fp8Quant(1024, 4),
+      // MoE routing: how many tokens a program routes sets how much work one barrier
+      // of the sort (or one reduction of a round) covers; with one warp, a token's
+      // experts are combined by shuffles alone.
+      moeRouting(64, false, 4, 4),
+      moeRouting(64, false, 16, 4),
+      moeRouting(64, true, 8, 1),
+      moeRouting(64, true, 16, 2),
+      moeRouting(64, true, 32, 4),
+      moeRouting(256, false, 2, 4),
+      moeRouting(256, false, 8, 8),
+      moeRouting(256, true, 4, 1),
+      moeRouting(256, true, 8, 2),
+      moeRouting(256, true, 8, 4),
+      moeRouting(256, true, 16, 8),
+      // Decoding attention: 256 programs, one per head, so the bytes in flight per
+      // program (BN keys of K and V) set the bandwidth.
+      decodeAttention(32, 4, false),
+      decodeAttention(64, 4, false),
+      decodeAttention(64, 8, false),
+      decodeAttention(128, 8, false),
+      decodeAttention(128, 16, false),
+      decodeAttention(32, 4, true),
+      decodeAttention(64, 8, true),
+      decodeAttention(128, 16, true),
   };
   static const std::vector<Workload> all = withAttention(table);
   return all;

@@ -21,21 +21,25 @@ namespace kiln::bench {
 
 /// What a workload computes; fixes its arguments, reference and figure of merit.
 enum class WorkloadKind {
-  VectorAdd, ///< out = x + y, f32; bandwidth
-  Softmax,   ///< row softmax, bf16; bandwidth
-  LayerNorm, ///< row layernorm with weight and bias, bf16; bandwidth
-  RMSNorm,   ///< row RMS norm with a weight, bf16; bandwidth
-  Matmul,    ///< c = a @ b, bf16 in and out, f32 accumulation; TFLOP/s
-  Attention, ///< softmax(q·kᵀ/√D)·v per head, bf16, f32 accumulation; TFLOP/s
+  VectorAdd,       ///< out = x + y, f32; bandwidth
+  Softmax,         ///< row softmax, bf16; bandwidth
+  LayerNorm,       ///< row layernorm with weight and bias, bf16; bandwidth
+  RMSNorm,         ///< row RMS norm with a weight, bf16; bandwidth
+  Matmul,          ///< c = a @ b, bf16 in and out, f32 accumulation; TFLOP/s
+  Attention,       ///< softmax(q·kᵀ/√D)·v per head, bf16, f32 accumulation; TFLOP/s
+  Fp8Quant,        ///< per-row absmax scale and f8e4m3 cast of bf16 rows; bandwidth
+  MoeRouting,      ///< softmax over experts, top K, renormalized weights, f32 logits; time
+  DecodeAttention, ///< one query per head against a bf16 KV cache; bandwidth on K and V
 };
 
 struct Workload {
   std::string name;  ///< unique; the bundle's file stem
   std::string label; ///< the problem, as the report and the peers name it
   WorkloadKind kind;
-  /// Sizes: VectorAdd n = rows; Softmax/LayerNorm/RMSNorm rows x cols; Matmul M = rows,
-  /// N = cols, K = depth; Attention sequence length = rows, head dimension = cols,
-  /// batch·heads = depth.
+  /// Sizes: VectorAdd n = rows; Softmax/LayerNorm/RMSNorm/Fp8Quant rows x cols; Matmul
+  /// M = rows, N = cols, K = depth; Attention and DecodeAttention sequence length = rows,
+  /// head dimension = cols, batch·heads = depth; MoeRouting tokens = rows, experts =
+  /// cols, experts picked per token = depth.
   int64_t rows = 1, cols = 1, depth = 1;
   std::string source; ///< Kiln file, relative to the repository root
   std::string kernel;

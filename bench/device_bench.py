@@ -7,12 +7,13 @@ Measures, in this order and on this GPU: the ceilings (a 2 GiB device-to-device 
 cuBLAS bf16 GEMMs), the Kiln bundles (BUNDLE_DIR/kiln-bench, prepared by
 bench/prepare.sh), then the peers a user would pick instead (torch eager,
 torch.compile, the Triton tutorial kernels, cuBLAS, PyTorch's scaled_dot_product_attention
-on its FlashAttention-2 and cuDNN backends). Every peer is timed like
+on its FlashAttention-2 and cuDNN backends, and for decoding also on its default and
+memory-efficient ones). Every peer is timed like
 kiln-bench times Kiln: triton.testing.do_bench, which flushes the L2 cache before each
 launch and takes the median of event-timed launches. Results go to $OUT (or /tmp) as
 results.json and results.md; the table is printed last. --only runs just the workloads
 whose names contain one of the given words (softmax, layernorm, rmsnorm, vector_add, matmul,
-attention), Kiln and peers alike; the cuBLAS ceilings are measured only when matmul or
+attention, fp8, moe, decode), Kiln and peers alike; the cuBLAS ceilings are measured only when matmul or
 attention runs (attention: 8192^3 only, the reference of its fraction column).
 """
 import json, os, subprocess, sys, time
@@ -309,6 +310,105 @@ if selected("attention"):
                 print("FAIL", name, label, repr(e)[:300], flush=True)
         del ref
     del q, k, v
+    torch.cuda.empty_cache()
+
+# ---- peers: fp8 per-token quantization ---------------------------------------------------
+def quant_per_token(x):
+    # The obvious PyTorch code: the row's absolute maximum, its scale, the cast.
+    amax = x.abs().amax(dim=-1, keepdim=True).float()
+    scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    q = (x.float() * (1.0 / scale)).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    return q, scale
+
+
+if selected("fp8"):
+    M, N = 16384, 4096
+    label = f"fp8 e4m3 per-token quant bf16 {M}x{N}"
+    x = ((torch.rand(M, N, device=DEV) * 2 - 1) * torch.exp2(torch.rand(M, 1, device=DEV) * 16 - 8)).to(torch.bfloat16)
+    ref_scale = x.double().abs().amax(dim=-1, keepdim=True) / 448.0
+    cquant = torch.compile(quant_per_token)
+    for name, f in [("torch eager", lambda: quant_per_token(x)), ("torch.compile", lambda: cquant(x))]:
+        try:
+            q, scale = f()
+            # e4m3 keeps 3 bits: a dequantized element is within 1/16 of its value; the
+            # scale is one f32 division.
+            scale_err = relerr(scale, ref_scale)
+            check = checked(relerr(q.float() * scale, x), 0.05) if scale_err < 1e-6 else \
+                f"FAIL scale rel_error={scale_err:.3g}"
+            record(label, name, bench(f), bytes_=3 * M * N + 4 * M, check=check)
+        except Exception as e:
+            print("FAIL", name, label, repr(e)[:300], flush=True)
+    del x, ref_scale
+    torch.cuda.empty_cache()
+
+# ---- peers: MoE routing ---------------------------------------------------------------------
+def route(logits, k=8):
+    probs = torch.softmax(logits, dim=-1)
+    weights, experts = torch.topk(probs, k, dim=-1)
+    return weights / weights.sum(dim=-1, keepdim=True), experts
+
+
+if selected("moe"):
+    T, K = 16384, 8
+    # Static shapes: each expert count gets a kernel of its own, not one for any shape.
+    croute = torch.compile(route, dynamic=False)
+    for E in (64, 256):
+        label = f"moe routing f32 {T}x{E} top{K}"
+        logits = torch.rand(T, E, device=DEV) * 8 - 4
+        probs = torch.softmax(logits.double(), dim=-1)
+        ref_w, ref_e = torch.topk(probs, K, dim=-1)
+        ref_w = ref_w / ref_w.sum(dim=-1, keepdim=True)
+        for name, f in [("torch eager", lambda: route(logits, K)), ("torch.compile", lambda: croute(logits, K))]:
+            try:
+                w, e = f()
+                # An expert other than the reference's only where their probabilities tie
+                # to f32 rounding: the picked experts' probabilities are the top K's.
+                wanted = probs.gather(1, ref_e)
+                swap_err = ((probs.gather(1, e.long()) - wanted).abs() / wanted).max().item()
+                err = max(relerr(w, ref_w), swap_err)
+                record(label, name, bench(f), bytes_=4 * T * E + 8 * T * K, check=checked(err, 1e-5))
+            except Exception as e:
+                print("FAIL", name, label, repr(e)[:300], flush=True)
+        del logits, probs, ref_w, ref_e
+    torch.cuda.empty_cache()
+
+# ---- peers: decoding attention --------------------------------------------------------------
+if selected("decode"):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    B, H, S, D = 8, 32, 32768, 128
+    label = f"decode attention bf16 {B}x{H}x{S}x{D}"
+    scale = D ** -0.5
+    q = (torch.rand(B, H, 1, D, device=DEV) * 4 - 2).to(torch.bfloat16)
+    k = (torch.rand(B, H, S, D, device=DEV) * 4 - 2).to(torch.bfloat16)
+    v = (torch.rand(B, H, S, D, device=DEV) * 2 - 1).to(torch.bfloat16)
+    # f32 reference from the same bf16 inputs, a batch at a time.
+    ref = torch.cat([torch.softmax(q[b:b + 1].float() @ k[b:b + 1].float().transpose(-1, -2) * scale, -1)
+                     @ v[b:b + 1].float() for b in range(B)])
+    explicit = lambda q, k, v: torch.softmax((q @ k.transpose(-1, -2)).float() * scale, -1).to(q.dtype) @ v  # noqa: E731
+    cexplicit = torch.compile(explicit)
+    peers = [("SDPA default", None), ("SDPA FlashAttention-2", SDPBackend.FLASH_ATTENTION),
+             ("SDPA efficient", SDPBackend.EFFICIENT_ATTENTION), ("SDPA cuDNN", SDPBackend.CUDNN_ATTENTION)]
+    for name, backend in peers:
+        f = lambda: sdpa(q, k, v)
+        try:
+            if backend is None:
+                err = relerr(f(), ref)
+                record(label, name, bench(f), bytes_=4 * B * H * S * D, check=checked(err, 1e-2))
+            else:
+                with sdpa_kernel(backend):
+                    err = relerr(f(), ref)
+                    record(label, name, bench(f), bytes_=4 * B * H * S * D, check=checked(err, 1e-2))
+        except Exception as e:
+            print("FAIL", name, label, repr(e)[:300], flush=True)
+    try:
+        f = lambda: cexplicit(q, k, v)
+        err = relerr(f(), ref)
+        record(label, "torch.compile", bench(f), "softmax(q·kᵀ·scale)·v", bytes_=4 * B * H * S * D,
+               check=checked(err, 1e-2))
+    except Exception as e:
+        print("FAIL torch.compile", label, repr(e)[:300], flush=True)
+    del q, k, v, ref
     torch.cuda.empty_cache()
 
 # ---- the table ------------------------------------------------------------------------

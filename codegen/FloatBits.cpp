@@ -4,11 +4,14 @@
 // their bits with the rules of support/FloatFormats.h: round to nearest even, f16/bf16
 // overflow to infinity, f8 saturates to the largest finite value, NaN stays NaN (with
 // the top payload bits kept). NVPTX has exact conversion instructions for f16 and
-// bf16; everything else is integer arithmetic on the f32 bits, which is exact on every
-// target (no f16 arithmetic support is needed, which OpenCL 1.2 devices lack).
+// bf16, and from sm_89 on for f32 -> f8e4m3; everything else is integer arithmetic on
+// the f32 bits, which is exact on every target (no f16 arithmetic support is needed,
+// which OpenCL 1.2 devices lack).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <cmath>
 
@@ -73,6 +76,16 @@ llvm::Value *Lowering::encodeNarrow(DType t, llvm::Value *v, bool keepInf) {
     return b.CreateBitCast(b.CreateFPTrunc(v, b.getHalfTy()), bitsTy);
   if (nvptx && t == DType::BF16)
     return b.CreateBitCast(b.CreateFPTrunc(v, b.getBFloatTy()), bitsTy);
+  if (t == DType::F8E4M3 && hasF8Conversion()) {
+    // cvt.rn.satfinite.e4m3x2.f32 follows the same rules (nearest even, subnormals,
+    // overflow and infinity to the largest finite value) but for the sign of a NaN,
+    // which it drops: S.1111.111 keeps it here, as in the interpreter.
+    llvm::Value *pair = b.CreateIntrinsic(b.getInt16Ty(), llvm::Intrinsic::nvvm_ff_to_e4m3x2_rn, {v, v});
+    llvm::Value *bits = b.CreateTrunc(pair, bitsTy);
+    llvm::Value *nan = b.CreateSelect(b.CreateICmpSLT(b.CreateBitCast(v, b.getInt32Ty()), i32(0)),
+                                      b.getInt8(0xFF), b.getInt8(0x7F));
+    return b.CreateSelect(b.CreateFCmpUNO(v, v), nan, bits);
+  }
   const NarrowFormat f = formatOf(t);
   llvm::Value *u = b.CreateBitCast(v, b.getInt32Ty());
   llvm::Value *a = b.CreateAnd(u, i32(0x7FFFFFFF));
@@ -154,7 +167,15 @@ llvm::Value *Lowering::roundToDType(DType t, llvm::Value *v) {
     return b.CreateFPExt(b.CreateFPTrunc(v, b.getHalfTy()), b.getFloatTy());
   if (nvptx && t == DType::BF16)
     return b.CreateFPExt(b.CreateFPTrunc(v, b.getBFloatTy()), b.getFloatTy());
-  return decodeNarrow(t, encodeNarrow(t, v, /*keepInf=*/false));
+  llvm::Value *bits = encodeNarrow(t, v, /*keepInf=*/false);
+  llvm::Value *rounded = decodeNarrow(t, bits);
+  narrowBits[rounded] = {t, bits};
+  return rounded;
+}
+
+llvm::Value *Lowering::narrowBitsOf(DType t, llvm::Value *v) const {
+  auto it = narrowBits.find(v);
+  return it != narrowBits.end() && it->second.first == t ? it->second.second : nullptr;
 }
 
 llvm::Value *Lowering::f64ToF32Odd(llvm::Value *d) {

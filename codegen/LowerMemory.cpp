@@ -80,6 +80,9 @@ llvm::Value *Lowering::toMemory(llvm::Value *v, const Type &elem) {
   case DType::F8E5M2:
   case DType::F16:
   case DType::BF16:
+    // A value a cast has just rounded is stored as the bits it was rounded to.
+    if (llvm::Value *bits = narrowBitsOf(elem.dtype, v))
+      return bits;
     return encodeNarrow(elem.dtype, v, /*keepInf=*/true);
   case DType::I8:
   case DType::I16:

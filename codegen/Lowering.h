@@ -118,6 +118,8 @@ public:
   llvm::Value *arena = nullptr;  ///< shared-memory arena base (addrspace 3)
   std::unordered_map<const ir::Value *, Regs> vals;
   std::unordered_map<int64_t, llvm::Value *> tidTimes; ///< tid * vec, per vec
+  /// Values roundToDType decoded from narrow-float bits: value -> (dtype, bits).
+  std::unordered_map<const llvm::Value *, std::pair<DType, llvm::Value *>> narrowBits;
 
   //===------------------------------------------------------------------===//
   // Diagnostics
@@ -240,6 +242,9 @@ public:
   llvm::Value *encodeNarrow(DType t, llvm::Value *v, bool keepInf);
   /// f64 -> f32 rounded to odd (so that a second rounding to a narrow format is exact).
   llvm::Value *f64ToF32Odd(llvm::Value *d);
+  /// The bits roundToDType encoded `v` from, when `v` is such a rounded value of the
+  /// narrow dtype `t` (storing it then needs no second encoding); else null.
+  llvm::Value *narrowBitsOf(DType t, llvm::Value *v) const;
 
   // LowerCast.cpp
   void lowerCast(const ir::Op &op);
@@ -337,6 +342,8 @@ public:
   llvm::Value *readNumPrograms(int64_t axis);
   void emitBarrier();
   bool hasWarpShuffle() const { return nvptx; }
+  /// cvt.rn.satfinite.e4m3x2.f32 (sm_89 and later): f32 to f8e4m3 in one instruction.
+  bool hasF8Conversion() const { return target == Target::SM90 || target == Target::SM90a; }
   /// Where `op`'s scratch areas lie in the arena (SharedMemory.h).
   ScratchPlan scratchPlan(const ir::Op &op) const {
     return layoutAreas(scratchAreas(op, T, hasWarpShuffle(), maxVec));

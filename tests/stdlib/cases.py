@@ -62,24 +62,37 @@ for _kernel, _ref in (("softmax", softmax_rows), ("log_softmax", _log_softmax_ro
 
 # ---- layernorm ---------------------------------------------------------------------------
 
-def _layernorm_ref(v, s):
-    x = f64(v.x)
-    mean = x.mean(axis=1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
-    return {"y": (x - mean) / (var + float(v.eps)) ** 0.5 * f64(v.w) + f64(v.b)}
+def _layernorm(h, w, b, eps):
+    h = f64(h)
+    mean = h.mean(axis=1, keepdims=True)
+    var = ((h - mean) ** 2).mean(axis=1, keepdims=True)
+    return (h - mean) / (var + eps) ** 0.5 * f64(w) + f64(b)
 
 
 for _suffix, _sizes, _block in _ROWS:
+    # A large mean over a small spread: the naive sum(x^2)/n - mean^2 would cancel.
     CASES.append(Case(
         name="stdlib.layernorm" + _suffix, file="stdlib/layernorm.kiln", kernel="layernorm",
         sizes=_sizes, defines=_defines(_block), grid=("rows",),
-        # A large mean over a small spread: the naive sum(x^2)/n - mean^2 would cancel.
         args=[Arr("x", "f32", ("rows", "n"), normal(2.0, mean=50.0)),
               Arr("w", "f32", "n", normal()), Arr("b", "f32", "n", normal()),
               Arr("y", "f32", ("rows", "n")),
               Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-5)],
-        ref=_layernorm_ref,
+        ref=lambda v, s: {"y": _layernorm(v.x, v.w, v.b, float(v.eps))},
         tol=Tol(1e-4, 1e-4)))
+    # The sum h = x + residual has mean 50 and spread about 2.2: the same cancellation
+    # test, on a value the kernel computes and writes out itself.
+    CASES.append(Case(
+        name="stdlib.layernorm_residual" + _suffix, file="stdlib/layernorm.kiln",
+        kernel="layernorm_residual", sizes=_sizes, defines=_defines(_block), grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), normal(2.0, mean=80.0)),
+              Arr("residual", "f32", ("rows", "n"), normal(1.0, mean=-30.0)),
+              Arr("w", "f32", "n", normal()), Arr("b", "f32", "n", normal()),
+              Arr("h", "f32", ("rows", "n")), Arr("y", "f32", ("rows", "n")),
+              Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-5)],
+        ref=lambda v, s: {"h": f32(v.x) + f32(v.residual),
+                          "y": _layernorm(f32(v.x) + f32(v.residual), v.w, v.b, float(v.eps))},
+        tol={"h": Tol(0.0, 0.0), "y": Tol(1e-4, 1e-4)}))  # h: one f32 addition, bit-exact
 
 
 # ---- rmsnorm / rmsnorm_residual -----------------------------------------------------------
