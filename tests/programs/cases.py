@@ -962,6 +962,26 @@ add("fusion.chain_inits", "fusion_chains.kiln", "chain_inits",
     ref=_chain_inits_ref, tol=Tol(1e-4, 1e-5))
 
 
+def _two_chains_ref(v, s):
+    x = f64(v.x)
+
+    def lse(a):
+        m = a.max(axis=1)
+        return m + np.log(np.exp(a - m[:, None]).sum(axis=1))
+    return {"out": np.stack([lse(x), lse(x[:, :s["k"]])], axis=1)}
+
+
+# Two chains in one kernel, over a row and over its first k elements; on the GPU also
+# with the first split over 3 segments.
+add("fusion.two_chains", "fusion_chains.kiln", "two_chains",
+    sizes=lambda r: {"rows": int(r.integers(1, 5)), "n": int(r.integers(40, 300)),
+                     "k": int(r.integers(1, 40))},
+    grid=("rows",),
+    args=[Arr("x", "f32", ("rows", "n"), normal(5.0)), Arr("out", "f32", ("rows", 2)),
+          Scalar("n", "i32", "n"), Scalar("k", "i32", "k")],
+    ref=_two_chains_ref, tol=Tol(1e-5, 1e-5), gpu_splits=(3,))
+
+
 def _logsumexp_ref(v, s):
     x = f64(v.x)
     m = x.max(axis=1)
