@@ -215,6 +215,8 @@ const std::vector<Workload> &workloads() {
       softmaxChain(16384, 1024, 1024, 4),
       softmaxChain(4096, 8192, 8192, 8),
       softmaxChain(4096, 8192, 2048, 4),
+      softmaxChain(1024, 32768, 32768, 16), // BLOCK = row: the one-block version
+      softmaxChain(1024, 32768, 32768, 32),
       softmaxChain(1024, 32768, 8192, 8),
       softmaxChain(1024, 32768, 4096, 8),
       rowwise(K::LayerNorm, 16384, 4096, 4, "layernorm_bf16"),
