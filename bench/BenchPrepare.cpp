@@ -58,7 +58,9 @@ static bool prepare(const bench::Workload &w, const fs::path &root, const fs::pa
     return false;
   // The Tile IR passes (reduction-chain fusion, CSE, ...), as dslc and the JIT run them:
   // the benchmark times what a user of either would get.
-  if (!ir::runPipeline(*module, ir::PipelineOptions{}, diags))
+  ir::PipelineOptions pipeline;
+  pipeline.reductionSplit.forced = w.segments;
+  if (!ir::runPipeline(*module, pipeline, diags))
     return false;
   ir::Kernel *kernel = module->findKernel(w.kernel);
   if (!kernel) {

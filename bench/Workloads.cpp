@@ -18,6 +18,8 @@ std::string Workload::config() const {
     s += " warps=" + std::to_string(numWarps);
   if (numStages > 0)
     s += " stages=" + std::to_string(numStages);
+  if (segments > 0)
+    s += " segments=" + std::to_string(segments);
   return s;
 }
 
@@ -152,7 +154,7 @@ static Workload moeRouting(int64_t experts, bool byRounds, int64_t bt, int64_t w
 /// Decoding attention, batch 8 x 32 heads, one query each against 32768 cached keys
 /// and values of dimension 128: the three-loop kernel, fused into one pass (one program
 /// per head walks its whole cache).
-static Workload decodeAttention(int64_t bn, int64_t warps, bool keyRows) {
+static Workload decodeAttention(int64_t bn, int64_t warps, bool keyRows, int64_t segments = 0) {
   Workload w;
   w.kind = WorkloadKind::DecodeAttention;
   w.label = "decode attention bf16 8x32x32768x128";
@@ -164,7 +166,9 @@ static Workload decodeAttention(int64_t bn, int64_t warps, bool keyRows) {
   w.defines = {{"D", "128"}, {"BN", std::to_string(bn)}, {"KEY_ROWS", keyRows ? "true" : "false"}};
   w.numWarps = warps;
   w.divisibility = {{"seq", 16}};
-  w.name = "decode_bf16_bn" + std::to_string(bn) + "_w" + std::to_string(warps) + (keyRows ? "_rows" : "");
+  w.segments = segments;
+  w.name = "decode_bf16_bn" + std::to_string(bn) + "_w" + std::to_string(warps) + (keyRows ? "_rows" : "") +
+           (segments > 0 ? "_s" + std::to_string(segments) : "");
   return w;
 }
 
@@ -272,6 +276,15 @@ const std::vector<Workload> &workloads() {
       decodeAttention(32, 4, true),
       decodeAttention(64, 8, true),
       decodeAttention(128, 16, true),
+      // Flash-decoding: the keys of a head split over S programs (the multi-segment
+      // strategy); for this grid of 256 programs the cost model picks S = 2.
+      decodeAttention(64, 8, true, 2),
+      decodeAttention(64, 8, true, 4),
+      decodeAttention(64, 8, true, 8),
+      decodeAttention(64, 4, false, 4),
+      decodeAttention(128, 8, false, 4),
+      decodeAttention(128, 8, false, 8),
+      decodeAttention(128, 8, false, 16),
   };
   static const std::vector<Workload> all = withAttention(table);
   return all;

@@ -46,6 +46,9 @@ struct Workload {
   std::vector<std::pair<std::string, std::string>> defines; ///< const parameters
   int64_t numWarps = 0;  ///< 0: the kernel's own @num_warps
   int64_t numStages = 0; ///< 0: the kernel's own @num_stages
+  /// Segments a fused reduction chain is split into (--reduction-split); 0: one, as the
+  /// pipeline does for a kernel compiled without its grid.
+  int64_t segments = 0;
   /// Integer parameters the launch guarantees to be multiples of a power of two.
   std::vector<std::pair<std::string, int64_t>> divisibility;
 
