@@ -175,6 +175,11 @@ public:
 
   void scan(Block &block) {
     std::vector<Op *> run;
+    // The run a write that is not a loop ended (a result stored between two loops), and
+    // that write: the next loop over the same range that needs the run's results would
+    // have joined them but for it, and --explain-fusion says so.
+    std::vector<Op *> cut;
+    Op *cutter = nullptr;
     auto flush = [&](Op *trailing) {
       if (!run.empty())
         decide(run, trailing);
@@ -184,6 +189,9 @@ public:
       Op &op = *owned;
       if (op.kind() == OpKind::For) {
         bool effects = hasEffects(op);
+        if (run.empty() && cutter)
+          explainCut(cut, *cutter, op);
+        cutter = nullptr;
         if (!run.empty() && !sameSpace(*run.front(), op)) {
           flush(nullptr);
         }
@@ -196,6 +204,8 @@ public:
         run.push_back(&op);
         continue;
       }
+      if (hasEffects(op) && !run.empty())
+        cut = run, cutter = &op;
       if (hasEffects(op) || !op.regions().empty())
         flush(nullptr);
       for (const auto &region : op.regions())
@@ -207,6 +217,27 @@ public:
 private:
   /// The loops of the chain being decided, by op (copies: the chain's vector grows).
   std::unordered_map<const Op *, std::shared_ptr<ChainLoop>> decided_;
+
+  /// Records why `loop` stays apart from the loops of `cut` when it needs their results
+  /// over the same range: the write `cutter` between them would have to move past the
+  /// loads of a fused loop, and it may write what they read.
+  void explainCut(const std::vector<Op *> &cut, Op &cutter, Op &loop) {
+    if (!sameSpace(*cut.front(), loop))
+      return;
+    ChainDependences deps(cut);
+    std::unordered_set<Op *> reads;
+    deps.addOpDeps(loop, reads);
+    if (reads.empty())
+      return;
+    ChainLoop cl;
+    cl.loop = &loop;
+    cl.refusal = "it needs the final " + namesOf(reads) + ", and the " + std::string(cutter.mnemonic()) +
+                 " at line " + lineOf(&cutter) + " writes memory between the loops";
+    cl.refusalLoc = cutter.loc();
+    ReductionChain chain;
+    chain.loops.push_back(std::move(cl));
+    chains.push_back(std::move(chain));
+  }
 
   /// Decides loop by loop which loops of `run` fuse; `trailing` is the loop that ended
   /// the run by writing memory, if any.
