@@ -7,7 +7,8 @@
 import numpy as np
 
 from kilncase import (Arr, Case, Scalar, Tol, cdiv, f32, f64, normal, on_first_columns,
-                      softmax_rows, stable_topk_indices, strided_row_args, with_specials)
+                      round_f8, softmax_rows, stable_topk_indices, strided_row_args,
+                      with_specials)
 
 CASES = []
 
@@ -266,3 +267,41 @@ _route("example.moe_routing", {"t": 20, "e": 8}, 8, 8, 2)
 _route("example.moe_routing.random",
        lambda r: {"t": int(r.integers(1, 40)), "e": int(r.integers(2, 17))}, 8, 16, 2)
 _route("example.moe_routing.e64_k8", {"t": 37, "e": 64}, 4, 64, 8)
+
+
+# ---- fp8_quant ------------------------------------------------------------------------
+# Per-row absmax scale and f8e4m3 codes, with the scale stored after the cast loop
+# (`quant`: the loops form a chain, one-block version when the row fits) and between the
+# loops (`quant_scale_first`: kept apart). The same f32 arithmetic and one rounding to f8
+# as the reference: bit-exact. Rows of very different magnitudes, and an all-zero row.
+
+def _quant_ref(v, s):
+    x = f32(v.x)
+    amax = np.abs(x).max(axis=1)
+    scale = np.where(amax > 0, amax / np.float32(448.0), np.float32(1.0)).astype(np.float32)
+    inv = (np.float32(1.0) / scale).astype(np.float32)
+    return {"q": round_f8((x * inv[:, None]).astype(np.float32), "f8e4m3"), "scale": scale}
+
+
+def _rows_of_scales(rng, shape):
+    scales = np.array([0.01, 1.0, 30.0, 0.0, 1e3])[np.arange(shape[0]) % 5]
+    return rng.standard_normal(shape) * scales[:, None]
+
+
+def _fp8_quant(name, sizes, block=None, kernel="quant"):
+    CASES.append(Case(
+        name=name, file="examples/fp8_quant.kiln", kernel=kernel,
+        sizes=sizes, defines={"BLOCK": block} if block else {},
+        grid=("rows",),
+        args=[Arr("x", "bf16", ("rows", "n"), _rows_of_scales),
+              Arr("q", "f8e4m3", ("rows", "n")), Arr("scale", "f32", "rows"),
+              Scalar("n_cols", "i32", "n")],
+        ref=_quant_ref, tol=Tol(0, 0)))
+
+
+for _kernel in ("quant", "quant_scale_first"):
+    _fp8_quant(f"example.fp8_quant.{_kernel}", {"rows": 5, "n": 3000}, kernel=_kernel)
+    _fp8_quant(f"example.fp8_quant.{_kernel}.one_block", {"rows": 5, "n": 700}, kernel=_kernel)
+    _fp8_quant(f"example.fp8_quant.{_kernel}.random",
+               lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(1, 1500))},
+               block=128, kernel=_kernel)

@@ -49,6 +49,9 @@ CUSTOM_FILLS = {
     # 16-wide blocks whose sums stay away from the +-4 thresholds: a uniform fill keeps
     # most block sums away from them too, and both sides run the same additions.
     "_block_means": "uniform -1 1",
+    # Rows of very different magnitudes (examples/fp8_quant): one wide normal fill gives
+    # each row its own absmax and scale.
+    "_rows_of_scales": "normal 0 30",
 }
 
 # Cases whose run is expected to fail: the interpreter reports the error, a GPU has no
