@@ -305,3 +305,31 @@ for _kernel in ("quant", "quant_scale_first"):
     _fp8_quant(f"example.fp8_quant.{_kernel}.random",
                lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(1, 1500))},
                block=128, kernel=_kernel)
+
+
+# ---- rmsnorm_residual -----------------------------------------------------------------
+# h must be NumPy's f32 sum exactly; y is within f32 rounding of the double reference.
+
+def _rms_residual_ref(v, s):
+    h = f32(v.x) + f32(v.residual)
+    rms = np.sqrt((f64(h) ** 2).mean(axis=1, keepdims=True) + float(v.eps))
+    return {"h": h, "y": h / rms * f64(v.w)}
+
+
+def _rmsnorm_residual(name, sizes, block=None):
+    CASES.append(Case(
+        name=name, file="examples/rmsnorm_residual.kiln", kernel="rmsnorm_residual",
+        sizes=sizes, defines={"BLOCK": block} if block else {},
+        grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), normal(3.0)),
+              Arr("residual", "f32", ("rows", "n"), normal(3.0)),
+              Arr("w", "f32", "n", normal()),
+              Arr("h", "f32", ("rows", "n")), Arr("y", "f32", ("rows", "n")),
+              Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-6)],
+        ref=_rms_residual_ref, tol=Tol(1e-5, 1e-5)))
+
+
+_rmsnorm_residual("example.rmsnorm_residual", {"rows": 4, "n": 700})
+_rmsnorm_residual("example.rmsnorm_residual.long_rows", {"rows": 3, "n": 3000})
+_rmsnorm_residual("example.rmsnorm_residual.random",
+                  lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(1, 1500))}, block=128)
