@@ -229,7 +229,7 @@ def _decode(name, sizes, tiles, gen=normal(), tol=Tol(1e-4, 1e-5)):
         ref=_decode_ref, tol=tol))
 
 
-_decode("example.decode_attention", {"heads": 4, "seq": 1000, "d": 64}, {})
+_decode("example.decode_attention", {"heads": 4, "seq": 600, "d": 64}, {})
 _decode("example.decode_attention.ragged", {"heads": 3, "seq": 300, "d": 16}, {"D": 16, "BN": 32})
 _decode("example.decode_attention.one_block", {"heads": 2, "seq": 20, "d": 16}, {"D": 16, "BN": 32})
 _decode("example.decode_attention.large_scores", {"heads": 2, "seq": 100, "d": 16},
