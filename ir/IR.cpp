@@ -441,6 +441,14 @@ std::unique_ptr<Module> cloneModule(const Module &module) {
   return copy;
 }
 
+std::optional<int64_t> integerConstant(const Value *v) {
+  const Op *def = v->definingOp();
+  if (!def || def->kind() != OpKind::Constant || !isInteger(v->type.dtype) || !v->type.isScalar())
+    return std::nullopt;
+  const int64_t *i = std::get_if<int64_t>(&def->attrs().at("value"));
+  return i ? std::optional<int64_t>(*i) : std::nullopt;
+}
+
 size_t countOps(const Block &block) {
   size_t n = 0;
   for (const auto &op : block.ops()) {

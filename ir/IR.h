@@ -22,6 +22,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -261,5 +262,8 @@ std::unique_ptr<Module> cloneModule(const Module &module);
 
 /// Counts ops in a block, recursively (for tests and "(unchanged)" checks).
 size_t countOps(const Block &block);
+
+/// The value of `v` when it is the result of a scalar integer `constant` op.
+std::optional<int64_t> integerConstant(const Value *v);
 
 } // namespace kiln::ir

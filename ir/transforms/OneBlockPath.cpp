@@ -33,16 +33,6 @@ namespace {
 /// again on its output does not version the general branch a second time.
 constexpr const char *kOneBlockPathAttr = "one_block_path";
 
-/// The positive integer value of a constant step, or 0.
-int64_t positiveConstant(const Value *v) {
-  const Op *def = v->definingOp();
-  if (!def || def->kind() != OpKind::Constant || !isInteger(v->type.dtype))
-    return 0;
-  const Attr &a = def->attrs().at("value");
-  const int64_t *i = std::get_if<int64_t>(&a);
-  return i && *i > 0 ? *i : 0;
-}
-
 class OneBlockVersioner {
 public:
   explicit OneBlockVersioner(ReductionChain &chain) : chain_(chain) {
@@ -59,7 +49,7 @@ public:
         owner && owner->kind() == OpKind::If && owner->hasAttr(kOneBlockPathAttr) && owner->region(1) == parent_)
       return false;
     return chain_.loops.size() >= 2 && chain_.loops.back().trailing && trailing_->numResults() == 0 &&
-           positiveConstant(first_->operand(2)) != 0;
+           integerConstant(first_->operand(2)).value_or(0) > 0;
   }
 
   void run() {

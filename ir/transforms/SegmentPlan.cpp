@@ -23,15 +23,6 @@ namespace kiln::ir {
 
 namespace {
 
-/// The value of an integer constant.
-std::optional<int64_t> intConstant(const Value *v) {
-  const Op *def = v->definingOp();
-  if (!def || def->kind() != OpKind::Constant || !isInteger(v->type.dtype) || !v->type.isScalar())
-    return std::nullopt;
-  const int64_t *i = std::get_if<int64_t>(&def->attrs().at("value"));
-  return i ? std::optional<int64_t>(*i) : std::nullopt;
-}
-
 std::string line(const Op *op) { return std::to_string(op->loc().line); }
 
 /// Why `chain` cannot be split over programs; empty when it can.
@@ -43,7 +34,7 @@ std::string whyNotSplit(const Kernel &kernel, const ReductionChain &chain) {
   const Op *loop = first->loop;
   if (loop->parentBlock() != kernel.body.get())
     return "the loops are nested in control flow, and segments merge once per program";
-  std::optional<int64_t> step = intConstant(loop->operand(2));
+  std::optional<int64_t> step = integerConstant(loop->operand(2));
   if (!step || *step <= 0)
     return "the step of the range is not a positive constant";
   DType bound = loop->operand(0)->type.dtype;
@@ -73,7 +64,7 @@ std::optional<int64_t> rangeBlocks(const ReductionChain &chain) {
   for (const ChainLoop &l : chain.loops)
     if (l.fused && !loop)
       loop = l.loop;
-  auto lb = intConstant(loop->operand(0)), ub = intConstant(loop->operand(1)), step = intConstant(loop->operand(2));
+  auto lb = integerConstant(loop->operand(0)), ub = integerConstant(loop->operand(1)), step = integerConstant(loop->operand(2));
   if (!lb || !ub || !step || *step <= 0)
     return std::nullopt;
   return *ub <= *lb ? 0 : (*ub - *lb + *step - 1) / *step;

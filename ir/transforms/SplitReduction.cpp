@@ -49,19 +49,11 @@ constexpr int64_t kWordsAlignment = 4; ///< 16 bytes: tiles of a state load as v
 
 int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-std::optional<int64_t> constantStep(const Op &loop) {
-  const Op *def = loop.operand(2)->definingOp();
-  if (!def || def->kind() != OpKind::Constant)
-    return std::nullopt;
-  const int64_t *i = std::get_if<int64_t>(&def->attrs().at("value"));
-  return i ? std::optional<int64_t>(*i) : std::nullopt;
-}
-
 } // namespace
 
 SegmentSplit::SegmentSplit(Kernel &kernel, ChainAlgebra &algebra, int64_t segments)
     : kernel_(kernel), algebra_(algebra), segments_(segments) {
-  step_ = constantStep(*algebra.fused().front()->loop).value_or(1);
+  step_ = integerConstant(algebra.fused().front()->loop->operand(2)).value_or(1);
   Block &body = *kernel.body;
   std::vector<Op *> ids, counts;
   walk(body, [&](Op &op) {
