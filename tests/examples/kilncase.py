@@ -361,6 +361,17 @@ def softmax_rows(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def fp8_quant_per_row(v, s):
+    """A reference for per-token quantization kernels (x, q, scale): each row's absmax
+    scale (1 for a zero row) and its f8e4m3 codes, with the f32 steps the kernels take and
+    one rounding to f8, so that the result is bit-exact."""
+    x = f32(v.x)
+    amax = np.abs(x).max(axis=1)
+    scale = np.where(amax > 0, amax / np.float32(448.0), np.float32(1.0)).astype(np.float32)
+    inv = (np.float32(1.0) / scale).astype(np.float32)
+    return {"q": round_f8((x * inv[:, None]).astype(np.float32), "f8e4m3"), "scale": scale}
+
+
 def strided_row_args():
     """The arguments of a row kernel (x, y, n_cols, row_stride) over `rows` rows of `n`
     columns, `stride` apart (default n). Large entries come first in x: a softmax without

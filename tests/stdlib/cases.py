@@ -8,8 +8,8 @@
 #===---------------------------------------------------------------------------===#
 import numpy as np
 
-from kilncase import (Arr, Case, Scalar, Tol, f32, f64, fill, normal, on_first_columns,
-                      round_f8, softmax_rows, stable_topk_indices, strided_row_args,
+from kilncase import (Arr, Case, Scalar, Tol, f32, f64, fill, fp8_quant_per_row, normal,
+                      on_first_columns, softmax_rows, stable_topk_indices, strided_row_args,
                       with_specials)
 
 CASES = []
@@ -126,14 +126,6 @@ for _suffix, _sizes, _block in _ROWS:
 
 # ---- fp8 per-token quantization ----------------------------------------------------------
 
-def _quant_ref(v, s):
-    x = f32(v.x)
-    amax = np.abs(x).max(axis=1)
-    scale = np.where(amax > 0, amax / np.float32(448.0), np.float32(1.0)).astype(np.float32)
-    inv = (np.float32(1.0) / scale).astype(np.float32)
-    return {"q": round_f8((x * inv[:, None]).astype(np.float32), "f8e4m3"), "scale": scale}
-
-
 def _quant(name, sizes, block, gen):
     CASES.append(Case(
         name=name, file="stdlib/fp8_quant.kiln", kernel="quant_per_token",
@@ -141,7 +133,7 @@ def _quant(name, sizes, block, gen):
         args=[Arr("x", "bf16", ("rows", "n"), gen),
               Arr("q", "f8e4m3", ("rows", "n")), Arr("scale", "f32", "rows"),
               Scalar("n_cols", "i32", "n")],
-        ref=_quant_ref,
+        ref=fp8_quant_per_row,
         tol=Tol(0.0, 0.0)))  # the same f32 arithmetic and one rounding: bit-exact
 
 
