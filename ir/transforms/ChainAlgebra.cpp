@@ -164,6 +164,7 @@ Value *ChainAlgebra::rescale(Value *value, const Accumulator &acc, ValueMap &now
     Value *shift = toAccumulator(delta(s.shifts, acc, value->type, now, before, b, loc), acc, value->type, b, loc);
     return b.createValue(OpKind::Add, loc, {value, shift}, value->type);
   }
+  value = rescaleRunning(value, acc, now, before, b, loc);
   if (s.exps.empty())
     return value;
   // exp(a) = exp2(a · log2 e): one exponent, one hardware exp2.
@@ -180,6 +181,18 @@ Value *ChainAlgebra::rescale(Value *value, const Accumulator &acc, ValueMap &now
   }
   Value *ratio = b.createValue(OpKind::Exp2, loc, {exponent}, exponent->type);
   return b.createValue(OpKind::Mul, loc, {value, toAccumulator(ratio, acc, value->type, b, loc)}, value->type);
+}
+
+Value *ChainAlgebra::rescaleRunning(Value *value, const Accumulator &acc, ValueMap &now, ValueMap &before,
+                                    Builder &b, Location loc) {
+  for (const DeferredFactor &f : acc.separation.running) {
+    Value *after = materialize(f.leaf, now, b);
+    Value *prior = materialize(f.leaf, before, b);
+    Value *ratio = f.inverse ? b.createValue(OpKind::Div, loc, {prior, after}, after->type)
+                             : b.createValue(OpKind::Div, loc, {after, prior}, after->type);
+    value = b.createValue(OpKind::Mul, loc, {value, toAccumulator(ratio, acc, value->type, b, loc)}, value->type);
+  }
+  return value;
 }
 
 Value *ChainAlgebra::toTerm(Value *v, const Accumulator &acc, const Type &term, Builder &b, Location loc) {

@@ -67,7 +67,8 @@ public:
 
   /// The accumulator `value`, computed against the chain's results as `before` maps
   /// them, brought to the results as `now` maps them: multiplied by H(now)/H(before)
-  /// for exponential factors, shifted by B(now) - B(before) for max/min.
+  /// for exponential factors and factors kept under a rounding, shifted by
+  /// B(now) - B(before) for max/min.
   Value *rescale(Value *value, const Accumulator &acc, ValueMap &now, ValueMap &before, Builder &b, Location loc);
 
   /// `v` (the accumulator's shape) broadcast back over F's tile `term`.
@@ -81,6 +82,10 @@ public:
   CentredState mergeCentred(const CentredState &a, const CentredState &b, Builder &builder, Location loc);
 
 private:
+  /// `value` multiplied by P(now)/P(before) for each running factor P (a factor that F
+  /// rounds to a narrow format, so it stays inside F at its running value).
+  Value *rescaleRunning(Value *value, const Accumulator &acc, ValueMap &now, ValueMap &before, Builder &b,
+                        Location loc);
   Value *scalarScale(Value *s, Builder &b, Location loc);
   Value *delta(const std::vector<LinearTerm> &terms, const Accumulator &acc, const Type &accType, ValueMap &now,
                ValueMap &before, Builder &b, Location loc);

@@ -336,10 +336,11 @@ bool fuseReductionChains(Kernel &kernel, std::vector<ReductionChain> &chains) {
   return changed;
 }
 
-bool fuseReductions(Module &module, const ReductionSplitOptions &split, DiagnosticEngine *remarks) {
+bool fuseReductions(Module &module, const ReductionSplitOptions &split, const FusionPolicy &policy,
+                    DiagnosticEngine *remarks) {
   bool changed = false;
   for (auto &kernel : module.kernels) {
-    std::vector<ReductionChain> chains = analyzeReductionChains(*kernel);
+    std::vector<ReductionChain> chains = analyzeReductionChains(*kernel, policy);
     planSegments(*kernel, chains, split);
     if (remarks)
       reportFusion(chains, *remarks);

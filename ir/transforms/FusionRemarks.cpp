@@ -86,6 +86,8 @@ std::string hText(const Accumulator &acc) {
   std::string h;
   for (const ExpFactor &e : s.exps)
     h += (h.empty() ? "" : "·") + std::string(e.base2 ? "exp2(" : "exp(") + linearText(e.terms) + ")";
+  for (const DeferredFactor &d : s.running)
+    h += (h.empty() ? "" : "·") + std::string(d.inverse ? "1/" : "") + describe(d.leaf);
   for (const DeferredFactor &d : s.deferred)
     h += (h.empty() ? "" : "·") + std::string(d.inverse ? "1/" : "") + describe(d.leaf);
   return h;
@@ -119,6 +121,12 @@ std::string loopNote(const ChainLoop &l) {
     os << ", F = G(x)·H(y) with H = " << hText(acc);
     if (!s.exps.empty())
       os << "; each step " << name << " is " << rescaleText(acc);
+    for (const DeferredFactor &r : s.running) {
+      std::string p = describe(r.leaf);
+      os << (s.exps.empty() ? "; " : ", and ") << "F rounds the factor " << (r.inverse ? "1/" : "") << p
+         << " to a narrow format (--fuse-quantized), so it keeps its running value and each step " << name
+         << " is multiplied by " << (r.inverse ? p + "_prev/" + p : p + "/" + p + "_prev");
+    }
     if (!s.deferred.empty())
       os << (s.exps.empty() ? "; " : ", and ") << "the factor"
          << (s.deferred.size() > 1 ? "s " : " ");

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/transforms/FusionPolicy.h"
 #include "ir/transforms/SplitCostModel.h"
 #include "support/Diagnostics.h"
 
@@ -34,7 +35,9 @@ bool eliminateDeadMaskedLanes(Module &module);
 /// Reduction-chain fusion: cascaded reduction loops over one range become one pass
 /// with an incremental (rescaling) form (ReductionChains.h), over one program or split
 /// over several as `split` and the cost model decide. Reports remarks to `remarks`
-/// when it is not null. FuseReductions.cpp runs the analysis, the plan and the rewrite.
-bool fuseReductions(Module &module, const ReductionSplitOptions &split, DiagnosticEngine *remarks);
+/// when it is not null; `policy` says what it may assume beyond exact algebra.
+/// FuseReductions.cpp runs the analysis, the plan and the rewrite.
+bool fuseReductions(Module &module, const ReductionSplitOptions &split, const FusionPolicy &policy,
+                    DiagnosticEngine *remarks);
 
 } // namespace kiln::ir

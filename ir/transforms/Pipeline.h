@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/transforms/FusionPolicy.h"
 #include "ir/transforms/SplitCostModel.h"
 #include "support/Diagnostics.h"
 #include "support/Timing.h"
@@ -33,6 +34,8 @@ struct PipelineOptions {
   bool fuseReductions = true;
   /// The multi-segment strategy of fusion: forced, or chosen from the launch's size.
   ReductionSplitOptions reductionSplit;
+  /// What fusion may assume beyond exact algebra (--fuse-quantized).
+  FusionPolicy fusionPolicy;
   /// When set, fusion reports what it did and declined to do here, as remarks.
   DiagnosticEngine *fusionRemarks = nullptr;
   bool printAfterAll = false; ///< dump the IR after each pass ("(unchanged)" if it was a no-op)

@@ -171,6 +171,8 @@ std::optional<Accumulator> recognize(Op &loop, unsigned slot, std::string &why, 
 
 class ChainFinder {
 public:
+  explicit ChainFinder(const FusionPolicy &policy) : policy_(policy) {}
+
   std::vector<ReductionChain> chains;
 
   void scan(Block &block) {
@@ -215,6 +217,7 @@ public:
   }
 
 private:
+  const FusionPolicy &policy_;
   /// The loops of the chain being decided, by op (copies: the chain's vector grows).
   std::unordered_map<const Op *, std::shared_ptr<ChainLoop>> decided_;
 
@@ -329,7 +332,7 @@ private:
           return true;
         }
       }
-      if (auto no = separate(*acc, loop, fused, where)) {
+      if (auto no = separate(*acc, loop, fused, policy_, where)) {
         cl.refusal = "`" + acc->name() + "`: " + *no;
         cl.refusalLoc = where;
         return true;
@@ -357,8 +360,8 @@ private:
 
 } // namespace
 
-std::vector<ReductionChain> analyzeReductionChains(Kernel &kernel) {
-  ChainFinder finder;
+std::vector<ReductionChain> analyzeReductionChains(Kernel &kernel, const FusionPolicy &policy) {
+  ChainFinder finder(policy);
   finder.scan(*kernel.body);
   return std::move(finder.chains);
 }

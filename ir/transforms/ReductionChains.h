@@ -18,6 +18,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/transforms/FusionPolicy.h"
 #include "ir/transforms/SplitCostModel.h"
 
 #include <optional>
@@ -75,10 +76,14 @@ struct CenteredSquare {
 struct Separation {
   std::vector<ExpFactor> exps;          ///< ⊕ = + or dot: rescaled every step
   std::vector<DeferredFactor> deferred; ///< ⊕ = + or dot: applied after the loop
+  /// ⊕ = + or dot: plain factors of y that F rounds to a narrow format (`q(a · s)`, with
+  /// FusionPolicy::quantized): they stay where they are, at their running value, and
+  /// every step rescales d by P(y)/P(y_prev).
+  std::vector<DeferredFactor> running;
   std::vector<LinearTerm> shifts;       ///< ⊕ = max/min: F = G(x) + Σ shifts
   std::optional<CenteredSquare> centered; ///< ⊕ = +: F = (A(x) - c(y))²
   bool dependsOnEarlier() const {
-    return !exps.empty() || !deferred.empty() || !shifts.empty() || centered.has_value();
+    return !exps.empty() || !deferred.empty() || !running.empty() || !shifts.empty() || centered.has_value();
   }
   /// True when the running value is not the value so far: part of it is applied only
   /// after the loop, so later loops of the pass cannot read it.
@@ -133,13 +138,13 @@ bool hasEffects(Op &op);
 /// Finds the chains of every block of `kernel` (nested blocks too) and decides, loop by
 /// loop, which fuse. Chains of one loop are kept only when that loop is refused for a
 /// reason worth explaining (a loop over the same range that needs earlier results).
-std::vector<ReductionChain> analyzeReductionChains(Kernel &kernel);
+std::vector<ReductionChain> analyzeReductionChains(Kernel &kernel, const FusionPolicy &policy);
 
 /// Decides whether F = `acc.term` separates against the results of `earlier` loops
 /// (Separability.cpp). Fills acc.separation, or returns the reason it does not, with
 /// the op where it fails in `where`.
 std::optional<std::string> separate(Accumulator &acc, Op &loop, const std::vector<Op *> &earlier,
-                                    Location &where);
+                                    const FusionPolicy &policy, Location &where);
 
 /// True when `chain` ends in a loop that writes memory and can get the version of
 /// OneBlockPath.cpp: its loops' step is a positive constant and the trailing loop

@@ -11,6 +11,14 @@
 //   ⊕ = max / min:    F = G(x) + B(y)
 //       every step shifts d by B(y) - B(y_prev).
 //
+// Roundings on F's path: a cast to bf16, f32 or f64 keeps f32's exponent range, so a
+// factor moved across it changes only where the rounding happens. A cast to f16 or an f8
+// format is a quantization: a scale moved out of it (q(a) · s for q(a · s)) would change
+// which values saturate and which flush to zero. Such a cast is refused, unless the
+// policy allows quantized fusion; then the factors under it stay in place at their
+// running value and the accumulator is rescaled by P(y)/P(y_prev), as the exponential
+// factors are (fp8 quantization inside a GEMM).
+//
 // The decision is made on the IR expression, structurally: each value of the loop body
 // is classified by what it depends on (the loaded data x, the earlier results y, both,
 // or neither) and a product is only accepted where the rules above prove it. B must be
@@ -71,10 +79,14 @@ bool isZeroConstant(const Value *v) {
   return false;
 }
 
+/// True for a float format with at least f32's exponent range: rounding to it never
+/// overflows or flushes where f32 would not.
+bool keepsF32Range(DType t) { return t == DType::BF16 || t == DType::F32 || t == DType::F64; }
+
 class Separator {
 public:
-  Separator(Op &loop, const std::vector<Op *> &earlier, const Accumulator &acc)
-      : loop_(loop), body_(*loop.region(0)), acc_(acc) {
+  Separator(Op &loop, const std::vector<Op *> &earlier, const Accumulator &acc, const FusionPolicy &policy)
+      : loop_(loop), body_(*loop.region(0)), acc_(acc), policy_(policy) {
     for (Op *e : earlier)
       earlier_.insert(e);
   }
@@ -274,8 +286,11 @@ private:
     case OpKind::Div:
       return scaled(0, true);
     case OpKind::Cast:
-      if (isFloat(def->result()->type.dtype) && isFloat(def->operand(0)->type.dtype))
+      if (isFloat(def->result()->type.dtype) && isFloat(def->operand(0)->type.dtype)) {
+        if (!keepsF32Range(def->result()->type.dtype))
+          return fail(v, roundsTo(v) + ": a shift moved across it changes which values saturate");
         return linear(def->operand(0), negative, scales, out);
+      }
       break;
     default:
       break;
@@ -284,8 +299,15 @@ private:
                        earlierNames(v));
   }
 
+  /// "`cast` rounds <what> to f8e4m3".
+  std::string roundsTo(Value *v) {
+    return "`cast` rounds a value computed from " + earlierNames(v) + " to " +
+           std::string(dtypeName(v->type.dtype));
+  }
+
   /// F = G(x) · Π exp(B_i(y)) · Π P_k(y): collects the factors of `v` into `out`.
-  bool factor(Value *v, Separation &out) {
+  /// `quantized`: `v` is rounded to a narrow format, so its plain factors stay in place.
+  bool factor(Value *v, Separation &out, bool quantized = false) {
     unsigned d = deps(v);
     if (!(d & kEarlier))
       return true;
@@ -298,7 +320,7 @@ private:
       Value *u = preBroadcast(def->operand(which));
       if (!u)
         return false;
-      out.deferred.push_back(DeferredFactor{def, which, inverse, u});
+      (quantized ? out.running : out.deferred).push_back(DeferredFactor{def, which, inverse, u});
       return true;
     };
     switch (def->kind()) {
@@ -308,7 +330,7 @@ private:
         if ((di & kEarlier) && !(di & kData)) {
           if (!deferred(i, false))
             return false;
-        } else if (!factor(def->operand(i), out))
+        } else if (!factor(def->operand(i), out, quantized))
           return false;
       }
       return true;
@@ -322,7 +344,7 @@ private:
       }
       if ((dn & kEarlier) && !(dn & kData))
         return deferred(0, false);
-      return factor(def->operand(0), out);
+      return factor(def->operand(0), out, quantized);
     }
     case OpKind::Exp:
     case OpKind::Exp2: {
@@ -333,17 +355,23 @@ private:
       return true;
     }
     case OpKind::Neg:
-      return factor(def->operand(0), out);
+      return factor(def->operand(0), out, quantized);
     case OpKind::Cast:
-      if (isFloat(def->result()->type.dtype) && isFloat(def->operand(0)->type.dtype))
-        return factor(def->operand(0), out);
+      if (isFloat(def->result()->type.dtype) && isFloat(def->operand(0)->type.dtype)) {
+        bool narrow = !keepsF32Range(def->result()->type.dtype);
+        if (narrow && !policy_.quantized)
+          return fail(v, roundsTo(v) + ": taking a factor out of that rounding changes which values saturate "
+                                       "and which flush to zero (--fuse-quantized fuses it with the factor at "
+                                       "its running value)");
+        return factor(def->operand(0), out, quantized || narrow);
+      }
       break;
     case OpKind::ExpandDims:
     case OpKind::Broadcast: {
       // A product broadcast to F's shape (`p[:, None] * v`): its factors of y stay
       // factors if they are scalars, constant along every dimension.
       Separation inner;
-      if (!factor(def->operand(0), inner))
+      if (!factor(def->operand(0), inner, quantized))
         return false;
       bool scalars = true;
       for (const ExpFactor &e : inner.exps)
@@ -351,10 +379,13 @@ private:
           scalars = scalars && t.leaf->type.isScalar();
       for (const DeferredFactor &d : inner.deferred)
         scalars = scalars && d.leaf->type.isScalar();
+      for (const DeferredFactor &d : inner.running)
+        scalars = scalars && d.leaf->type.isScalar();
       if (!scalars)
         return fail(v, "a broadcast of a product whose factors of " + earlierNames(v) + " are not scalars");
       out.exps.insert(out.exps.end(), inner.exps.begin(), inner.exps.end());
       out.deferred.insert(out.deferred.end(), inner.deferred.begin(), inner.deferred.end());
+      out.running.insert(out.running.end(), inner.running.begin(), inner.running.end());
       return true;
     }
     case OpKind::Select:
@@ -362,9 +393,9 @@ private:
       if (deps(def->operand(0)) & kEarlier)
         return fail(v, "the condition of `select` depends on " + earlierNames(def->operand(0)));
       if (isZeroConstant(def->operand(2)))
-        return factor(def->operand(1), out);
+        return factor(def->operand(1), out, quantized);
       if (isZeroConstant(def->operand(1)))
-        return factor(def->operand(2), out);
+        return factor(def->operand(2), out, quantized);
       break;
     default:
       break;
@@ -376,6 +407,7 @@ private:
   Op &loop_;
   Block &body_;
   const Accumulator &acc_;
+  const FusionPolicy &policy_;
   std::unordered_set<const Op *> earlier_;
   std::unordered_map<const Value *, unsigned> memo_;
   std::string reason_;
@@ -385,9 +417,9 @@ private:
 } // namespace
 
 std::optional<std::string> separate(Accumulator &acc, Op &loop, const std::vector<Op *> &earlier,
-                                    Location &where) {
+                                    const FusionPolicy &policy, Location &where) {
   Separation s;
-  Separator sep(loop, earlier, acc);
+  Separator sep(loop, earlier, acc, policy);
   if (auto why = sep.run(s, where))
     return why;
   acc.separation = std::move(s);

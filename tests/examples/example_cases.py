@@ -6,7 +6,7 @@
 #===---------------------------------------------------------------------------===#
 import numpy as np
 
-from kilncase import (Arr, Case, Scalar, Tol, cdiv, f32, f64, fp8_quant_per_row, normal,
+from kilncase import (Arr, Case, Scalar, Tol, cdiv, f32, f64, fp8_matmul_ref, fp8_quant_per_row, normal,
                       on_first_columns, softmax_rows, stable_topk_indices, strided_row_args,
                       with_specials)
 
@@ -325,3 +325,28 @@ _rmsnorm_residual("example.rmsnorm_residual", {"rows": 4, "n": 700})
 _rmsnorm_residual("example.rmsnorm_residual.long_rows", {"rows": 3, "n": 3000})
 _rmsnorm_residual("example.rmsnorm_residual.random",
                   lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(1, 1500))}, block=128)
+
+
+# ---- fp8_matmul ---------------------------------------------------------------------------
+# As written (one rounding at each row's final scale), and fused under --fuse-quantized,
+# against a step-by-step model of the running scale (fp8_matmul_ref). Rows of very
+# different magnitudes, so every row has its own scale.
+
+def _fp8_matmul(name, sizes, fused):
+    CASES.append(Case(
+        name=name, file="examples/fp8_matmul.kiln", kernel="quant_matmul",
+        sizes=sizes, defines={"BM": 16, "BN": 16, "BK": 32},
+        grid=lambda s: (cdiv(s["m"], 16), cdiv(s["n"], 16)),
+        args=[Arr("x", "bf16", ("m", "k"), _rows_of_scales), Arr("w", "f8e4m3", ("k", "n"), normal(1.0)),
+              Arr("y", "bf16", ("m", "n")), Scalar("w_scale", "f32", 0.05),
+              Scalar("M", "i32", "m"), Scalar("N", "i32", "n"), Scalar("K", "i32", "k")],
+        ref=fp8_matmul_ref(32, fused),
+        tol=Tol(8e-3, 1e-6),  # the f32 sums in another order, one rounding to bf16
+        flags=("--fuse-quantized", "--reduction-split=1") if fused else ()))
+
+
+_fp8_matmul("example.fp8_matmul", {"m": 40, "n": 24, "k": 250}, fused=True)
+_fp8_matmul("example.fp8_matmul.as_written", {"m": 40, "n": 24, "k": 250}, fused=False)
+_fp8_matmul("example.fp8_matmul.random",
+            lambda r: {"m": int(r.integers(1, 40)), "n": int(r.integers(1, 40)), "k": int(r.integers(1, 300))},
+            fused=True)

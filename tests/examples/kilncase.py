@@ -272,6 +272,11 @@ class Case:
     # Segment counts the GPU check also runs the case with (dslc's --reduction-split), as
     # cases named <name>.split<S> (tests/gpu/make_specs.py).
     gpu_splits: tuple = ()
+    # dslc options the case always runs with, such as "--fuse-quantized" (the GPU check
+    # compiles with them too); a --reduction-split of the run replaces the case's own.
+    # The reference sees whether fusion was on as `v.fusion`, and the forced segment
+    # count as `v.segments` (None: the cost model's choice).
+    flags: tuple = ()
 
     def tol_for(self, out: str, dtype: str) -> Tol:
         if isinstance(self.tol, Tol):
@@ -370,6 +375,50 @@ def fp8_quant_per_row(v, s):
     scale = np.where(amax > 0, amax / np.float32(448.0), np.float32(1.0)).astype(np.float32)
     inv = (np.float32(1.0) / scale).astype(np.float32)
     return {"q": round_f8((x * inv[:, None]).astype(np.float32), "f8e4m3"), "scale": scale}
+
+
+def fp8_matmul_ref(bk: int, fuse_quantized: bool):
+    """A reference for the quant_matmul kernels (x, w, y, w_scale): y = q(x)·w with each
+    row of x quantized to f8e4m3 by its absmax scale (1 for a zero row), then scaled back.
+
+    As written, every block of K is quantized with the row's final scale. Fused (the case
+    runs with --fuse-quantized and v.fusion is on), each BK-wide block is quantized with
+    the maximum known so far and the accumulator rescaled by inv/inv_prev when it grows;
+    split over v.segments segments, each segment does so over its share of the blocks
+    from a maximum of 0, and the merge brings each segment's sum to the final scale.
+    That is modelled step by step, in the kernel's f32 for everything but the sums."""
+    def scale_of(amax):
+        return np.where(amax > 0, amax / np.float32(448.0), np.float32(1.0)).astype(np.float32)
+
+    def inv_of(scale):
+        return (np.float32(1.0) / scale).astype(np.float32)
+
+    def quantized(x, inv):
+        return f64(round_f8((x * inv[:, None]).astype(np.float32), "f8e4m3"))
+
+    def ref(v, s):
+        x, w = f32(v.x), f64(v.w)
+        rows, depth = x.shape
+        amax = np.abs(x).max(axis=1) if depth else np.zeros(rows, np.float32)
+        scale = scale_of(amax)
+        if not (fuse_quantized and v.fusion):
+            acc = quantized(x, inv_of(scale)) @ w
+        else:
+            blocks, segments = -(-depth // bk), v.segments or 1
+            acc = np.zeros((rows, w.shape[1]))
+            for s in range(segments):
+                part = np.zeros((rows, w.shape[1]))
+                running = np.zeros(rows, np.float32)
+                inv_prev = inv_of(scale_of(running))
+                for blk in range(s * blocks // segments, (s + 1) * blocks // segments):
+                    block = x[:, blk * bk:(blk + 1) * bk]
+                    running = np.maximum(running, np.abs(block).max(axis=1))
+                    inv = inv_of(scale_of(running))
+                    part = part * f64(inv / inv_prev)[:, None] + quantized(block, inv) @ w[blk * bk:(blk + 1) * bk]
+                    inv_prev = inv
+                acc += part * f64(inv_of(scale) / inv_prev)[:, None]
+        return {"y": acc * (f64(scale) * f64(v.w_scale))[:, None]}
+    return ref
 
 
 def strided_row_args():

@@ -218,9 +218,25 @@ def run_case(case, seed, dslc, args):
         return run_case_in(case, seed, dslc, args, tmp)
 
 
+def effective_flags(case, args):
+    """The case's own dslc options, then the run's; a --reduction-split of the run
+    replaces the case's."""
+    split = any(f.startswith("--reduction-split") for f in args.dslc_flag)
+    own = [f for f in case.flags if not (split and f.startswith("--reduction-split"))]
+    return own + args.dslc_flag
+
+
+def forced_segments(flags):
+    """The S of a --reduction-split=S among `flags`, else None (the cost model decides)."""
+    for f in flags:
+        if f.startswith("--reduction-split="):
+            return int(f.split("=", 1)[1])
+    return None
+
+
 def run_case_in(case, seed, dslc, args, tmp):
     try:
-        p = Prepared(case, seed, dslc, tmp, args.device, args.dslc_flag)
+        p = Prepared(case, seed, dslc, tmp, args.device, effective_flags(case, args))
     except Exception as e:  # a broken spec is a failure of that case, not of the run
         return False, "cannot prepare the case: %s: %s" % (type(e).__name__, e), ""
     details = "  command: %s\n  sizes: %s\n  arrays: %s" % (
@@ -258,7 +274,10 @@ def run_case_in(case, seed, dslc, args, tmp):
         return False, "the output lacks %r" % case.expect_stdout, details
 
     try:
-        expected = case.ref(kc.Values(p.values), p.sizes)
+        values = kc.Values(p.values)
+        values.fusion = "--no-fuse-reductions" not in args.dslc_flag
+        values.segments = forced_segments(effective_flags(case, args))
+        expected = case.ref(values, p.sizes)
     except Exception as e:
         return False, "reference failed: %s: %s" % (type(e).__name__, e), details
     worst = []

@@ -52,6 +52,9 @@ CUSTOM_FILLS = {
     # Rows of very different magnitudes (examples/fp8_quant): one wide normal fill gives
     # each row its own absmax and scale.
     "_rows_of_scales": "normal 0 30",
+    # stdlib fp8_matmul's rows of different magnitudes, zero prefixes and growth along K:
+    # the same stand-in; the interpreter runs the same fused program as the GPU.
+    "_fp8_matmul_rows": "normal 0 30",
 }
 
 # Cases whose run is expected to fail: the interpreter reports the error, a GPU has no
@@ -119,6 +122,15 @@ def spec_text(case, split=None):
              "// @kernel " + case.kernel]
     if split:
         lines.append("// @reduction-split %d" % split)
+    for flag in case.flags:
+        if flag == "--fuse-quantized":
+            lines.append("// @fuse-quantized")
+        elif flag.startswith("--reduction-split=") and not split:
+            segments = int(flag.split("=", 1)[1])
+            if segments > 1:
+                lines.append("// @reduction-split %d" % segments)
+        elif not flag.startswith("--reduction-split="):
+            raise SystemExit("make_specs.py: %s: no spec line for the dslc option %s" % (case.name, flag))
     for k, v in defines.items():
         lines.append("// @define %s=%s" % (k, "true" if v is True else "false" if v is False
                                                 else number(v)))

@@ -51,6 +51,8 @@ std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &erro
       ws >> spec.kernel;
     } else if (key == "reduction-split") {
       ws >> spec.reductionSplit;
+    } else if (key == "fuse-quantized") {
+      spec.fuseQuantized = true;
     } else if (key == "define") {
       std::string d;
       ws >> d;

@@ -16,7 +16,9 @@
 // names it: `// @source examples/softmax.kiln` (relative to the repository root),
 // `// @kernel softmax`, optionally `// @define BLOCK=256` (a const override) and
 // `// @reduction-split 4` (dslc's --reduction-split: the device then runs the kernel's
-// segments over a zeroed workspace, as the runtime launches it).
+// segments over a zeroed workspace, as the runtime launches it). `// @fuse-quantized`
+// compiles with dslc's --fuse-quantized; the fused program then computes differently
+// from the one as written, by design, so the interpreter runs the fused program too.
 //
 // Buffer fills: `zero`, `iota [start]`, `uniform lo hi` (floats; integers: whole
 // numbers in [lo, hi]), `ints lo hi` (whole numbers in [lo, hi], for any dtype),
@@ -61,6 +63,7 @@ struct CaseSpec {
   std::vector<std::pair<std::string, int64_t>> divisible;     ///< argument -> divisor
   std::vector<std::pair<DType, std::pair<double, double>>> dtypeTol; ///< @tol DTYPE R A
   int64_t reductionSplit = 0;                                ///< .spec: --reduction-split
+  bool fuseQuantized = false;                                ///< .spec: --fuse-quantized
 };
 
 /// The relative and absolute tolerance for buffers of `dtype`: its own @tol line, else

@@ -8,7 +8,7 @@
 #===---------------------------------------------------------------------------===#
 import numpy as np
 
-from kilncase import (Arr, Case, Scalar, Tol, f32, f64, fill, fp8_quant_per_row, normal,
+from kilncase import (Arr, Case, Scalar, Tol, f32, f64, fill, fp8_matmul_ref, fp8_quant_per_row, normal,
                       on_first_columns, softmax_rows, stable_topk_indices, strided_row_args,
                       with_specials)
 
@@ -141,6 +141,43 @@ for _suffix, _sizes, _block in _ROWS:
     _quant("stdlib.quant_per_token" + _suffix, _sizes, _block, normal(8.0))
 # All-zero rows: scale 1 and q 0, not a division by zero.
 _quant("stdlib.quant_per_token.zero_rows", {"rows": 2, "n": 100}, 64, fill(0.0))
+
+
+# ---- fp8_matmul ---------------------------------------------------------------------------
+# y = q(x)·w with x quantized per row, fused into one pass under --fuse-quantized (the
+# reference then models the running scale; see fp8_matmul_ref) and as written without
+# it. Rows of very different magnitudes, an all-zero row, rows whose first half is zero
+# (the running maximum is 0 there: scale 1) and rows that grow along K (the maximum, and
+# so the rescale, changes at almost every block).
+
+def _fp8_matmul_rows(rng, shape):
+    rows, depth = shape
+    x = rng.standard_normal(shape)
+    kind = np.arange(rows) % 6
+    x *= np.array([0.01, 1.0, 30.0, 0.0, 1e3, 1.0])[kind][:, None]
+    x[kind == 1, : depth // 2] = 0.0
+    x[kind == 5] *= 1.0 + 50.0 * np.arange(depth) / max(depth, 1)
+    return x
+
+
+def _fp8_matmul(suffix, sizes, fused=True, bk=32):
+    CASES.append(Case(
+        name="stdlib.quant_matmul" + suffix, file="stdlib/fp8_matmul.kiln", kernel="quant_matmul",
+        sizes=sizes, defines={"BM": 16, "BN": 16, "BK": bk},
+        grid=lambda s: (-(-s["m"] // 16), -(-s["n"] // 16)),
+        args=[Arr("x", "bf16", ("m", "k"), _fp8_matmul_rows), Arr("w", "f8e4m3", ("k", "n"), normal(1.0)),
+              Arr("y", "bf16", ("m", "n")), Scalar("w_scale", "f32", 0.03),
+              Scalar("M", "i32", "m"), Scalar("N", "i32", "n"), Scalar("K", "i32", "k")],
+        ref=fp8_matmul_ref(bk, fused),
+        tol=Tol(8e-3, 1e-6),  # the f32 sums in another order, one rounding to bf16
+        flags=("--fuse-quantized", "--reduction-split=1") if fused else ()))
+
+
+_fp8_matmul("", {"m": 37, "n": 45, "k": 300})
+_fp8_matmul(".as_written", {"m": 37, "n": 45, "k": 300}, fused=False)
+_fp8_matmul(".one_block", {"m": 20, "n": 17, "k": 29})
+_fp8_matmul(".random", lambda r: {"m": int(r.integers(1, 50)), "n": int(r.integers(1, 40)),
+                                  "k": int(r.integers(1, 400))})
 
 
 # ---- attention ---------------------------------------------------------------------------

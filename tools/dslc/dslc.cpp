@@ -70,6 +70,12 @@ cl::opt<bool> NoOptimize("O0", cl::desc("Skip the Tile IR pass pipeline"), cl::s
 cl::opt<bool> NoFuseReductions("no-fuse-reductions",
                                 cl::desc("Keep cascaded reduction loops as written (no reduction-chain fusion)"),
                                 cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<bool> FuseQuantized(
+    "fuse-quantized",
+    cl::desc("Also fuse reductions through a rounding to f16 or f8 (dynamic-scale quantization inside a GEMM): "
+             "each block is rounded at the scale known when it is read, so results differ from the program as "
+             "written within the format's precision"),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<bool> ExplainFusion("explain-fusion",
                             cl::desc("Report, as remarks on stderr, which reduction loops were fused into one pass "
                                      "and why the others were not"),
@@ -179,6 +185,7 @@ ir::PipelineOptions pipelineOptions(TimingReport *timing, DiagnosticEngine &diag
   options.printAfterAll = PrintAfterAll;
   options.timing = timing;
   options.fuseReductions = !NoFuseReductions;
+  options.fusionPolicy.quantized = FuseQuantized;
   options.reductionSplit.forced = forcedSegments;
   options.reductionSplit.programs = programs;
   options.reductionSplit.processors = processors;

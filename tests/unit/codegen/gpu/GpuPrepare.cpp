@@ -176,7 +176,10 @@ int prepareFile(const fs::path &file, const fs::path &out, uint64_t seed, int &c
   if (file.extension() != ".tir") {
     ir::PipelineOptions pipeline;
     pipeline.reductionSplit.forced = spec->reductionSplit; // a split the runtime launches
+    pipeline.fusionPolicy.quantized = spec->fuseQuantized;
     ir::runPipeline(*module, pipeline, diags);
+    if (spec->fuseQuantized) // fused on purpose to compute differently: compare like with like
+      written = ir::cloneModule(*module);
   }
   int failures = 0;
   for (const auto &kernel : module->kernels) {
