@@ -321,6 +321,8 @@ AxisInfo AxisAnalysis::compute(const Op &op) const {
   }
   case OpKind::Join:
   case OpKind::Split:
+  case OpKind::Cat:
+  case OpKind::Gather:
   case OpKind::Pow:
   case OpKind::Fma:
   case OpKind::Exp:

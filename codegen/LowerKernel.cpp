@@ -476,6 +476,10 @@ void Lowering::lowerOp(const ir::Op &op) {
     return lowerJoin(op);
   case OpKind::Split:
     return lowerSplit(op);
+  case OpKind::Cat:
+    return lowerCat(op);
+  case OpKind::Gather:
+    return lowerGather(op);
   case OpKind::Add:
   case OpKind::Sub:
   case OpKind::Mul:

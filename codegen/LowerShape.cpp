@@ -124,6 +124,8 @@ static bool rematerializableKind(OpKind k) {
   case OpKind::NumPrograms:
   case OpKind::Join:
   case OpKind::Split:
+  case OpKind::Cat:
+  case OpKind::Gather:
   case OpKind::Pow:
   case OpKind::Fma:
   case OpKind::Exp:
@@ -277,6 +279,76 @@ void Lowering::lowerJoin(const ir::Op &op) {
         llvm::Value *k = b.CreateAnd(e, i32(1));
         return b.CreateAdd(i, b.CreateMul(k, i32(gap)));
       }));
+}
+
+/// The number of elements one step along `axis` spans: the product of the later dims.
+static int64_t elementsAfter(const Shape &shape, int64_t axis) {
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  return inner;
+}
+
+void Lowering::lowerCat(const ir::Op &op) {
+  const Type &at = op.operand(0)->type, &bt = op.operand(1)->type, &rt = op.result()->type;
+  const int64_t axis = op.intAttr("axis");
+  const ScratchPlan plan = scratchPlan(op);
+  beginSharedUse();
+  storeTileToShared(get(op.operand(0)), at, plan.offsets[0]);
+  storeTileToShared(get(op.operand(1)), bt, plan.offsets[1]);
+  sharedWritten();
+  // Result element (o, j, i) around the axis is a's (o, j, i) for j < na, else b's
+  // (o, j - na, i); b's area starts a whole number of elements after a's.
+  const int64_t inner = elementsAfter(rt.shape, axis);
+  const int64_t na = at.shape[axis], nb = bt.shape[axis], n = na + nb;
+  const int64_t gap = (plan.offsets[1] - plan.offsets[0]) / sharedElementBytes(at);
+  set(op.result(), gatherFromShared(at, rt, plan.offsets[0], [&](llvm::Value *e) {
+        llvm::Value *i = b.CreateURem(e, i32(inner));
+        llvm::Value *rest = b.CreateUDiv(e, i32(inner));
+        llvm::Value *j = b.CreateURem(rest, i32(n));
+        llvm::Value *o = b.CreateUDiv(rest, i32(n));
+        llvm::Value *inA = b.CreateICmpULT(j, i32(na));
+        llvm::Value *fromA = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(o, i32(na)), j), i32(inner)), i);
+        llvm::Value *jb = b.CreateSub(j, i32(na));
+        llvm::Value *fromB = b.CreateAdd(
+            i32(gap), b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(o, i32(nb)), jb), i32(inner)), i));
+        return b.CreateSelect(inA, fromA, fromB);
+      }));
+}
+
+void Lowering::lowerGather(const ir::Op &op) {
+  const Type &xt = op.operand(0)->type, &it = op.operand(1)->type, &rt = op.result()->type;
+  const int64_t axis = op.intAttr("axis");
+  const ScratchPlan plan = scratchPlan(op);
+  beginSharedUse();
+  storeTileToShared(get(op.operand(0)), xt, plan.offsets[0]);
+  sharedWritten();
+  // The indices have the result's type, so their layout is the result's: register r of
+  // the index tile holds the index of the result element in register r.
+  const int64_t inner = elementsAfter(rt.shape, axis);
+  const int64_t n = xt.shape[axis], len = rt.shape[axis];
+  const Layout l = layoutOf(rt);
+  const Regs &idx = get(op.operand(1));
+  llvm::Type *sty = sharedType(xt);
+  const Type elem = xt.element();
+  Regs out;
+  for (int64_t reg = 0; reg < l.numRegs(); ++reg) {
+    llvm::Value *e = elementIndex(l, reg);
+    llvm::Value *i = b.CreateURem(e, i32(inner));
+    llvm::Value *o = b.CreateUDiv(b.CreateUDiv(e, i32(inner)), i32(len));
+    // An index outside [0, n) reads element 0 and yields 0 (a 64-bit index is checked
+    // before it is narrowed).
+    llvm::Value *at = idx.v[reg];
+    llvm::Value *inRange = isSigned(it.dtype) ? b.CreateAnd(b.CreateICmpSGE(at, llvm::ConstantInt::get(at->getType(), 0)),
+                                                            b.CreateICmpSLT(at, llvm::ConstantInt::get(at->getType(), n)))
+                                              : b.CreateICmpULT(at, llvm::ConstantInt::get(at->getType(), n));
+    llvm::Value *j = b.CreateSelect(inRange, b.CreateZExtOrTrunc(at, b.getInt32Ty()), i32(0));
+    llvm::Value *src = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(o, i32(n)), j), i32(inner)), i);
+    llvm::Value *v = fromShared(loadShared(sty, plan.offsets[0], src), elem);
+    out.v.push_back(b.CreateSelect(inRange, v, llvm::Constant::getNullValue(v->getType())));
+  }
+  sharedRead();
+  set(op.result(), std::move(out));
 }
 
 void Lowering::lowerSplit(const ir::Op &op) {

@@ -272,6 +272,8 @@ public:
   void lowerPermute(const ir::Op &op);
   void lowerJoin(const ir::Op &op);
   void lowerSplit(const ir::Op &op);
+  void lowerCat(const ir::Op &op);
+  void lowerGather(const ir::Op &op);
   /// True when `v` can be recomputed at any element index from values every thread
   /// holds (constants, arange, scalars, and pure elementwise and index ops on them),
   /// within `budget` ops; broadcasts of such values need no data movement.

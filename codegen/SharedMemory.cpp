@@ -98,8 +98,10 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool war
     return {elems(0) * eb(0)};
   case OpKind::Permute:
   case OpKind::Split:
+  case OpKind::Gather:
     return {elems(0) * eb(0)};
   case OpKind::Join:
+  case OpKind::Cat:
     // Both sources, one after the other.
     return {elems(0) * eb(0), elems(1) * eb(1)};
   case OpKind::Reduce:

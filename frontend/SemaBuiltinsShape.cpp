@@ -170,6 +170,72 @@ static Val split(Sema &s, CallArgs &a) {
   return tuple;
 }
 
+/// True when `a` and `b` (of one rank) agree on every axis but `axis`.
+static bool agreeBesides(const Shape &a, const Shape &b, int64_t axis) {
+  for (size_t d = 0; d < a.size(); ++d)
+    if (static_cast<int64_t>(d) != axis && a[d] != b[d])
+      return false;
+  return true;
+}
+
+/// cat(a, b, axis): a's elements, then b's, along `axis` (may be omitted on 1-D tiles).
+static Val cat(Sema &s, CallArgs &a) {
+  auto x = tileArg(s, a, 0), y = tileArg(s, a, 1);
+  if (!x || !y)
+    return Val::poison();
+  if (x->type.isScalar() || y->type.isScalar() || x->type.rank() != y->type.rank() ||
+      x->type.pointer != y->type.pointer || (x->type.pointer && x->type.dtype != y->type.dtype)) {
+    s.error(a.loc, DiagCode::TypeMismatch,
+            "cat needs two tiles of one rank and compatible types, got " + s.describe(*x) + " and " +
+                s.describe(*y));
+    return Val::poison();
+  }
+  auto axis = s.argAxis(a, 2, x->type.rank());
+  if (!axis)
+    return Val::poison();
+  if (!agreeBesides(x->type.shape, y->type.shape, *axis)) {
+    s.error(a.loc, DiagCode::ShapeMismatch,
+            "cat along axis " + std::to_string(*axis) + " needs tiles that agree on every other axis, got " +
+                s.describe(*x) + " and " + s.describe(*y));
+    return Val::poison();
+  }
+  Shape out = x->type.shape;
+  out[*axis] += y->type.shape[*axis];
+  if (!s.checkTileSize(out, a.loc))
+    return Val::poison();
+  DType d = x->type.pointer ? x->type.dtype : s.meetDType(*x, *y);
+  Val xx = x->type.pointer ? *x : s.convertTo(*x, d, a.loc);
+  Val yy = y->type.pointer ? *y : s.convertTo(*y, d, a.loc);
+  ir::Value *xv = s.materialize(xx), *yv = s.materialize(yy);
+  return s.emitValue(OpKind::Cat, a.loc, {xv, yv}, xv->type.withShape(out), {{"axis", ir::Attr(*axis)}});
+}
+
+/// gather(x, idx, axis): x's elements at the indices idx along `axis`.
+static Val gatherBuiltin(Sema &s, CallArgs &a) {
+  auto x = tileArg(s, a, 0), idx = tileArg(s, a, 1);
+  if (!x || !idx)
+    return Val::poison();
+  if (x->type.isScalar() || idx->type.pointer || !isInteger(idx->type.dtype) ||
+      idx->type.rank() != x->type.rank()) {
+    s.error(a.loc, DiagCode::TypeMismatch,
+            "gather needs a tile and integer indices of the same rank, got " + s.describe(*x) + " and " +
+                s.describe(*idx));
+    return Val::poison();
+  }
+  auto axis = s.argAxis(a, 2, x->type.rank());
+  if (!axis)
+    return Val::poison();
+  if (!agreeBesides(x->type.shape, idx->type.shape, *axis)) {
+    s.error(a.locs[1], DiagCode::ShapeMismatch,
+            "the indices of gather along axis " + std::to_string(*axis) +
+                " must have the shape of x on every other axis, got " + s.describe(*idx) + " for " +
+                s.describe(*x));
+    return Val::poison();
+  }
+  return s.emitValue(OpKind::Gather, a.loc, {s.materialize(*x), s.materialize(*idx)},
+                     x->type.withShape(idx->type.shape), {{"axis", ir::Attr(*axis)}});
+}
+
 void addShapeBuiltins(std::vector<BuiltinInfo> &t) {
   t.push_back({"reshape", {"x", "shape"}, 2, reshape});
   t.push_back({"trans", {"x"}, 1, trans});
@@ -178,6 +244,8 @@ void addShapeBuiltins(std::vector<BuiltinInfo> &t) {
   t.push_back({"expand_dims", {"x", "axis"}, 2, expandDims});
   t.push_back({"join", {"a", "b"}, 2, join});
   t.push_back({"split", {"x"}, 1, split});
+  t.push_back({"cat", {"a", "b", "axis"}, 2, cat});
+  t.push_back({"gather", {"x", "idx", "axis"}, 2, gatherBuiltin});
 }
 
 } // namespace kiln::sema

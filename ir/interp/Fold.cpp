@@ -70,6 +70,8 @@ FoldClass classify(OpKind kind) {
   case OpKind::Arange:
   case OpKind::Join:
   case OpKind::Split:
+  case OpKind::Cat:
+  case OpKind::Gather:
   case OpKind::PtrAdd:
   case OpKind::Load:
   case OpKind::Store:

@@ -93,6 +93,10 @@ void Machine::exec(const PreparedOp &op) {
     return execJoin(*this, op);
   case OpKind::Split:
     return execSplit(*this, op);
+  case OpKind::Cat:
+    return execCat(*this, op);
+  case OpKind::Gather:
+    return execGather(*this, op);
   case OpKind::Add:
   case OpKind::Sub:
   case OpKind::Mul:

@@ -210,6 +210,8 @@ void execBroadcast(Machine &m, const PreparedOp &op);
 void execSameOrder(Machine &m, const PreparedOp &op);
 void execPermute(Machine &m, const PreparedOp &op);
 void execJoin(Machine &m, const PreparedOp &op);
+void execCat(Machine &m, const PreparedOp &op);
+void execGather(Machine &m, const PreparedOp &op);
 void execSplit(Machine &m, const PreparedOp &op);
 // Reductions.cpp: reduce, scan, argmax, argmin.
 void execReduce(Machine &m, const PreparedOp &op);

@@ -110,6 +110,8 @@ void decodeOp(const ir::Op &op, PreparedOp &p) {
   case OpKind::Permute:
   case OpKind::Join:
   case OpKind::Split:
+  case OpKind::Cat:
+  case OpKind::Gather:
   case OpKind::PtrAdd:
   case OpKind::Select:
   case OpKind::Fma:

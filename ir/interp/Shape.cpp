@@ -90,6 +90,47 @@ void execJoin(Machine &m, const PreparedOp &op) {
   }
 }
 
+/// A tile seen as [outer, n, inner] around attr `axis`: the products of the dimensions
+/// before and after it.
+static std::pair<int64_t, int64_t> aroundAxis(const Shape &shape, int64_t axis) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    (d < axis ? outer : inner) *= d == axis ? 1 : shape[d];
+  return {outer, inner};
+}
+
+void execCat(Machine &m, const PreparedOp &op) {
+  const int64_t axis = op.op->intAttr("axis");
+  const TileData &a = m.in(op, 0), &b = m.in(op, 1);
+  const int64_t na = m.inType(op, 0).shape[axis], nb = m.inType(op, 1).shape[axis];
+  auto [outer, inner] = aroundAxis(m.inType(op, 0).shape, axis);
+  TileData &out = m.out(op);
+  size_t k = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < na * inner; ++i)
+      out[k++] = a[o * na * inner + i];
+    for (int64_t i = 0; i < nb * inner; ++i)
+      out[k++] = b[o * nb * inner + i];
+  }
+}
+
+void execGather(Machine &m, const PreparedOp &op) {
+  const int64_t axis = op.op->intAttr("axis");
+  const TileData &x = m.in(op, 0), &idx = m.in(op, 1);
+  const int64_t n = m.inType(op, 0).shape[axis], len = m.outType(op).shape[axis];
+  auto [outer, inner] = aroundAxis(m.outType(op).shape, axis);
+  const bool unsignedIdx = !isSigned(m.inType(op, 1).dtype);
+  TileData &out = m.out(op);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < len; ++j)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t e = (o * len + j) * inner + i;
+        const int64_t at = idx[e].i;
+        const bool inRange = unsignedIdx ? static_cast<uint64_t>(at) < static_cast<uint64_t>(n) : at >= 0 && at < n;
+        out[e] = inRange ? x[(o * n + at) * inner + i] : intSlot(0);
+      }
+}
+
 void execSplit(Machine &m, const PreparedOp &op) {
   const TileData &in = m.in(op, 0);
   TileData &lo = m.out(op, 0);

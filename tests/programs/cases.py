@@ -257,6 +257,43 @@ add("tile.split", "join_split.kiln", "complex_mul", sizes=rand_n(50, 300), grid=
           Arr("z", "f32", ("n", 2)), Scalar("n", "i32", "n")],
     ref=_complex_ref, tol=Tol(1e-5, 1e-6))
 
+def _rows_by(n):
+    return lambda r: {"rows": int(r.integers(1, n))}
+
+
+add("tile.cat", "cat_gather.kiln", "cat_rows", sizes=_rows_by(20), grid=lambda s: (-(-s["rows"] // 4),),
+    args=[Arr("a", "f32", ("rows", 16), normal()), Arr("b", "f32", ("rows", 8), normal()),
+          Arr("out", "f32", ("rows", 24)), Scalar("rows", "i32", "rows")],
+    ref=lambda v, s: {"out": np.concatenate([v.a, v.b], axis=1)}, tol=EXACT)
+
+
+def _cat_mixed_ref(v, s):
+    y = f32(v.b)
+    y2 = y.reshape(4, 8)
+    return {"out1": np.concatenate([f32(v.a), y]),
+            "out0": np.concatenate([y2, y2 * np.float32(2.0)], axis=0).reshape(-1)}
+
+
+add("tile.cat.mixed", "cat_gather.kiln", "cat_mixed", grid=(1,),
+    args=[Arr("a", "i32", 32, randint(-1000, 1000)), Arr("b", "f32", 32, normal()),
+          Arr("out1", "f32", 64), Arr("out0", "f32", 64)],
+    ref=_cat_mixed_ref, tol=EXACT)
+
+
+def _gather_ref(v, s):
+    def take(row, at):
+        ok = (at >= 0) & (at < row.shape[-1])
+        return np.where(ok, np.take_along_axis(row, np.clip(at, 0, row.shape[-1] - 1), axis=-1), 0.0)
+    x = f64(v.x)
+    return {"out": take(x, v.idx.astype(np.int64)), "out1": take(x[0], v.idx64)}
+
+
+add("tile.gather", "cat_gather.kiln", "gather_rows", sizes=_rows_by(20), grid=lambda s: (-(-s["rows"] // 4),),
+    args=[Arr("x", "f32", ("rows", 32), normal()), Arr("idx", "i32", ("rows", 12), randint(-3, 36)),
+          Arr("out", "f32", ("rows", 12)), Arr("idx64", "i64", 16, randint(-2, 34)),
+          Arr("out1", "f32", 16), Scalar("rows", "i32", "rows")],
+    ref=_gather_ref, tol=EXACT)
+
 # ---- reductions ---------------------------------------------------------------------------
 
 _MN = lambda r: {"M": int(r.integers(1, 41)), "N": int(r.integers(1, 65))}  # noqa: E731
