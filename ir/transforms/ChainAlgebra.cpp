@@ -17,7 +17,9 @@
 namespace kiln::ir {
 
 double identityOf(Combiner combiner) {
-  return combiner == Combiner::Max ? -INFINITY : combiner == Combiner::Min ? INFINITY : 0.0;
+  return combiner == Combiner::Max || combiner == Combiner::TopK ? -INFINITY
+         : combiner == Combiner::Min                             ? INFINITY
+                                                                 : 0.0;
 }
 
 bool isIdentity(const Value *v, Combiner combiner) {
@@ -159,6 +161,18 @@ Value *ChainAlgebra::delta(const std::vector<LinearTerm> &terms, const Accumulat
 
 Value *ChainAlgebra::rescale(Value *value, const Accumulator &acc, ValueMap &now, ValueMap &before, Builder &b,
                              Location loc) {
+  Value *r = rescaleFinite(value, acc, now, before, b, loc);
+  if (acc.combiner != Combiner::TopK || r == value)
+    return r;
+  // The empty entries of a top-k (-inf) stay empty: while the running maximum is still
+  // -inf the factor is exp(-inf) = 0 (or the shift +inf), and -inf · 0 would be NaN.
+  Value *empty = b.createValue(OpKind::Cmp, loc, {value, b.floatConstant(loc, value->type, -INFINITY)},
+                               value->type.withDType(DType::Bool), {{"pred", std::string("eq")}});
+  return b.createValue(OpKind::Select, loc, {empty, value, r}, value->type);
+}
+
+Value *ChainAlgebra::rescaleFinite(Value *value, const Accumulator &acc, ValueMap &now, ValueMap &before,
+                                   Builder &b, Location loc) {
   const Separation &s = acc.separation;
   if (!s.shifts.empty()) {
     Value *shift = toAccumulator(delta(s.shifts, acc, value->type, now, before, b, loc), acc, value->type, b, loc);

@@ -82,6 +82,9 @@ public:
   CentredState mergeCentred(const CentredState &a, const CentredState &b, Builder &builder, Location loc);
 
 private:
+  /// rescale for a value whose elements are finite.
+  Value *rescaleFinite(Value *value, const Accumulator &acc, ValueMap &now, ValueMap &before, Builder &b,
+                       Location loc);
   /// `value` multiplied by P(now)/P(before) for each running factor P (a factor that F
   /// rounds to a narrow format, so it stays inside F at its running value).
   Value *rescaleRunning(Value *value, const Accumulator &acc, ValueMap &now, ValueMap &before, Builder &b,

@@ -100,6 +100,12 @@ std::string loopNote(const ChainLoop &l) {
     const Accumulator &acc = l.accumulators[i];
     const Separation &s = acc.separation;
     std::string name = "`" + acc.name() + "`";
+    if (acc.ranksWith >= 0) {
+      const Block &body = *acc.combineOp->parentBlock();
+      os << (i ? ";" : "") << " " << name << " follows the top-k order of `"
+         << body.argument(acc.ranksWith + 1)->nameHint << "`";
+      continue;
+    }
     os << (i ? ";" : "") << " " << name << " ⊕= F with ⊕ = " << combinerSymbol(acc.combiner);
     if (!s.dependsOnEarlier()) {
       os << ", F(x) of the loaded data alone";

@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/ReductionChains.h"
 
+#include "ir/transforms/ChainAlgebra.h"
+
 #include <algorithm>
 #include <memory>
 #include <unordered_map>
@@ -29,6 +31,7 @@ const char *combinerSymbol(Combiner c) {
   case Combiner::Max: return "max";
   case Combiner::Min: return "min";
   case Combiner::Dot: return "dot";
+  case Combiner::TopK: return "top-k";
   }
   return "?";
 }
@@ -117,6 +120,39 @@ private:
 
 std::string lineOf(const Op *op) { return std::to_string(op->loc().line); }
 
+/// best = gather(cat(best, F, a), argtopk(cat(best, F, a), K, a), a) with K best's size
+/// along a: a top-k merge. Also its companion, indices (or anything) carried in the
+/// same order: idx = gather(cat(idx, I, a), order, a) with `order` a top-k merge's.
+bool recognizeTopK(Block &body, Accumulator &acc, Op &gather, Value *carried) {
+  Op *both = gather.operand(0)->definingOp();
+  Op *order = gather.operand(1)->definingOp();
+  const int64_t axis = gather.intAttr("axis");
+  if (!both || both->kind() != OpKind::Cat || both->operand(0) != carried || both->intAttr("axis") != axis ||
+      !order || order->kind() != OpKind::ArgTopK || order->intAttr("axis") != axis ||
+      order->intAttr("k") != carried->type.shape[axis])
+    return false;
+  acc.combiner = Combiner::TopK;
+  acc.combineOp = &gather;
+  acc.orderOp = order;
+  acc.term = both->operand(1);
+  acc.reducedDims = {static_cast<unsigned>(axis)};
+  if (order->operand(0) == gather.operand(0))
+    return true; // the values
+  Op *keys = order->operand(0)->definingOp();
+  if (!keys || keys->kind() != OpKind::Cat || keys->intAttr("axis") != axis)
+    return false;
+  Value *ranked = keys->operand(0);
+  if (!ranked->isBlockArgument() || ranked->ownerBlock() != &body || ranked->index() == 0)
+    return false;
+  Value *next = body.terminator()->operand(ranked->index() - 1);
+  Op *rankedMerge = next->definingOp();
+  if (!rankedMerge || rankedMerge->kind() != OpKind::Gather || rankedMerge->operand(0) != order->operand(0) ||
+      rankedMerge->operand(1) != order->result())
+    return false;
+  acc.ranksWith = static_cast<int>(ranked->index()) - 1;
+  return true;
+}
+
 /// Recognizes the accumulator of carried slot `slot`; nullopt with `why` otherwise.
 std::optional<Accumulator> recognize(Op &loop, unsigned slot, std::string &why, Location &where) {
   Block &body = *loop.region(0);
@@ -133,6 +169,11 @@ std::optional<Accumulator> recognize(Op &loop, unsigned slot, std::string &why, 
   };
   if (!def || def->parentBlock() != &body)
     return refuse(name + " is not updated by the loop");
+  if (def->kind() == OpKind::Gather)
+    return recognizeTopK(body, acc, *def, carried) ? std::optional(acc)
+                                                     : refuse(name + " is gathered, but not as a top-k merge "
+                                                                     "gather(cat(" + carried->nameHint + ", F), argtopk(cat(" +
+                                                                     carried->nameHint + ", F), K))");
   if (def->kind() == OpKind::Dot && def->numOperands() == 3 && def->operand(2) == carried) {
     acc.combiner = Combiner::Dot;
     acc.combineOp = acc.dotOp = def;
@@ -320,7 +361,7 @@ private:
         cl.refusal = reason, cl.refusalLoc = where;
         return true;
       }
-      if (!isFloat(acc->combineOp->result()->type.dtype) && !reads.empty()) {
+      if (!isFloat(acc->combineOp->result()->type.dtype) && !reads.empty() && acc->ranksWith < 0) {
         cl.refusal = "`" + acc->name() + "` is not a float, so it cannot be rescaled";
         return true;
       }
@@ -335,6 +376,13 @@ private:
       if (auto no = separate(*acc, loop, fused, policy_, where)) {
         cl.refusal = "`" + acc->name() + "`: " + *no;
         cl.refusalLoc = where;
+        return true;
+      }
+      // The rescaled top-k starts empty: its initial value is not a term to rescale or
+      // merge in afterwards.
+      if (acc->combiner == Combiner::TopK && acc->ranksWith < 0 && acc->separation.dependsOnEarlier() &&
+          !isIdentity(loop.operand(3 + slot), Combiner::TopK)) {
+        cl.refusal = "`" + acc->name() + "` must start as the empty top-k, every value -inf";
         return true;
       }
       cl.accumulators.push_back(std::move(*acc));

@@ -27,9 +27,10 @@
 
 namespace kiln::ir {
 
-/// ⊕ of an accumulator.
-enum class Combiner { Sum, Max, Min, Dot };
-const char *combinerSymbol(Combiner c); ///< "+", "max", "min", "dot"
+/// ⊕ of an accumulator. TopK is the merge of the K largest so far with a block's
+/// candidates: best = gather(cat(best, F), argtopk(cat(best, F), K)).
+enum class Combiner { Sum, Max, Min, Dot, TopK };
+const char *combinerSymbol(Combiner c); ///< "+", "max", "min", "dot", "top-k"
 
 /// One term of the y-dependent part of an exponent or of an additive shift:
 /// sign · leaf · Π scales (scales loop-invariant scalars; `inverse` divides).
@@ -96,6 +97,11 @@ struct Accumulator {
   Combiner combiner = Combiner::Sum;
   Op *combineOp = nullptr;      ///< add / maximum / minimum / dot producing the next value
   Op *dotOp = nullptr;          ///< Combiner::Dot: the dot (combineOp, or the add's operand)
+  /// Combiner::TopK: the argtopk ordering the candidates. For a companion (the indices
+  /// that travel with the values: gather(cat(best_i, I), order)), `ranksWith` is the
+  /// carried slot of the values whose order it follows; it is never rescaled.
+  Op *orderOp = nullptr;
+  int ranksWith = -1;
   Value *term = nullptr;        ///< F: the tile combined in (before a reduce), or dot's lhs
   std::vector<unsigned> reducedDims; ///< dims of `term` summed away (reduce axis, dot's K)
   Separation separation;

@@ -50,6 +50,8 @@ std::string whyNotSplit(const Kernel &kernel, const ReductionChain &chain) {
   for (const ChainLoop &l : chain.loops)
     if (l.fused)
       for (const Accumulator &acc : l.accumulators) {
+        if (acc.combiner == Combiner::TopK)
+          return "`" + acc.name() + "` is a top-k, and partial top-k lists are not merged across segments yet";
         DType t = acc.combineOp->result()->type.dtype;
         if (t != DType::F32 && t != DType::F16 && t != DType::BF16)
           return "`" + acc.name() + "` is " + std::string(dtypeName(t)) +

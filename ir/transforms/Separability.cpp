@@ -101,10 +101,16 @@ public:
     }
     if (!(d & kEarlier))
       return std::nullopt;
+    if (acc_.ranksWith >= 0) {
+      fail(acc_.term, "the values that follow the top-k order depend on " + earlierNames(acc_.term));
+      return reason_;
+    }
     if (!(d & kData)) {
       fail(acc_.term, "F depends on " + earlierNames(acc_.term) + " but not on the data the loop loads");
       return reason_;
     }
+    if (acc_.combiner == Combiner::TopK)
+      return topK(out) ? std::nullopt : std::optional(reason_);
     if (acc_.combiner == Combiner::Max || acc_.combiner == Combiner::Min)
       return linear(acc_.term, false, {}, out.shifts) ? std::nullopt : std::optional(reason_);
     if (factor(acc_.term, out))
@@ -216,6 +222,97 @@ private:
         return nullptr;
       }
     return u;
+  }
+
+  /// ⊕ = top-k: the K largest of F(x, y) are those of G(x) when F = G(x) · H(y) with H
+  /// positive (exponentials, and plain factors that are provably not negative) or
+  /// F = G(x) + B(y): the order of the candidates does not change as y does.
+  bool topK(Separation &out) {
+    Separation product;
+    if (factor(acc_.term, product)) {
+      for (const DeferredFactor &f : product.deferred)
+        if (!nonNegative(f.leaf))
+          return fail(f.op->result(), "top-k keeps its order under a positive factor, and the sign of " +
+                                          earlierNames(f.leaf) + " is not known");
+      out = std::move(product);
+      return true;
+    }
+    Location productWhere = *where_;
+    std::string productReason = reason_;
+    std::vector<LinearTerm> shifts;
+    if (linear(acc_.term, false, {}, shifts)) {
+      out.shifts = std::move(shifts);
+      return true;
+    }
+    *where_ = productWhere;
+    reason_ = productReason;
+    return false;
+  }
+
+  /// True when `v` is never negative by construction: exponentials, absolute values,
+  /// square roots, sums and products of such, and results of earlier loops that only
+  /// ever add such values to a start that is one.
+  bool nonNegative(Value *v) {
+    if (auto it = sign_.find(v); it != sign_.end())
+      return it->second;
+    sign_[v] = false;
+    bool r = false;
+    if (v->isBlockArgument()) {
+      r = inductive_.count(v) != 0; // an accumulator assumed so while its update is checked
+    } else if (Op *def = v->definingOp(); earlier_.count(def)) {
+      Block &body = *def->region(0);
+      Value *carried = body.argument(v->index() + 1);
+      inductive_.insert(carried);
+      r = nonNegative(def->operand(3 + v->index())) && nonNegative(body.terminator()->operand(v->index()));
+      inductive_.erase(carried);
+    } else {
+      auto all = [&] {
+        for (Value *o : def->operands())
+          if (!nonNegative(o))
+            return false;
+        return true;
+      };
+      switch (def->kind()) {
+      case OpKind::Constant: {
+        const double *d = std::get_if<double>(&def->attrs().at("value"));
+        const int64_t *i = std::get_if<int64_t>(&def->attrs().at("value"));
+        r = (d && *d >= 0) || (i && *i >= 0);
+        break;
+      }
+      case OpKind::Exp:
+      case OpKind::Exp2:
+      case OpKind::Abs:
+      case OpKind::Sqrt:
+        r = true;
+        break;
+      case OpKind::Maximum:
+        r = nonNegative(def->operand(0)) || nonNegative(def->operand(1));
+        break;
+      case OpKind::Select:
+        r = nonNegative(def->operand(1)) && nonNegative(def->operand(2));
+        break;
+      case OpKind::Reduce:
+        r = def->stringAttr("kind") != "custom" && all();
+        break;
+      case OpKind::Add:
+      case OpKind::Mul:
+      case OpKind::Div:
+      case OpKind::Minimum:
+      case OpKind::Splat:
+      case OpKind::Broadcast:
+      case OpKind::ExpandDims:
+      case OpKind::Reshape:
+        r = all();
+        break;
+      case OpKind::Cast:
+        r = isFloat(def->result()->type.dtype) && all();
+        break;
+      default:
+        break;
+      }
+    }
+    sign_[v] = r;
+    return r;
   }
 
   /// F = where(mask, A(x) - c(y), 0)² (or without the mask; c - A and A + y too).
@@ -410,6 +507,8 @@ private:
   const FusionPolicy &policy_;
   std::unordered_set<const Op *> earlier_;
   std::unordered_map<const Value *, unsigned> memo_;
+  std::unordered_map<const Value *, bool> sign_;
+  std::unordered_set<const Value *> inductive_;
   std::string reason_;
   Location *where_ = nullptr;
 };

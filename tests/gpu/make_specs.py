@@ -55,6 +55,11 @@ CUSTOM_FILLS = {
     # stdlib fp8_matmul's rows of different magnitudes, zero prefixes and growth along K:
     # the same stand-in; the interpreter runs the same fused program as the GPU.
     "_fp8_matmul_rows": "normal 0 30",
+    # stdlib softmax_topk's logits near 1000, and tied logits: every value tied (the
+    # maximum in the first block, as the NumPy case has it), so that the order of the
+    # fused top-k and of the program as written agree exactly.
+    "_near_1000": "normal 1000 3",
+    "_ties_max_first": "const 5",
 }
 
 # Cases whose run is expected to fail: the interpreter reports the error, a GPU has no

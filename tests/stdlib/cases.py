@@ -180,6 +180,51 @@ _fp8_matmul(".random", lambda r: {"m": int(r.integers(1, 50)), "n": int(r.intege
                                   "k": int(r.integers(1, 400))})
 
 
+# ---- softmax_topk --------------------------------------------------------------------------
+# The K most probable columns of each row and their probabilities: a top-k merge over
+# column blocks, fused with the max and sum loops. Columns exact (ties: the lower column
+# first), probabilities to f32 rounding. Rows spanning several blocks, a row that fits
+# one, rows near 1000 (where exp without the max subtraction overflows), and integer
+# logits with many exact ties (the maximum is in the first block, so every tied value is
+# computed against the same maximum, fused or not).
+
+def _softmax_topk_ref(k):
+    def ref(v, s):
+        p = softmax_rows(v.x)
+        cols = np.arange(p.shape[1])
+        order = np.array([np.lexsort((cols, -row))[:k] for row in p])
+        return {"top_p": np.take_along_axis(p, order, axis=1), "top_i": order}
+    return ref
+
+
+def _near_1000(rng, shape):
+    return 1000.0 + 3.0 * rng.standard_normal(shape)
+
+
+def _ties_max_first(rng, shape):
+    x = rng.integers(0, 6, size=shape).astype(np.float64)
+    x[:, 0] = 5.0
+    return x
+
+
+def _softmax_topk(suffix, sizes, block, gen, k=8):
+    CASES.append(Case(
+        name="stdlib.softmax_topk" + suffix, file="stdlib/softmax_topk.kiln", kernel="softmax_topk",
+        sizes=sizes, defines={"BLOCK": block, "K": k}, grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), gen), Arr("top_p", "f32", ("rows", k)),
+              Arr("top_i", "i32", ("rows", k)), Scalar("n_cols", "i32", "n")],
+        ref=_softmax_topk_ref(k), tol={"top_p": Tol(1e-5, 1e-7)}))
+
+
+_softmax_topk("", {"rows": 5, "n": 2000}, 256, normal(3.0))
+_softmax_topk(".one_block", {"rows": 3, "n": 50}, 64, normal(3.0))
+_softmax_topk(".k1", {"rows": 4, "n": 300}, 64, normal(3.0), k=1)
+_softmax_topk(".large", {"rows": 4, "n": 700}, 128, _near_1000)
+_softmax_topk(".ties", {"rows": 4, "n": 500}, 64, _ties_max_first)
+_softmax_topk(".random", lambda r: {"rows": int(r.integers(1, 6)), "n": int(r.integers(8, 1500))}, 128,
+              normal(3.0))
+
+
 # ---- attention ---------------------------------------------------------------------------
 
 def _attention_ref(causal):
