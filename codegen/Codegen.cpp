@@ -115,6 +115,8 @@ static bool combinerOpAllowed(const ir::Op &op) {
   case ir::OpKind::Permute:
   case ir::OpKind::Join:
   case ir::OpKind::Split:
+  case ir::OpKind::Cat:
+  case ir::OpKind::Gather:
   case ir::OpKind::PtrAdd:
   case ir::OpKind::Load:
   case ir::OpKind::Store:

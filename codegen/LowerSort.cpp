@@ -11,7 +11,228 @@
 
 namespace kiln::codegen::detail {
 
+llvm::Value *Lowering::sortsBefore(const Type &elem, bool descending, int64_t len, llvm::Value *a,
+                                   llvm::Value *ia, llvm::Value *c, llvm::Value *ic) {
+  llvm::Value *lowerIdx = b.CreateICmpULT(ia, ic);
+  llvm::Value *first = descending ? emitCmp("gt", elem, a, c) : emitCmp("lt", elem, a, c);
+  llvm::Value *r = b.CreateOr(first, b.CreateAnd(emitCmp("eq", elem, a, c), lowerIdx));
+  if (!elem.pointer && isFloat(elem.dtype)) {
+    llvm::Value *nanA = b.CreateFCmpUNO(a, a), *nanC = b.CreateFCmpUNO(c, c);
+    r = b.CreateSelect(b.CreateOr(nanA, nanC),
+                       b.CreateOr(b.CreateAnd(b.CreateNot(nanA), nanC),
+                                  b.CreateAnd(b.CreateAnd(nanA, nanC), lowerIdx)),
+                       r);
+  }
+  llvm::Value *padA = b.CreateICmpUGE(ia, i32(len)), *padC = b.CreateICmpUGE(ic, i32(len));
+  return b.CreateSelect(b.CreateOr(padA, padC),
+                        b.CreateOr(b.CreateAnd(b.CreateNot(padA), padC),
+                                   b.CreateAnd(b.CreateAnd(padA, padC), lowerIdx)),
+                        r);
+}
+
+/// The topk / argtopk of the same operand, k and axis as `op`, later in its block.
+static const ir::Op *topKSibling(const ir::Op &op) {
+  const OpKind other = op.kind() == OpKind::TopK ? OpKind::ArgTopK : OpKind::TopK;
+  const ir::Block *block = op.parentBlock();
+  bool after = false;
+  for (const auto &candidate : block->ops()) {
+    if (candidate.get() == &op) {
+      after = true;
+      continue;
+    }
+    if (after && candidate->kind() == other && candidate->operand(0) == op.operand(0) &&
+        candidate->intAttr("k") == op.intAttr("k") && candidate->intAttr("axis") == op.intAttr("axis"))
+      return candidate.get();
+  }
+  return nullptr;
+}
+
+/// A line's candidates as one lane holds them: (value, position along the line) pairs;
+/// a position of `len` or more is no candidate.
+using Candidates = std::vector<std::pair<llvm::Value *, llvm::Value *>>;
+
+/// An i32 whose unsigned order is sorting's descending order of `v` (a value of at most
+/// 32 bits): larger values higher, -0 equal to +0, NaN below every number.
+static llvm::Value *orderedBits(Lowering &L, llvm::Value *v, const Type &elem) {
+  auto &b = L.b;
+  if (!isFloat(elem.dtype)) {
+    if (!isSigned(elem.dtype))
+      return b.CreateZExt(v, b.getInt32Ty());
+    return b.CreateXor(b.CreateSExt(v, b.getInt32Ty()), L.i32(0x80000000u));
+  }
+  llvm::Value *f = v->getType()->isFloatTy() ? v : b.CreateFPExt(v, b.getFloatTy()); // exact
+  f = b.CreateFAdd(f, llvm::ConstantFP::get(b.getFloatTy(), 0.0)); // -0 + 0 = +0
+  llvm::Value *bits = b.CreateBitCast(f, b.getInt32Ty());
+  llvm::Value *negative = b.CreateICmpSLT(bits, L.i32(0));
+  llvm::Value *ordered = b.CreateSelect(negative, b.CreateNot(bits), b.CreateOr(bits, L.i32(0x80000000u)));
+  return b.CreateSelect(b.CreateFCmpUNO(f, f), L.i32(0), ordered);
+}
+
+void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t group, const Candidates &mine,
+                          const std::function<void(int64_t, llvm::Value *, llvm::Value *, llvm::Value *)> &emit) {
+  if (dtypeBits(elem.dtype) <= 32) {
+    // Each candidate as one u64 key, (ordered value) << 32 | (~position): the largest key
+    // is sorting's first element (ties to the lower position), and a key of 0 is no
+    // candidate. A round is a max over the lane's keys and a butterfly over the group;
+    // the lane that holds the winner writes it and drops it.
+    llvm::Type *i64t = b.getInt64Ty();
+    std::vector<llvm::Value *> keys;
+    for (const auto &[v, pos] : mine) {
+      llvm::Value *key = b.CreateOr(b.CreateShl(b.CreateZExt(orderedBits(*this, v, elem), i64t), 32),
+                                    b.CreateZExt(b.CreateNot(pos), i64t));
+      keys.push_back(b.CreateSelect(b.CreateICmpULT(pos, i32(len)), key, llvm::ConstantInt::get(i64t, 0)));
+    }
+    auto umax = [&](llvm::Value *a, llvm::Value *c) { return b.CreateSelect(b.CreateICmpUGT(a, c), a, c); };
+    for (int64_t r = 0; r < k; ++r) {
+      llvm::Value *best = keys[0];
+      for (size_t j = 1; j < keys.size(); ++j)
+        best = umax(best, keys[j]);
+      for (int64_t s = 1; s < group; s *= 2)
+        best = umax(best, shuffleXor(best, s));
+      llvm::Value *owns = b.getFalse(), *value = mine[0].first, *pos = mine[0].second;
+      for (size_t j = 0; j < keys.size(); ++j) {
+        llvm::Value *hit = b.CreateICmpEQ(keys[j], best);
+        owns = b.CreateOr(owns, hit);
+        value = b.CreateSelect(hit, mine[j].first, value);
+        pos = b.CreateSelect(hit, mine[j].second, pos);
+        keys[j] = b.CreateSelect(hit, llvm::ConstantInt::get(i64t, 0), keys[j]);
+      }
+      emit(r, b.CreateAnd(owns, b.CreateICmpNE(best, llvm::ConstantInt::get(i64t, 0))), value, pos);
+    }
+    return;
+  }
+  // 64-bit values: (value, position) pairs compared by sortsBefore; the group's first
+  // lane writes the winner.
+  llvm::Value *none = i32(len);
+  llvm::Value *leader = b.CreateICmpEQ(b.CreateAnd(tid, i32(group - 1)), i32(0));
+  std::vector<llvm::Value *> taken(mine.size(), b.getFalse());
+  for (int64_t r = 0; r < k; ++r) {
+    llvm::Value *bv = mine[0].first, *bi = none;
+    for (size_t j = 0; j < mine.size(); ++j) {
+      llvm::Value *i = b.CreateSelect(taken[j], none, mine[j].second);
+      llvm::Value *better = sortsBefore(elem, true, len, mine[j].first, i, bv, bi);
+      bv = b.CreateSelect(better, mine[j].first, bv);
+      bi = b.CreateSelect(better, i, bi);
+    }
+    for (int64_t s = 1; s < group; s *= 2) {
+      llvm::Value *ov = shuffleXor(bv, s), *oi = shuffleXor(bi, s);
+      llvm::Value *better = sortsBefore(elem, true, len, ov, oi, bv, bi);
+      bv = b.CreateSelect(better, ov, bv);
+      bi = b.CreateSelect(better, oi, bi);
+    }
+    for (size_t j = 0; j < mine.size(); ++j)
+      taken[j] = b.CreateOr(taken[j], b.CreateICmpEQ(bi, mine[j].second));
+    emit(r, leader, bv, bi);
+  }
+}
+
+bool Lowering::lowerTopKByRounds(const ir::Op &op) {
+  const Type &t = op.operand(0)->type;
+  const int64_t k = op.intAttr("k"), axis = op.intAttr("axis");
+  if (!hasWarpShuffle() || t.isScalar() || t.pointer || t.dtype == DType::Bool || k > 16)
+    return false;
+  const Type elem = t.element();
+  const Layout l = layoutOf(t);
+  const int64_t len = t.shape[axis];
+  const ScratchPlan plan = scratchPlan(op);
+  const int64_t tileAt = plan.offsets[0], valuesAt = plan.offsets[1], indicesAt = plan.offsets[2];
+  auto writeWinner = [&](llvm::Value *line, llvm::Value *writer, int64_t r, llvm::Value *v, llvm::Value *i) {
+    llvm::Value *slot = b.CreateAdd(b.CreateMul(line, i32(k)), i32(r));
+    guardedVoid(writer, [&] {
+      storeShared(toShared(v, elem), valuesAt, slot);
+      storeShared(i, indicesAt, slot);
+    });
+  };
+
+  const bool lastAxis = axis == static_cast<int64_t>(t.rank()) - 1;
+  const int64_t chunksPerLine = len % l.vec == 0 ? len / l.vec : 0;
+  if (lastAxis && chunksPerLine && chunksPerLine <= 32 && T % chunksPerLine == 0) {
+    // Registers: each register round holds whole lines, one per aligned group of
+    // chunksPerLine lanes, each lane `vec` consecutive elements of it.
+    const Regs &x = get(op.operand(0));
+    const int64_t group = chunksPerLine;
+    llvm::Value *first = b.CreateMul(b.CreateAnd(tid, i32(group - 1)), i32(l.vec));
+    beginSharedUse();
+    for (int64_t round = 0; round < l.numRounds(); ++round) {
+      Candidates mine;
+      for (int64_t j = 0; j < l.vec; ++j)
+        mine.push_back({x.v[round * l.vec + j], b.CreateAdd(first, i32(j))});
+      llvm::Value *line = b.CreateUDiv(b.CreateAdd(tid, i32(round * T)), i32(group));
+      llvm::Value *valid = roundValid(l, round);
+      topKRounds(elem, k, len, group, mine, [&](int64_t r, llvm::Value *writer, llvm::Value *v, llvm::Value *i) {
+        writeWinner(line, valid ? b.CreateAnd(writer, valid) : writer, r, v, i);
+      });
+    }
+  } else {
+    // Shared memory: the tile goes there in row-major order, and groups of up to a
+    // warp's lanes take a line each, lane g the positions g, g + group, ...
+    const int64_t group = std::min<int64_t>(32, nextPowerOf2(len));
+    const int64_t perLane = (len + group - 1) / group, linesPerPass = T / group;
+    LineGeometry geo;
+    geo.split.lines = t.numElements() / len;
+    geo.split.length = len;
+    geo.inner = 1;
+    for (size_t d = axis + 1; d < t.shape.size(); ++d)
+      geo.inner *= t.shape[d];
+    const int64_t passes = (geo.split.lines + linesPerPass - 1) / linesPerPass;
+    if (perLane > 16 || passes > 16 || linesPerPass == 0)
+      return false;
+    beginSharedUse();
+    storeTileToShared(get(op.operand(0)), t, tileAt);
+    sharedWritten();
+    llvm::Type *sty = sharedType(elem);
+    llvm::Value *g = b.CreateAnd(tid, i32(group - 1));
+    for (int64_t pass = 0; pass < passes; ++pass) {
+      llvm::Value *line = b.CreateAdd(i32(pass * linesPerPass), b.CreateLShr(tid, i32(__builtin_ctzll(group))));
+      llvm::Value *active = b.CreateICmpULT(line, i32(geo.split.lines));
+      llvm::Value *safeLine = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, line, i32(geo.split.lines - 1));
+      Candidates mine;
+      for (int64_t j = 0; j < perLane; ++j) {
+        llvm::Value *pos = b.CreateAdd(g, i32(j * group));
+        llvm::Value *inLine = b.CreateICmpULT(pos, i32(len));
+        llvm::Value *at = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, pos, i32(len - 1));
+        llvm::Value *v = fromShared(loadShared(sty, tileAt, lineElement(*this, geo, safeLine, at)), elem);
+        mine.push_back({v, b.CreateSelect(inLine, pos, i32(len))});
+      }
+      topKRounds(elem, k, len, group, mine, [&](int64_t r, llvm::Value *writer, llvm::Value *v, llvm::Value *i) {
+        writeWinner(line, b.CreateAnd(writer, active), r, v, i);
+      });
+    }
+    sharedRead();
+  }
+  sharedWritten();
+  // Line (o, i) around the axis wrote its winners at (o, i) * k + r; result element
+  // (o, r, i) reads them.
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < t.shape.size(); ++d)
+    inner *= t.shape[d];
+  auto slotOf = [&, inner](llvm::Value *e) -> llvm::Value * {
+    if (inner == 1)
+      return e;
+    llvm::Value *i = b.CreateURem(e, i32(inner));
+    llvm::Value *rest = b.CreateUDiv(e, i32(inner));
+    llvm::Value *r = b.CreateURem(rest, i32(k));
+    llvm::Value *o = b.CreateUDiv(rest, i32(k));
+    return b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(o, i32(inner)), i), i32(k)), r);
+  };
+  auto read = [&](const ir::Op &o) {
+    const bool indices = o.kind() == OpKind::ArgTopK;
+    set(o.result(), gatherFromShared(indices ? Type::scalar(DType::I32) : elem, o.result()->type,
+                                     indices ? indicesAt : valuesAt, slotOf));
+  };
+  read(op);
+  if (const ir::Op *sibling = topKSibling(op)) {
+    read(*sibling);
+    loweredWithSibling.insert(sibling);
+  }
+  return true;
+}
+
 void Lowering::lowerSort(const ir::Op &op) {
+  if (loweredWithSibling.count(&op))
+    return;
+  if (op.kind() != OpKind::Sort && lowerTopKByRounds(op))
+    return;
   const Type &t = op.operand(0)->type;
   const Type elem = t.element();
   const Type &rt = op.result()->type;
@@ -20,7 +241,6 @@ void Lowering::lowerSort(const ir::Op &op) {
   const ScratchPlan plan = scratchPlan(op);
   const int64_t data = plan.offsets[0], keys = plan.offsets[1], idxs = plan.offsets[2];
   llvm::Type *sty = sharedType(elem);
-  const bool flt = !t.pointer && isFloat(t.dtype);
 
   int64_t inner = 1, lines = 1;
   for (size_t d = 0; d < t.shape.size(); ++d) {
@@ -53,22 +273,7 @@ void Lowering::lowerSort(const ir::Op &op) {
 
   // a goes before c?
   auto before = [&](llvm::Value *va, llvm::Value *ia, llvm::Value *vc, llvm::Value *ic) {
-    llvm::Value *lowerIdx = b.CreateICmpULT(ia, ic);
-    llvm::Value *a = fromShared(va, elem), *c = fromShared(vc, elem);
-    llvm::Value *first = descending ? emitCmp("gt", elem, a, c) : emitCmp("lt", elem, a, c);
-    llvm::Value *r = b.CreateOr(first, b.CreateAnd(emitCmp("eq", elem, a, c), lowerIdx));
-    if (flt) {
-      llvm::Value *nanA = b.CreateFCmpUNO(a, a), *nanC = b.CreateFCmpUNO(c, c);
-      r = b.CreateSelect(b.CreateOr(nanA, nanC),
-                         b.CreateOr(b.CreateAnd(b.CreateNot(nanA), nanC),
-                                    b.CreateAnd(b.CreateAnd(nanA, nanC), lowerIdx)),
-                         r);
-    }
-    llvm::Value *padA = b.CreateICmpUGE(ia, i32(len)), *padC = b.CreateICmpUGE(ic, i32(len));
-    return b.CreateSelect(b.CreateOr(padA, padC),
-                          b.CreateOr(b.CreateAnd(b.CreateNot(padA), padC),
-                                     b.CreateAnd(b.CreateAnd(padA, padC), lowerIdx)),
-                          r);
+    return sortsBefore(elem, descending, len, fromShared(va, elem), ia, fromShared(vc, elem), ic);
   };
 
   // The bitonic network: stages k = 2, 4, ..., P; steps j = k/2, ..., 1. Each step

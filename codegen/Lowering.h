@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <unordered_set>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -296,6 +297,24 @@ public:
 
   // LowerSort.cpp
   void lowerSort(const ir::Op &op);
+  /// topk / argtopk by K rounds of a maximum over each line, within groups of at most a
+  /// warp's lanes (NVPTX shuffles), instead of a sort: true when it applied. Sets the
+  /// sibling topk / argtopk of the same operand too (loweredWithSibling).
+  bool lowerTopKByRounds(const ir::Op &op);
+  /// K rounds over one line held by `group` aligned lanes, each with its candidates
+  /// (value, position along the line; a position of `len` or more is none):
+  /// `emit(r, writes, value, position)` with `writes` true on the one lane that is to
+  /// write round r's winner.
+  void topKRounds(const Type &elem, int64_t k, int64_t len, int64_t group,
+                  const std::vector<std::pair<llvm::Value *, llvm::Value *>> &mine,
+                  const std::function<void(int64_t, llvm::Value *, llvm::Value *, llvm::Value *)> &emit);
+  /// Sorting's total order on (value, index) pairs of one line of `len` elements: true
+  /// when a goes before c. NaNs go after numbers, equal values by index, and an index of
+  /// `len` or more (padding, or a taken element) after everything.
+  llvm::Value *sortsBefore(const Type &elem, bool descending, int64_t len, llvm::Value *a, llvm::Value *ia,
+                           llvm::Value *c, llvm::Value *ic);
+  /// Ops whose results an earlier op's lowering already set.
+  std::unordered_set<const ir::Op *> loweredWithSibling;
 
   // LowerDot.cpp
   void lowerDot(const ir::Op &op);

@@ -164,6 +164,8 @@ std::string Lowering::mathName(OpKind kind, bool isDouble) const {
   case OpKind::Permute:
   case OpKind::Join:
   case OpKind::Split:
+  case OpKind::Cat:
+  case OpKind::Gather:
   case OpKind::Add:
   case OpKind::Sub:
   case OpKind::Mul:

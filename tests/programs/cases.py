@@ -430,6 +430,31 @@ add("topk.ties", "topk.kiln", "topk_ties", sizes=rand_n(8, 65), grid=(1,),
     ref=lambda v, s: {"vals": v.k[stable_topk_indices(v.k, 8)],
                       "idx": stable_topk_indices(v.k, 8)})
 
+_TOPK_SPECIALS = [np.nan, np.inf, -np.inf, -0.0, 0.0, np.nan, 1e-40, -1e-40, 0.0, -0.0, np.inf, 3.0, 3.0]
+
+
+def _topk_specials_ref(v, s):
+    def top(a, k, axis=-1):
+        i = stable_topk_indices(a, k, axis=axis)
+        return np.take_along_axis(a, i, axis=axis), i
+    out = {}
+    out["vals"], out["idx"] = top(f32(v.x), 6, 1)
+    out["cvals"], out["cidx"] = top(f32(v.x), 3, 0)
+    out["hvals"], out["hidx"] = top(f32(v.h), 5)
+    out["uvals"], out["uidx"] = top(v.u.astype(np.int64), 5)
+    return out
+
+
+add("topk.specials", "topk.kiln", "topk_specials", grid=(1,),
+    args=[Arr("x", "f32", (8, 32), with_specials(normal(), _TOPK_SPECIALS)),
+          Arr("h", "bf16", 32, with_specials(normal(), [np.nan, -0.0, 0.0, np.inf, 2.0, 2.0])),
+          Arr("u", "u8", 32, randint(0, 256)),
+          Arr("vals", "f32", (8, 6)), Arr("idx", "i32", (8, 6)),
+          Arr("cvals", "f32", (3, 32)), Arr("cidx", "i32", (3, 32)),
+          Arr("hvals", "bf16", 5), Arr("hidx", "i32", 5),
+          Arr("uvals", "u8", 5), Arr("uidx", "i32", 5)],
+    ref=_topk_specials_ref, tol=EXACT)
+
 # ---- dot ----------------------------------------------------------------------------------
 
 add("dot.once", "dot_basic.kiln", "dot_once",
