@@ -426,6 +426,10 @@ bool Lowering::run() {
     set(p, Regs{{fromMemory(arg, p->type)}});
   }
 
+  walk(*kernel.body, [&](ir::Op &op) {
+    for (const ir::Value *o : op.operands())
+      users[o].push_back(&op);
+  });
   try {
     lowerBlock(*kernel.body);
   } catch (const LoweringFailed &) {

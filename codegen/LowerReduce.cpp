@@ -208,6 +208,40 @@ static void forEachLine(Lowering &L, const LineGeometry &geo, int64_t partialsOf
   L.guardedVoid(leader, [&] { write(geo.line, total); });
 }
 
+bool Lowering::holdLineTotals(const ir::Op &op, const Layout &l, const std::function<llvm::Value *(int64_t)> &total) {
+  // A thread's register of a round without an element holds a copy of the tile's last
+  // element (its index is clamped), and stores of the tile rely on that; a line total
+  // there would be the total of no line. So only layouts whose every round is whole.
+  for (int64_t round = 0; round < l.numRounds(); ++round)
+    if (!l.roundAlwaysValid(round))
+      return false;
+  LineTotals held{op.operand(0)->type.shape, {}};
+  for (int64_t round = 0; round < l.numRounds(); ++round)
+    held.perRound.push_back(total(round));
+  lineTotals[op.result()] = std::move(held);
+  return true;
+}
+
+bool Lowering::onlyBroadcastBack(const ir::Op &op) const {
+  const Type &t = op.operand(0)->type;
+  auto uses = [&](const ir::Value *v) -> const std::vector<const ir::Op *> & {
+    static const std::vector<const ir::Op *> none;
+    auto it = users.find(v);
+    return it == users.end() ? none : it->second;
+  };
+  if (uses(op.result()).empty())
+    return false;
+  for (const ir::Op *expand : uses(op.result())) {
+    if (expand->kind() != OpKind::ExpandDims || expand->intAttr("axis") != static_cast<int64_t>(t.rank()) - 1 ||
+        uses(expand->result()).empty())
+      return false;
+    for (const ir::Op *use : uses(expand->result()))
+      if (use->kind() != OpKind::Broadcast || use->result()->type.shape != t.shape)
+        return false;
+  }
+  return true;
+}
+
 /// The register path of reduce / argmax / argmin (reducesInRegisters holds): each thread
 /// combines the elements it holds of a line, the threads holding the line combine their
 /// partials (combineGroup), and the line totals reach the result's layout directly
@@ -248,6 +282,9 @@ static void reduceInRegisters(Lowering &L, const ir::Op &op,
       }
       totals.push_back(L.combineGroup(level[0], L.T, partialsOffset, sharedTypes, fn));
     }
+    if (L.holdLineTotals(op, l, [&](int64_t round) { return totals[round / rpl][keep]; }) && !rt.isScalar() &&
+        L.onlyBroadcastBack(op))
+      return L.set(op.result(), Regs{Values(L.layoutOf(rt).numRegs(), llvm::PoisonValue::get(L.regType(keepType)))});
     if (rt.isScalar()) // every thread holds the total
       return L.set(op.result(), Regs{{totals[0][keep]}});
     L.beginSharedUse();
@@ -264,6 +301,8 @@ static void reduceInRegisters(Lowering &L, const ir::Op &op,
         acc = acc.empty() ? element(round * l.vec + j) : fn(acc, element(round * l.vec + j));
       totals.push_back({L.combineGroup(acc, cpl, partialsOffset, sharedTypes, fn), round});
     }
+    if (L.holdLineTotals(op, l, [&](int64_t round) { return totals[round].first[keep]; }) && L.onlyBroadcastBack(op))
+      return L.set(op.result(), Regs{Values(L.layoutOf(rt).numRegs(), llvm::PoisonValue::get(L.regType(keepType)))});
     L.beginSharedUse();
     for (auto &[total, round] : totals) {
       llvm::Value *chunk = b.CreateAdd(L.tid, L.i32(round * L.T));

@@ -241,6 +241,19 @@ void Lowering::lowerBroadcast(const ir::Op &op) {
     return set(op.result(), Regs{Values(layoutOf(rt).numRegs(), get(op.operand(0)).v[0])});
   if (tryRematerialize(*this, op))
     return;
+  // A reduction's result broadcast back over the reduced tile: each thread already holds
+  // the totals of the lines its registers belong to.
+  if (const ir::Op *expand = op.operand(0)->definingOp();
+      expand && expand->kind() == OpKind::ExpandDims && expand->intAttr("axis") == static_cast<int64_t>(st.rank()) - 1) {
+    if (auto held = lineTotals.find(expand->operand(0));
+        held != lineTotals.end() && held->second.operandShape == rt.shape) {
+      const Layout l = layoutOf(rt);
+      Regs out;
+      for (int64_t reg = 0; reg < l.numRegs(); ++reg)
+        out.v.push_back(held->second.perRound[reg / l.vec]);
+      return set(op.result(), std::move(out));
+    }
+  }
   const ScratchPlan plan = scratchPlan(op);
   beginSharedUse();
   storeTileToShared(get(op.operand(0)), st, plan.offsets[0]);

@@ -129,7 +129,7 @@ void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t grou
 bool Lowering::lowerTopKByRounds(const ir::Op &op) {
   const Type &t = op.operand(0)->type;
   const int64_t k = op.intAttr("k"), axis = op.intAttr("axis");
-  if (!hasWarpShuffle() || t.isScalar() || t.pointer || t.dtype == DType::Bool || k > 16)
+  if (t.isScalar() || t.pointer || t.dtype == DType::Bool || k > 16)
     return false;
   const Type elem = t.element();
   const Layout l = layoutOf(t);
@@ -144,9 +144,14 @@ bool Lowering::lowerTopKByRounds(const ir::Op &op) {
     });
   };
 
+  // About eight candidates per lane: a round costs a scan of the lane's candidates and a
+  // butterfly over the line's lanes, so fewer, fuller lanes do less work in all (a line
+  // of 64 takes 8 lanes x 8, not 16 x 4) and give each lane independent work.
+  const int64_t wanted = std::min<int64_t>(8, len);
   const bool lastAxis = axis == static_cast<int64_t>(t.rank()) - 1;
   const int64_t chunksPerLine = len % l.vec == 0 ? len / l.vec : 0;
-  if (lastAxis && chunksPerLine && chunksPerLine <= 32 && T % chunksPerLine == 0) {
+  if (lastAxis && chunksPerLine && chunksPerLine <= 32 && T % chunksPerLine == 0 && l.vec >= wanted &&
+      (hasWarpShuffle() || chunksPerLine == 1)) {
     // Registers: each register round holds whole lines, one per aligned group of
     // chunksPerLine lanes, each lane `vec` consecutive elements of it.
     const Regs &x = get(op.operand(0));
@@ -166,7 +171,7 @@ bool Lowering::lowerTopKByRounds(const ir::Op &op) {
   } else {
     // Shared memory: the tile goes there in row-major order, and groups of up to a
     // warp's lanes take a line each, lane g the positions g, g + group, ...
-    const int64_t group = std::min<int64_t>(32, nextPowerOf2(len));
+    const int64_t group = std::min<int64_t>(32, nextPowerOf2((len + wanted - 1) / wanted));
     const int64_t perLane = (len + group - 1) / group, linesPerPass = T / group;
     LineGeometry geo;
     geo.split.lines = t.numElements() / len;
@@ -175,7 +180,7 @@ bool Lowering::lowerTopKByRounds(const ir::Op &op) {
     for (size_t d = axis + 1; d < t.shape.size(); ++d)
       geo.inner *= t.shape[d];
     const int64_t passes = (geo.split.lines + linesPerPass - 1) / linesPerPass;
-    if (perLane > 16 || passes > 16 || linesPerPass == 0)
+    if (perLane > 16 || passes > 16 || linesPerPass == 0 || (!hasWarpShuffle() && group > 1))
       return false;
     beginSharedUse();
     storeTileToShared(get(op.operand(0)), t, tileAt);

@@ -315,6 +315,25 @@ public:
                            llvm::Value *c, llvm::Value *ic);
   /// Ops whose results an earlier op's lowering already set.
   std::unordered_set<const ir::Op *> loweredWithSibling;
+  /// The line totals of a reduction along the last axis as the threads that reduced each
+  /// line all hold them: `perRound[r]` is the total of the line the reduction's operand
+  /// has in register round r. Broadcasting the result back over the operand's shape
+  /// (softmax's `x - max(x, axis)[:, None]`) then reads registers, not shared memory.
+  struct LineTotals {
+    Shape operandShape;
+    std::vector<llvm::Value *> perRound;
+  };
+  std::unordered_map<const ir::Value *, LineTotals> lineTotals;
+  /// Records the line totals of the last-axis reduction `op` over a tile of layout `l`,
+  /// `total(round)` being the one of register round `round`; false (nothing recorded)
+  /// when some round of `l` is not whole.
+  bool holdLineTotals(const ir::Op &op, const Layout &l, const std::function<llvm::Value *(int64_t)> &total);
+  /// The ops that read each value (filled before lowering).
+  std::unordered_map<const ir::Value *, std::vector<const ir::Op *>> users;
+  /// True when every use of the last-axis reduction `op` is an expand_dims back to its
+  /// rank whose every use broadcasts it over the reduced operand's shape: its result
+  /// then never needs to exist in its own layout.
+  bool onlyBroadcastBack(const ir::Op &op) const;
 
   // LowerDot.cpp
   void lowerDot(const ir::Op &op);
