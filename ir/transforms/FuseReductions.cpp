@@ -111,7 +111,7 @@ private:
           laterInit_[&acc] = init;
           operands.push_back(b.floatConstant(l->loop->loc(), init->type, identityOf(acc.combiner)));
         } else
-          operands.push_back(split ? split->initialValue(b, init, acc.combiner, l->loop->loc()) : init);
+          operands.push_back(split ? split->initialValue(b, init, acc, l->loop->loc()) : init);
         types.push_back(init->type);
       }
     // Then the count and the mean of each centred square.

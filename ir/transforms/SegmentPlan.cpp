@@ -50,10 +50,10 @@ std::string whyNotSplit(const Kernel &kernel, const ReductionChain &chain) {
   for (const ChainLoop &l : chain.loops)
     if (l.fused)
       for (const Accumulator &acc : l.accumulators) {
-        if (acc.combiner == Combiner::TopK)
-          return "`" + acc.name() + "` is a top-k, and partial top-k lists are not merged across segments yet";
         DType t = acc.combineOp->result()->type.dtype;
-        if (t != DType::F32 && t != DType::F16 && t != DType::BF16)
+        // What travels with a top-k (its indices) may also be a 32-bit integer.
+        bool word = acc.ranksWith >= 0 && (t == DType::I32 || t == DType::U32);
+        if (t != DType::F32 && t != DType::F16 && t != DType::BF16 && !word)
           return "`" + acc.name() + "` is " + std::string(dtypeName(t)) +
                  ", and partial states are kept for f32, f16 and bf16 accumulators only";
       }

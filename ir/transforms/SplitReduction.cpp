@@ -39,6 +39,8 @@
 #include "ir/transforms/SplitReduction.h"
 
 #include <cmath>
+#include <functional>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace kiln::ir {
@@ -118,8 +120,11 @@ std::pair<Value *, Value *> SegmentSplit::segmentBounds(Builder &b, Value *lb, V
   return {begin, end};
 }
 
-Value *SegmentSplit::initialValue(Builder &b, Value *init, Combiner combiner, Location loc) {
-  if (isIdentity(init, combiner))
+Value *SegmentSplit::initialValue(Builder &b, Value *init, const Accumulator &acc, Location loc) {
+  const Combiner combiner = acc.combiner;
+  // What travels with a top-k is taken only with its values: every segment may start
+  // from the same fill.
+  if (isIdentity(init, combiner) || acc.ranksWith >= 0)
     return init;
   Value *first = b.createValue(OpKind::Cmp, loc, {segment_, b.intConstant(loc, segment_->type, 0)},
                                Type::scalar(DType::Bool), {{"pred", std::string("eq")}});
@@ -197,9 +202,13 @@ void SegmentSplit::storeState(Builder &b, Value *wordOffset, const std::vector<V
                               Location loc) {
   for (size_t k = 0; k < values.size(); ++k) {
     Value *v = values[k];
-    if (v->type.dtype != DType::F32)
-      v = b.createValue(OpKind::Cast, loc, {v}, v->type.withDType(DType::F32));
-    v = b.createValue(OpKind::Bitcast, loc, {v}, v->type.withDType(DType::I32));
+    if (isFloat(v->type.dtype)) {
+      if (v->type.dtype != DType::F32)
+        v = b.createValue(OpKind::Cast, loc, {v}, v->type.withDType(DType::F32));
+      v = b.createValue(OpKind::Bitcast, loc, {v}, v->type.withDType(DType::I32));
+    } else if (v->type.dtype != DType::I32) {
+      v = b.createValue(OpKind::Bitcast, loc, {v}, v->type.withDType(DType::I32)); // u32
+    }
     b.create(OpKind::Store, loc, {slotWords(b, wordOffset, words, k, v->type.shape, loc), v}, {});
   }
 }
@@ -210,9 +219,13 @@ std::vector<Value *> SegmentSplit::loadState(Builder &b, Value *wordOffset, cons
   for (size_t k = 0; k < types.size(); ++k) {
     Value *ptr = slotWords(b, wordOffset, words, k, types[k].shape, loc);
     Value *v = b.createValue(OpKind::Load, loc, {ptr}, types[k].withDType(DType::I32));
-    v = b.createValue(OpKind::Bitcast, loc, {v}, types[k].withDType(DType::F32));
-    if (types[k].dtype != DType::F32)
-      v = b.createValue(OpKind::Cast, loc, {v}, types[k]);
+    if (isFloat(types[k].dtype)) {
+      v = b.createValue(OpKind::Bitcast, loc, {v}, types[k].withDType(DType::F32));
+      if (types[k].dtype != DType::F32)
+        v = b.createValue(OpKind::Cast, loc, {v}, types[k]);
+    } else if (types[k].dtype != DType::I32) {
+      v = b.createValue(OpKind::Bitcast, loc, {v}, types[k]);
+    }
     out.push_back(v);
   }
   return out;
@@ -233,8 +246,42 @@ std::vector<Value *> SegmentSplit::combine(Builder &b, const std::vector<Value *
     segmentBefore[result] = algebra_.seen(segment[e.slot], e.laterInit, e.acc->combiner, b, loc);
   }
   std::vector<Value *> out = merged;
+  // A top-k's candidates from both sides, in position order (the merged segments come
+  // before this one), and the order that picks the K first: its companions follow it.
+  std::unordered_map<unsigned, std::pair<Value *, Value *>> topK; // values slot -> (candidates, order)
+  std::vector<std::function<void()>> companions; // run once every top-k's order exists
+  auto slotOf = [&](const FusedLayout::Entry &e, int carried) {
+    return e.slot - e.acc->slot + static_cast<unsigned>(carried);
+  };
+  auto catOf = [&](Value *x, Value *y, int64_t axis) {
+    Shape s = x->type.shape;
+    s[axis] += y->type.shape[axis];
+    return b.createValue(OpKind::Cat, loc, {x, y}, x->type.withShape(s), {{"axis", axis}});
+  };
+  auto take = [&](Value *candidates, Value *order, int64_t axis) {
+    return b.createValue(OpKind::Gather, loc, {candidates, order}, candidates->type.withShape(order->type.shape),
+                         {{"axis", axis}});
+  };
   for (const FusedLayout::Entry &e : layout.entries) {
     const Accumulator &acc = *e.acc;
+    if (acc.combiner == Combiner::TopK) {
+      const int64_t axis = acc.reducedDims.front();
+      if (acc.ranksWith < 0) {
+        Value *candidates = catOf(algebra_.rescale(merged[e.slot], acc, now, mergedBefore, b, loc),
+                                  algebra_.rescale(segment[e.slot], acc, now, segmentBefore, b, loc), axis);
+        Shape k = merged[e.slot]->type.shape;
+        Value *order = b.createValue(OpKind::ArgTopK, loc, {candidates}, Type::tile(DType::I32, k),
+                                     {{"axis", axis}, {"k", k[axis]}});
+        topK[e.slot] = {candidates, order};
+        out[e.slot] = take(candidates, order, axis);
+      } else {
+        companions.push_back([&, e, axis] {
+          Value *order = topK.at(slotOf(e, e.acc->ranksWith)).second;
+          out[e.slot] = take(catOf(merged[e.slot], segment[e.slot], axis), order, axis);
+        });
+      }
+      continue;
+    }
     if (acc.separation.centered) {
       CentredState m = algebra_.mergeCentred({merged[e.slot], merged[e.countSlot], merged[e.meanSlot]},
                                              {segment[e.slot], segment[e.countSlot], segment[e.meanSlot]}, b, loc);
@@ -247,6 +294,8 @@ std::vector<Value *> SegmentSplit::combine(Builder &b, const std::vector<Value *
     // Later sums are computed against a maximum read as 0 while it is -inf, as in the loop.
     now[e.loop->loop->result(acc.slot)] = algebra_.seenRunning(out[e.slot], e.laterInit, acc.combiner, b, loc);
   }
+  for (const auto &companion : companions)
+    companion();
   return out;
 }
 

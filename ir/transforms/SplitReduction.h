@@ -36,8 +36,9 @@ public:
   /// blocks of the chain's (constant) step, as even as they divide.
   std::pair<Value *, Value *> segmentBounds(Builder &b, Value *lb, Value *ub, Location loc);
   /// A fused loop's initial value: `init` in segment 0, the identity of ⊕ in the others
-  /// (the merge then combines it in once).
-  Value *initialValue(Builder &b, Value *init, Combiner combiner, Location loc);
+  /// (the merge then combines it in once); what travels with a top-k starts from `init`
+  /// everywhere.
+  Value *initialValue(Builder &b, Value *init, const Accumulator &acc, Location loc);
 
   /// After `loop`: writes this segment's carried values to the workspace and arrives;
   /// the last segment of a program to arrive merges every segment's values and runs

@@ -207,16 +207,16 @@ def _ties_max_first(rng, shape):
     return x
 
 
-def _softmax_topk(suffix, sizes, block, gen, k=8):
+def _softmax_topk(suffix, sizes, block, gen, k=8, gpu_splits=()):
     CASES.append(Case(
         name="stdlib.softmax_topk" + suffix, file="stdlib/softmax_topk.kiln", kernel="softmax_topk",
         sizes=sizes, defines={"BLOCK": block, "K": k}, grid=("rows",),
         args=[Arr("x", "f32", ("rows", "n"), gen), Arr("top_p", "f32", ("rows", k)),
               Arr("top_i", "i32", ("rows", k)), Scalar("n_cols", "i32", "n")],
-        ref=_softmax_topk_ref(k), tol={"top_p": Tol(1e-5, 1e-7)}))
+        ref=_softmax_topk_ref(k), tol={"top_p": Tol(1e-5, 1e-7)}, gpu_splits=gpu_splits))
 
 
-_softmax_topk("", {"rows": 5, "n": 2000}, 256, normal(3.0))
+_softmax_topk("", {"rows": 5, "n": 2000}, 256, normal(3.0), gpu_splits=(3,))
 _softmax_topk(".one_block", {"rows": 3, "n": 50}, 64, normal(3.0))
 _softmax_topk(".k1", {"rows": 4, "n": 300}, 64, normal(3.0), k=1)
 _softmax_topk(".large", {"rows": 4, "n": 700}, 128, _near_1000)
