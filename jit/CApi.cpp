@@ -73,7 +73,8 @@ kiln_status compile(kiln_jit *jit, const Source &source, const char *kernel, con
     if (split > ir::kMaxSegments)
       return fail(KILN_ERROR_INVALID_VALUE, "reduction_split " + std::to_string(split) + " is above the most segments, " +
                                                 std::to_string(ir::kMaxSegments));
-    auto family = std::make_unique<KernelFamily>(jit->state, source, kernel, semaOptions(options), split);
+    FusionChoices fusion{split, options && options->fuse_quantized != 0};
+    auto family = std::make_unique<KernelFamily>(jit->state, source, kernel, semaOptions(options), fusion);
     *out = new kiln_jit_kernel{std::move(family)};
     return KILN_SUCCESS;
   });

@@ -46,10 +46,10 @@ std::string attrKeyText(const ir::Attr &value) {
 } // namespace
 
 std::unique_ptr<LoweredKernel> lowerKernel(const Source &source, const std::string &kernel,
-                                           const SemaOptions &options, int64_t reductionSplit,
+                                           const SemaOptions &options, const FusionChoices &fusion,
                                            std::string &diagnostics) {
   auto lowered = std::make_unique<LoweredKernel>();
-  lowered->reductionSplit = reductionSplit;
+  lowered->fusion = fusion;
   lowered->module = std::make_unique<ir::Module>();
   ir::Module &module = *lowered->module;
   DiagnosticText diags(*module.sources);
@@ -70,8 +70,11 @@ std::unique_ptr<LoweredKernel> lowerKernel(const Source &source, const std::stri
   for (const auto &[name, value] : k.constValues)
     key.add("const", name + " " + attrKeyText(value));
   key.add("num_warps", k.numWarps).add("num_stages", k.numStages).add("pipeline", "default");
-  if (reductionSplit) // absent by default, so the keys of earlier entries still match
-    key.add("reduction_split", reductionSplit);
+  // Absent by default, so the keys of earlier entries still match.
+  if (fusion.reductionSplit)
+    key.add("reduction_split", fusion.reductionSplit);
+  if (fusion.fuseQuantized)
+    key.add("fuse_quantized", 1);
   return lowered;
 }
 
@@ -105,7 +108,8 @@ std::optional<rt::Bundle> generateBundle(LoweredKernel &lowered, codegen::Target
   DiagnosticText diags(*module.sources);
   if (!lowered.optimized) {
     ir::PipelineOptions pipeline;
-    pipeline.reductionSplit.forced = lowered.reductionSplit;
+    pipeline.reductionSplit.forced = lowered.fusion.reductionSplit;
+    pipeline.fusionPolicy.quantized = lowered.fusion.fuseQuantized;
     pipeline.reductionSplit.processors = ir::processorsOf(codegen::targetName(target));
     if (!ir::runPipeline(module, pipeline, diags.engine)) {
       diagnostics = diags.stream.str();

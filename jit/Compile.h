@@ -29,22 +29,27 @@ struct Source {
   std::optional<std::string> text; ///< set: compile this text instead of reading `name`
 };
 
+/// What the caller chose of reduction-chain fusion.
+struct FusionChoices {
+  int64_t reductionSplit = 0; ///< the pipeline's --reduction-split (0: the cost model)
+  bool fuseQuantized = false; ///< the pipeline's --fuse-quantized
+};
+
 /// One kernel after the frontend, ready for code generation.
 struct LoweredKernel {
   std::unique_ptr<ir::Module> module;
   ir::Kernel *kernel = nullptr;
   bool optimized = false; ///< the Tile IR pipeline has run
-  int64_t reductionSplit = 0; ///< the pipeline's --reduction-split (0: the cost model)
+  FusionChoices fusion;
   /// The sources (hashed), file names, kernel, const values, num_warps, num_stages, the
   /// pipeline and the compiler build: every input of the Tile IR.
   KeyText key;
 };
 
-/// Runs the frontend on `source` for kernel `kernel`; the pipeline will split reduction
-/// chains as `reductionSplit` says. On errors returns null and sets `diagnostics` to
-/// their text.
+/// Runs the frontend on `source` for kernel `kernel`; the pipeline will fuse reduction
+/// chains as `fusion` says. On errors returns null and sets `diagnostics` to their text.
 std::unique_ptr<LoweredKernel> lowerKernel(const Source &source, const std::string &kernel,
-                                           const SemaOptions &options, int64_t reductionSplit,
+                                           const SemaOptions &options, const FusionChoices &fusion,
                                            std::string &diagnostics);
 
 /// Kernel `kernel`'s @autotune configs (nullopt without @autotune). Returns false on

@@ -93,6 +93,7 @@ struct CompileOptions {
   std::vector<std::string> include_dirs; ///< searched for imports after the importing file's folder
   uint32_t num_warps = 0;                ///< 0: the kernel's @num_warps (an @autotune config's wins)
   uint32_t reduction_split = 0;          ///< --reduction-split: 0 the cost model, S segments, 1 none
+  bool fuse_quantized = false;           ///< --fuse-quantized
 };
 
 /// A callable that gives the grid for the config that runs: Grid(const KernelInfo &).
@@ -308,7 +309,7 @@ private:
       for (const std::string &dir : o.include_dirs)
         dirs.push_back(dir.c_str());
       options = kiln_compile_options{defines.data(), defines.size(), dirs.data(), dirs.size(), o.num_warps,
-                                     o.reduction_split};
+                                     o.reduction_split, o.fuse_quantized ? 1u : 0u};
     }
     std::vector<kiln_define> defines;
     std::vector<const char *> dirs;

@@ -47,7 +47,7 @@ kiln_grid LaunchGrid::forConfig(const kiln_kernel *kernel, const std::string &na
 }
 
 KernelFamily::KernelFamily(std::shared_ptr<JitState> jit, const Source &source, const std::string &kernel,
-                           const SemaOptions &options, int64_t reductionSplit)
+                           const SemaOptions &options, const FusionChoices &fusion)
     : jit_(std::move(jit)), name_(kernel) {
   std::optional<KernelAutotune> autotune;
   std::string diagnostics;
@@ -57,7 +57,7 @@ KernelFamily::KernelFamily(std::shared_ptr<JitState> jit, const Source &source, 
   if (!autotune) {
     Config &c = configs_.emplace_back();
     c.text = "{}";
-    c.lowered = lowerKernel(source, kernel, options, reductionSplit, c.failure);
+    c.lowered = lowerKernel(source, kernel, options, fusion, c.failure);
     if (!c.lowered)
       throw compileFailure(c.failure);
   } else {
@@ -72,7 +72,7 @@ KernelFamily::KernelFamily(std::shared_ptr<JitState> jit, const Source &source, 
     for (const AutotuneConfig &config : autotune->configs) {
       Config &c = configs_.emplace_back();
       c.text = config.text();
-      c.lowered = lowerKernel(source, kernel, config.apply(options), reductionSplit, c.failure);
+      c.lowered = lowerKernel(source, kernel, config.apply(options), fusion, c.failure);
       if (!c.lowered) {
         jit_->log.note("kernel '" + kernel + "': @autotune config " + c.text + " does not compile and is skipped: " +
                        firstLine(c.failure));

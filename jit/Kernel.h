@@ -74,9 +74,9 @@ class KernelFamily {
 public:
   /// Compiles kernel `kernel` of `source` through the frontend (every @autotune config),
   /// and, without launch-time specialization, to code. Throws Failure.
-  /// `reductionSplit` is the pipeline's --reduction-split (0: the cost model).
+  /// `fusion` is what the caller chose of reduction-chain fusion.
   KernelFamily(std::shared_ptr<JitState> jit, const Source &source, const std::string &kernel,
-               const SemaOptions &options, int64_t reductionSplit = 0);
+               const SemaOptions &options, const FusionChoices &fusion = {});
   ~KernelFamily();
   KernelFamily(const KernelFamily &) = delete;
   KernelFamily &operator=(const KernelFamily &) = delete;

@@ -75,6 +75,10 @@ typedef struct kiln_compile_options {
    * the JIT compiles; S in 1..1024 splits every chain where the split applies over S
    * programs (1: never). */
   uint32_t reduction_split;
+  /* Nonzero: also fuse reductions through a rounding to f16 or f8 (dslc's
+   * --fuse-quantized: dynamic-scale quantization inside a GEMM, results differ from the
+   * program as written within the format's precision). */
+  uint32_t fuse_quantized;
 } kiln_compile_options;
 
 /* ---- the JIT --------------------------------------------------------------------- */

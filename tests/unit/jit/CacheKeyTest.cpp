@@ -28,9 +28,9 @@ kernel other(x: *f32) {
 
 std::string keyOf(const Source &source, const std::string &kernel = "scale", SemaOptions options = {},
                   codegen::Target target = codegen::Target::SM90a, codegen::CodegenOptions codegen = {},
-                  int64_t reductionSplit = 0) {
+                  FusionChoices fusion = {}) {
   std::string diagnostics;
-  auto lowered = lowerKernel(source, kernel, options, reductionSplit, diagnostics);
+  auto lowered = lowerKernel(source, kernel, options, fusion, diagnostics);
   EXPECT_TRUE(lowered) << diagnostics;
   if (!lowered)
     return "";
@@ -86,8 +86,9 @@ TEST(CacheKey, EachInputChangesTheKey) {
       {"pointer alignment", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, unaligned)},
       {"divisibility", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, divisible)},
       {"tensor cores", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, noTensorCores)},
-      {"reduction split", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, {}, 4)},
-      {"no reduction split", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, {}, 1)},
+      {"reduction split", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, {}, {4, false})},
+      {"no reduction split", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, {}, {1, false})},
+      {"quantized fusion", keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, {}, {0, true})},
   };
   std::set<std::string> seen = {base};
   for (const auto &[what, key] : variants) {
@@ -111,7 +112,7 @@ TEST(CacheKey, ImportedSourcesAreKeyed) {
 
 TEST(CacheKey, CompilerBuildIsPartOfTheKey) {
   std::string diagnostics;
-  auto lowered = lowerKernel(text(kScale), "scale", {}, 0, diagnostics);
+  auto lowered = lowerKernel(text(kScale), "scale", {}, FusionChoices{}, diagnostics);
   ASSERT_TRUE(lowered) << diagnostics;
   const std::string &t = lowered->key.text();
   EXPECT_TRUE(test::contains(t, "compiler " + compilerFingerprint() + "\n")) << t;

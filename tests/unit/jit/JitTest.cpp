@@ -162,6 +162,34 @@ TEST_F(JitOnFakeCuda, AReductionSplitIsCompiledInAndLaunchedWithItsSegments) {
                RuntimeError);
 }
 
+TEST_F(JitOnFakeCuda, QuantizedFusionIsAskedForAndCompiledIn) {
+  auto jit = makeJit();
+  const char *file = KILN_SOURCE_DIR "/stdlib/fp8_matmul.kiln";
+  CompileOptions options;
+  options.fuse_quantized = true;
+  JitKernel fused = jit->compile_file(file, "quant_matmul", options);
+  JitKernel asWritten = jit->compile_file(file, "quant_matmul");
+  Buffer x = runtime->alloc(64 * 128 * 2, KILN_DTYPE_BF16), w = runtime->alloc(128 * 64, KILN_DTYPE_F8E4M3),
+         y = runtime->alloc(64 * 64 * 2, KILN_DTYPE_BF16);
+  fused.launch({1, 1, 1}, x, w, y, 1.0f, 64, 64, 128);
+  asWritten.launch({1, 1, 1}, x, w, y, 1.0f, 64, 64, 128);
+  // Two entries, and only the fused one reads x once: its code has one loop over K.
+  auto files = bundles();
+  ASSERT_EQ(files.size(), 2u);
+  std::vector<size_t> loads;
+  for (const auto &f : files) {
+    std::string error;
+    std::optional<rt::Bundle> b = rt::readBundle(f, error);
+    ASSERT_TRUE(b) << error;
+    std::string ptx(b->sections.at(0).bytes.begin(), b->sections.at(0).bytes.end());
+    size_t n = 0;
+    for (size_t at = ptx.find("ld.global"); at != std::string::npos; at = ptx.find("ld.global", at + 1))
+      ++n;
+    loads.push_back(n);
+  }
+  EXPECT_NE(loads[0], loads[1]) << "the fused kernel loads x in one loop, the other in two";
+}
+
 TEST_F(JitOnFakeCuda, WithoutSpecializationOneVariantIsCompiledUpFront) {
   Rows data(*runtime, 4, 1024);
   Jit::Options options;
