@@ -252,20 +252,18 @@ const std::vector<Workload> &workloads() {
       fp8Quant(4096, 8),
       fp8Quant(4096, 16),
       fp8Quant(1024, 4),
-      // MoE routing: how many tokens a program routes sets how much work one barrier
-      // of the sort (or one reduction of a round) covers; with one warp, a token's
-      // experts are combined by shuffles alone.
-      moeRouting(64, false, 4, 4),
+      // MoE routing: topk / argtopk run as rounds of a maximum over about eight experts
+      // per lane; how many tokens a program routes sets how many lines its lanes hold at
+      // once. The rounds written out in Kiln (route_by_rounds) are kept for comparison.
       moeRouting(64, false, 16, 4),
-      moeRouting(64, true, 8, 1),
+      moeRouting(64, false, 32, 4),
+      moeRouting(64, false, 32, 8),
+      moeRouting(64, false, 64, 8),
       moeRouting(64, true, 16, 2),
-      moeRouting(64, true, 32, 4),
-      moeRouting(256, false, 2, 4),
       moeRouting(256, false, 8, 8),
+      moeRouting(256, false, 16, 8),
+      moeRouting(256, false, 4, 4),
       moeRouting(256, true, 4, 1),
-      moeRouting(256, true, 8, 2),
-      moeRouting(256, true, 8, 4),
-      moeRouting(256, true, 16, 8),
       // Decoding attention: 256 programs, one per head, so the bytes in flight per
       // program (BN keys of K and V) set the bandwidth.
       decodeAttention(32, 4, false),
