@@ -996,6 +996,23 @@ def _shifted_chain_ref(v, s):
 
 # Reduction-chain fusion (a max-type reduction shifted by a running sum, a deferred
 # factor); the means are kept away from 0, where 1/total would amplify rounding.
+def _f16_weights_ref(v, s):
+    x = f64(v.x)
+    p = np.exp(x - x.max(axis=1, keepdims=True))
+    return {"out": (p * f64(v.v)).sum(axis=1)}
+
+
+# Weights rounded to f16 under a running maximum: the fused sum rounds exp(x - m_prev)
+# where the written program rounds exp(x - m), both within f16's precision of the exact
+# sum (products of f16 values are rounded to f16 too, hence the tolerance).
+add("fusion.f16_weights", "fusion_chains.kiln", "f16_weights",
+    sizes=lambda r: {"rows": int(r.integers(1, 6)), "n": int(r.integers(1, 400))},
+    grid=("rows",),
+    args=[Arr("x", "f32", ("rows", "n"), normal(3.0)), Arr("v", "f32", ("rows", "n"), uniform(0.5, 2.0)),
+          Arr("out", "f32", "rows"), Scalar("n", "i32", "n")],
+    ref=_f16_weights_ref, tol=Tol(4e-3, 1e-3))
+
+
 add("fusion.shifted_chain", "fusion_chains.kiln", "shifted_chain",
     sizes=lambda r: {"rows": int(r.integers(1, 6)), "n": int(r.integers(1, 300))},
     grid=("rows",),
