@@ -89,6 +89,8 @@ bool isElementwise(OpKind kind) {
   case OpKind::Permute:
   case OpKind::Join:
   case OpKind::Split:
+  case OpKind::Cat:
+  case OpKind::Gather:
   case OpKind::Load:
   case OpKind::Store:
   case OpKind::AtomicRMW:
@@ -145,6 +147,8 @@ bool isPure(OpKind kind) {
   case OpKind::Permute:
   case OpKind::Join:
   case OpKind::Split:
+  case OpKind::Cat:
+  case OpKind::Gather:
   case OpKind::Add:
   case OpKind::Sub:
   case OpKind::Mul:

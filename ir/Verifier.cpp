@@ -214,6 +214,8 @@ private:
     case OpKind::Permute:
     case OpKind::Join:
     case OpKind::Split:
+    case OpKind::Cat:
+    case OpKind::Gather:
     case OpKind::Add:
     case OpKind::Sub:
     case OpKind::Mul:
