@@ -235,12 +235,6 @@ static bool tryRematerialize(Lowering &L, const ir::Op &op) {
 
 void Lowering::lowerBroadcast(const ir::Op &op) {
   const Type &st = op.operand(0)->type, &rt = op.result()->type;
-  if (st.shape == rt.shape)
-    return set(op.result(), get(op.operand(0)));
-  if (st.numElements() == 1) // one element: every thread holds it already
-    return set(op.result(), Regs{Values(layoutOf(rt).numRegs(), get(op.operand(0)).v[0])});
-  if (tryRematerialize(*this, op))
-    return;
   // A reduction's result broadcast back over the reduced tile: each thread already holds
   // the totals of the lines its registers belong to.
   if (const ir::Op *expand = op.operand(0)->definingOp();
@@ -254,6 +248,12 @@ void Lowering::lowerBroadcast(const ir::Op &op) {
       return set(op.result(), std::move(out));
     }
   }
+  if (st.shape == rt.shape)
+    return set(op.result(), get(op.operand(0)));
+  if (st.numElements() == 1) // one element: every thread holds it already
+    return set(op.result(), Regs{Values(layoutOf(rt).numRegs(), get(op.operand(0)).v[0])});
+  if (tryRematerialize(*this, op))
+    return;
   const ScratchPlan plan = scratchPlan(op);
   beginSharedUse();
   storeTileToShared(get(op.operand(0)), st, plan.offsets[0]);
@@ -349,13 +349,12 @@ void Lowering::lowerGather(const ir::Op &op) {
     llvm::Value *e = elementIndex(l, reg);
     llvm::Value *i = b.CreateURem(e, i32(inner));
     llvm::Value *o = b.CreateUDiv(b.CreateUDiv(e, i32(inner)), i32(len));
-    // An index outside [0, n) reads element 0 and yields 0 (a 64-bit index is checked
-    // before it is narrowed).
-    llvm::Value *at = idx.v[reg];
-    llvm::Value *inRange = isSigned(it.dtype) ? b.CreateAnd(b.CreateICmpSGE(at, llvm::ConstantInt::get(at->getType(), 0)),
-                                                            b.CreateICmpSLT(at, llvm::ConstantInt::get(at->getType(), n)))
-                                              : b.CreateICmpULT(at, llvm::ConstantInt::get(at->getType(), n));
-    llvm::Value *j = b.CreateSelect(inRange, b.CreateZExtOrTrunc(at, b.getInt32Ty()), i32(0));
+    // An index outside [0, n) reads element 0 and yields 0. The index is compared as an
+    // i64, so that n fits whatever the index type (i8 indices into 200 elements).
+    llvm::Value *at = isSigned(it.dtype) ? b.CreateSExtOrTrunc(idx.v[reg], b.getInt64Ty())
+                                         : b.CreateZExtOrTrunc(idx.v[reg], b.getInt64Ty());
+    llvm::Value *inRange = b.CreateICmpULT(at, i64(n)); // negative indices are huge unsigned
+    llvm::Value *j = b.CreateSelect(inRange, b.CreateTrunc(at, b.getInt32Ty()), i32(0));
     llvm::Value *src = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(o, i32(n)), j), i32(inner)), i);
     llvm::Value *v = fromShared(loadShared(sty, plan.offsets[0], src), elem);
     out.v.push_back(b.CreateSelect(inRange, v, llvm::Constant::getNullValue(v->getType())));

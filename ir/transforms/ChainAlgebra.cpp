@@ -204,6 +204,12 @@ Value *ChainAlgebra::rescaleRunning(Value *value, const Accumulator &acc, ValueM
     Value *prior = materialize(f.leaf, before, b);
     Value *ratio = f.inverse ? b.createValue(OpKind::Div, loc, {prior, after}, after->type)
                              : b.createValue(OpKind::Div, loc, {after, prior}, after->type);
+    // A factor that was 0 or infinite before (a running maximum still at its start, an
+    // empty segment) has contributed only zeros: the ratio is then 0, not inf or NaN.
+    Value *magnitude = b.createValue(OpKind::Abs, loc, {ratio}, ratio->type);
+    Value *finite = b.createValue(OpKind::Cmp, loc, {magnitude, b.floatConstant(loc, ratio->type, INFINITY)},
+                                  ratio->type.withDType(DType::Bool), {{"pred", std::string("lt")}});
+    ratio = b.createValue(OpKind::Select, loc, {finite, ratio, b.floatConstant(loc, ratio->type, 0.0)}, ratio->type);
     value = b.createValue(OpKind::Mul, loc, {value, toAccumulator(ratio, acc, value->type, b, loc)}, value->type);
   }
   return value;

@@ -14,11 +14,12 @@
 // Roundings on F's path: a cast to bf16, f32 or f64 keeps f32's exponent range, so a
 // factor moved across it changes only where the rounding happens. A cast to f16 or an f8
 // format is a quantization: a scale moved out of it (q(a) · s for q(a · s)) would change
-// which values saturate and which flush to zero. Exponential factors may sit under it
-// (f16 flash attention rounds exp(s - m)): they stay in place at their running value,
-// never above 1 where the written program's are. A plain factor under it is refused,
-// unless the policy allows quantized fusion; then it stays in place at its running value
-// too and the accumulator is rescaled by P(y)/P(y_prev) (fp8 quantization inside a GEMM).
+// which values saturate and which flush to zero, and a factor kept under it at its running
+// value (an exponential included) may round where the written program's would not, or
+// overflow where it would not. Such a cast is refused unless the policy allows quantized
+// fusion; then the factors under it stay in place at their running value and the
+// accumulator is rescaled by P(y)/P(y_prev), as for the exponentials (fp8 quantization
+// inside a GEMM, f16 attention weights).
 //
 // The decision is made on the IR expression, structurally: each value of the loop body
 // is classified by what it depends on (the loaded data x, the earlier results y, both,
@@ -231,6 +232,10 @@ private:
   bool topK(Separation &out) {
     Separation product;
     if (factor(acc_.term, product)) {
+      if (!product.running.empty())
+        return fail(product.running.front().op->result(),
+                    "a top-k's factor under a rounding would rescale the kept candidates by a ratio whose sign is "
+                    "not known");
       for (const DeferredFactor &f : product.deferred)
         if (!nonNegative(f.leaf))
           return fail(f.op->result(), "top-k keeps its order under a positive factor, and the sign of " +
@@ -312,7 +317,12 @@ private:
         break;
       }
     }
-    sign_[v] = r;
+    // A `true` found while an accumulator is assumed non-negative holds only if that
+    // assumption is proved; a `false` holds regardless.
+    if (r && !inductive_.empty())
+      sign_.erase(v);
+    else
+      sign_[v] = r;
     return r;
   }
 
@@ -404,9 +414,8 @@ private:
   }
 
   /// F = G(x) · Π exp(B_i(y)) · Π P_k(y): collects the factors of `v` into `out`.
-  /// `quantized`: `v` is rounded to a narrow format (by `rounding`), so its plain factors
-  /// stay in place, where the policy allows it.
-  bool factor(Value *v, Separation &out, bool quantized = false, Value *rounding = nullptr) {
+  /// `quantized`: `v` is rounded to a narrow format, so its plain factors stay in place.
+  bool factor(Value *v, Separation &out, bool quantized = false) {
     unsigned d = deps(v);
     if (!(d & kEarlier))
       return true;
@@ -416,10 +425,6 @@ private:
     if (!def)
       return fail(v, mixes(v));
     auto deferred = [&](unsigned which, bool inverse) -> bool {
-      if (quantized && !policy_.quantized)
-        return fail(rounding, roundsTo(rounding) + ": taking a factor out of that rounding changes which values "
-                                                   "saturate and which flush to zero (--fuse-quantized fuses it with "
-                                                   "the factor at its running value)");
       Value *u = preBroadcast(def->operand(which));
       if (!u)
         return false;
@@ -433,7 +438,7 @@ private:
         if ((di & kEarlier) && !(di & kData)) {
           if (!deferred(i, false))
             return false;
-        } else if (!factor(def->operand(i), out, quantized, rounding))
+        } else if (!factor(def->operand(i), out, quantized))
           return false;
       }
       return true;
@@ -447,7 +452,7 @@ private:
       }
       if ((dn & kEarlier) && !(dn & kData))
         return deferred(0, false);
-      return factor(def->operand(0), out, quantized, rounding);
+      return factor(def->operand(0), out, quantized);
     }
     case OpKind::Exp:
     case OpKind::Exp2: {
@@ -458,11 +463,15 @@ private:
       return true;
     }
     case OpKind::Neg:
-      return factor(def->operand(0), out, quantized, rounding);
+      return factor(def->operand(0), out, quantized);
     case OpKind::Cast:
       if (isFloat(def->result()->type.dtype) && isFloat(def->operand(0)->type.dtype)) {
         bool narrow = !keepsF32Range(def->result()->type.dtype);
-        return factor(def->operand(0), out, quantized || narrow, narrow && !quantized ? v : rounding);
+        if (narrow && !policy_.quantized)
+          return fail(v, roundsTo(v) + ": taking a factor out of that rounding changes which values saturate "
+                                       "and which flush to zero (--fuse-quantized fuses it with the factor at "
+                                       "its running value)");
+        return factor(def->operand(0), out, quantized || narrow);
       }
       break;
     case OpKind::ExpandDims:
@@ -470,7 +479,7 @@ private:
       // A product broadcast to F's shape (`p[:, None] * v`): its factors of y stay
       // factors if they are scalars, constant along every dimension.
       Separation inner;
-      if (!factor(def->operand(0), inner, quantized, rounding))
+      if (!factor(def->operand(0), inner, quantized))
         return false;
       bool scalars = true;
       for (const ExpFactor &e : inner.exps)
@@ -492,9 +501,9 @@ private:
       if (deps(def->operand(0)) & kEarlier)
         return fail(v, "the condition of `select` depends on " + earlierNames(def->operand(0)));
       if (isZeroConstant(def->operand(2)))
-        return factor(def->operand(1), out, quantized, rounding);
+        return factor(def->operand(1), out, quantized);
       if (isZeroConstant(def->operand(1)))
-        return factor(def->operand(2), out, quantized, rounding);
+        return factor(def->operand(2), out, quantized);
       break;
     default:
       break;

@@ -249,7 +249,15 @@ std::vector<Value *> SegmentSplit::combine(Builder &b, const std::vector<Value *
   // A top-k's candidates from both sides, in position order (the merged segments come
   // before this one), and the order that picks the K first: its companions follow it.
   std::unordered_map<unsigned, std::pair<Value *, Value *>> topK; // values slot -> (candidates, order)
-  std::vector<std::function<void()>> companions; // run once every top-k's order exists
+  // Companions of a loop's top-k merge once the loop's every entry has (the values may
+  // come after them), before a later loop's entries read them.
+  std::vector<std::function<void()>> companions;
+  auto flushCompanions = [&] {
+    for (const auto &companion : companions)
+      companion();
+    companions.clear();
+  };
+  const ChainLoop *current = nullptr;
   auto slotOf = [&](const FusedLayout::Entry &e, int carried) {
     return e.slot - e.acc->slot + static_cast<unsigned>(carried);
   };
@@ -264,6 +272,9 @@ std::vector<Value *> SegmentSplit::combine(Builder &b, const std::vector<Value *
   };
   for (const FusedLayout::Entry &e : layout.entries) {
     const Accumulator &acc = *e.acc;
+    if (e.loop != current)
+      flushCompanions();
+    current = e.loop;
     if (acc.combiner == Combiner::TopK) {
       const int64_t axis = acc.reducedDims.front();
       if (acc.ranksWith < 0) {
@@ -274,10 +285,12 @@ std::vector<Value *> SegmentSplit::combine(Builder &b, const std::vector<Value *
                                      {{"axis", axis}, {"k", k[axis]}});
         topK[e.slot] = {candidates, order};
         out[e.slot] = take(candidates, order, axis);
+        now[e.loop->loop->result(acc.slot)] = out[e.slot];
       } else {
         companions.push_back([&, e, axis] {
           Value *order = topK.at(slotOf(e, e.acc->ranksWith)).second;
           out[e.slot] = take(catOf(merged[e.slot], segment[e.slot], axis), order, axis);
+          now[e.loop->loop->result(e.acc->slot)] = out[e.slot];
         });
       }
       continue;
@@ -294,8 +307,7 @@ std::vector<Value *> SegmentSplit::combine(Builder &b, const std::vector<Value *
     // Later sums are computed against a maximum read as 0 while it is -inf, as in the loop.
     now[e.loop->loop->result(acc.slot)] = algebra_.seenRunning(out[e.slot], e.laterInit, acc.combiner, b, loc);
   }
-  for (const auto &companion : companions)
-    companion();
+  flushCompanions();
   return out;
 }
 

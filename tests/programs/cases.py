@@ -294,6 +294,12 @@ add("tile.gather", "cat_gather.kiln", "gather_rows", sizes=_rows_by(20), grid=la
           Arr("out1", "f32", 16), Scalar("rows", "i32", "rows")],
     ref=_gather_ref, tol=EXACT)
 
+add("tile.gather.narrow", "cat_gather.kiln", "gather_narrow", grid=(1,),
+    args=[Arr("x", "f32", 256, normal()), Arr("i8idx", "i8", 64, randint(-128, 128)),
+          Arr("u8idx", "u8", 64, randint(0, 256)), Arr("out8", "f32", 64), Arr("outu", "f32", 64)],
+    ref=lambda v, s: {"out8": np.where(v.i8idx >= 0, f64(v.x)[np.clip(v.i8idx.astype(np.int64), 0, 255)], 0.0),
+                      "outu": f64(v.x)[v.u8idx.astype(np.int64)]}, tol=EXACT)
+
 # ---- reductions ---------------------------------------------------------------------------
 
 _MN = lambda r: {"M": int(r.integers(1, 41)), "N": int(r.integers(1, 65))}  # noqa: E731
@@ -1002,7 +1008,8 @@ def _f16_weights_ref(v, s):
     return {"out": (p * f64(v.v)).sum(axis=1)}
 
 
-# Weights rounded to f16 under a running maximum: the fused sum rounds exp(x - m_prev)
+# Weights rounded to f16 under a running maximum, fused under --fuse-quantized (without
+# it the loops stay as written): the fused sum rounds exp(x - m_prev)
 # where the written program rounds exp(x - m), both within f16's precision of the exact
 # sum (products of f16 values are rounded to f16 too, hence the tolerance).
 add("fusion.f16_weights", "fusion_chains.kiln", "f16_weights",
@@ -1010,7 +1017,52 @@ add("fusion.f16_weights", "fusion_chains.kiln", "f16_weights",
     grid=("rows",),
     args=[Arr("x", "f32", ("rows", "n"), normal(3.0)), Arr("v", "f32", ("rows", "n"), uniform(0.5, 2.0)),
           Arr("out", "f32", "rows"), Scalar("n", "i32", "n")],
-    ref=_f16_weights_ref, tol=Tol(4e-3, 1e-3))
+    ref=_f16_weights_ref, tol=Tol(4e-3, 1e-3), flags=("--fuse-quantized",))
+
+
+add("fusion.one_line_rows", "fusion_chains.kiln", "one_line_rows", grid=(3,),
+    args=[Arr("x", "f32", (3, 256), normal(3.0)), Arr("y", "f32", (3, 256))],
+    ref=lambda v, s: {"y": softmax_rows(v.x)}, tol=Tol(1e-5, 1e-7))
+
+
+def _quant_sum_ref(v, s):
+    """total = sum(q(x * s_inv)) / s_inv per row, s_inv = 448 / max|x|; fused (the case
+    runs with --fuse-quantized), block by block at the running maximum from -inf, the sum
+    rescaled by s_inv / s_inv_prev (0 while the factor before was not finite), each
+    segment from -inf, the segments merged at the final scale."""
+    x = f32(v.x)
+    B, segs = 64, (v.segments or 1)
+    out = []
+    for row in x:
+        n = row.size
+        inv_final = np.float32(448.0) / np.abs(row).max()
+        if not v.fusion:
+            out.append(f64(round_f8((row * inv_final).astype(np.float32), "f8e4m3")).sum() / inv_final)
+            continue
+        blocks, total = -(-n // B), 0.0
+        for seg in range(segs):
+            amax, part = np.float32(-np.inf), 0.0
+            inv_prev = np.float32(448.0) / amax
+            for blk in range(seg * blocks // segs, (seg + 1) * blocks // segs):
+                block = row[blk * B:(blk + 1) * B]
+                amax = max(amax, np.abs(block).max())
+                inv = np.float32(448.0) / amax
+                ratio = np.float32(inv / inv_prev)
+                part = part * (float(ratio) if np.isfinite(ratio) else 0.0) + \
+                    f64(round_f8((block * inv).astype(np.float32), "f8e4m3")).sum()
+                inv_prev = inv
+            ratio = np.float32(inv_final / inv_prev)
+            total += part * (float(ratio) if np.isfinite(ratio) else 0.0)
+        out.append(total / inv_final)
+    return {"out": np.array(out)}
+
+
+add("fusion.quant_sum", "fusion_chains.kiln", "quant_sum",
+    sizes=lambda r: {"rows": int(r.integers(1, 5)), "n": int(r.integers(1, 400))},
+    grid=("rows",),
+    args=[Arr("x", "f32", ("rows", "n"), uniform(0.5, 4.0)), Arr("out", "f32", "rows"),
+          Scalar("n", "i32", "n")],
+    ref=_quant_sum_ref, tol=Tol(1e-4, 1e-4), flags=("--fuse-quantized", "--reduction-split=1"))
 
 
 add("fusion.shifted_chain", "fusion_chains.kiln", "shifted_chain",
