@@ -294,14 +294,6 @@ void Lowering::lowerJoin(const ir::Op &op) {
       }));
 }
 
-/// The number of elements one step along `axis` spans: the product of the later dims.
-static int64_t elementsAfter(const Shape &shape, int64_t axis) {
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < shape.size(); ++d)
-    inner *= shape[d];
-  return inner;
-}
-
 void Lowering::lowerCat(const ir::Op &op) {
   const Type &at = op.operand(0)->type, &bt = op.operand(1)->type, &rt = op.result()->type;
   const int64_t axis = op.intAttr("axis");
@@ -312,7 +304,7 @@ void Lowering::lowerCat(const ir::Op &op) {
   sharedWritten();
   // Result element (o, j, i) around the axis is a's (o, j, i) for j < na, else b's
   // (o, j - na, i); b's area starts a whole number of elements after a's.
-  const int64_t inner = elementsAfter(rt.shape, axis);
+  const int64_t inner = rowMajorStrides(rt.shape)[axis];
   const int64_t na = at.shape[axis], nb = bt.shape[axis], n = na + nb;
   const int64_t gap = (plan.offsets[1] - plan.offsets[0]) / sharedElementBytes(at);
   set(op.result(), gatherFromShared(at, rt, plan.offsets[0], [&](llvm::Value *e) {
@@ -338,7 +330,7 @@ void Lowering::lowerGather(const ir::Op &op) {
   sharedWritten();
   // The indices have the result's type, so their layout is the result's: register r of
   // the index tile holds the index of the result element in register r.
-  const int64_t inner = elementsAfter(rt.shape, axis);
+  const int64_t inner = rowMajorStrides(rt.shape)[axis];
   const int64_t n = xt.shape[axis], len = rt.shape[axis];
   const Layout l = layoutOf(rt);
   const Regs &idx = get(op.operand(1));

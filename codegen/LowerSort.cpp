@@ -176,9 +176,7 @@ bool Lowering::lowerTopKByRounds(const ir::Op &op) {
     LineGeometry geo;
     geo.split.lines = t.numElements() / len;
     geo.split.length = len;
-    geo.inner = 1;
-    for (size_t d = axis + 1; d < t.shape.size(); ++d)
-      geo.inner *= t.shape[d];
+    geo.inner = rowMajorStrides(t.shape)[axis];
     const int64_t passes = (geo.split.lines + linesPerPass - 1) / linesPerPass;
     if (perLane > 16 || passes > 16 || linesPerPass == 0 || (!hasWarpShuffle() && group > 1))
       return false;
@@ -208,9 +206,7 @@ bool Lowering::lowerTopKByRounds(const ir::Op &op) {
   sharedWritten();
   // Line (o, i) around the axis wrote its winners at (o, i) * k + r; result element
   // (o, r, i) reads them.
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < t.shape.size(); ++d)
-    inner *= t.shape[d];
+  const int64_t inner = rowMajorStrides(t.shape)[axis];
   auto slotOf = [&, inner](llvm::Value *e) -> llvm::Value * {
     if (inner == 1)
       return e;

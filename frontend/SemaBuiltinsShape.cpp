@@ -170,14 +170,6 @@ static Val split(Sema &s, CallArgs &a) {
   return tuple;
 }
 
-/// True when `a` and `b` (of one rank) agree on every axis but `axis`.
-static bool agreeBesides(const Shape &a, const Shape &b, int64_t axis) {
-  for (size_t d = 0; d < a.size(); ++d)
-    if (static_cast<int64_t>(d) != axis && a[d] != b[d])
-      return false;
-  return true;
-}
-
 /// cat(a, b, axis): a's elements, then b's, along `axis` (may be omitted on 1-D tiles).
 static Val cat(Sema &s, CallArgs &a) {
   auto x = tileArg(s, a, 0), y = tileArg(s, a, 1);
@@ -193,7 +185,7 @@ static Val cat(Sema &s, CallArgs &a) {
   auto axis = s.argAxis(a, 2, x->type.rank());
   if (!axis)
     return Val::poison();
-  if (!agreeBesides(x->type.shape, y->type.shape, *axis)) {
+  if (!agreeBesidesAxis(x->type.shape, y->type.shape, *axis)) {
     s.error(a.loc, DiagCode::ShapeMismatch,
             "cat along axis " + std::to_string(*axis) + " needs tiles that agree on every other axis, got " +
                 s.describe(*x) + " and " + s.describe(*y));
@@ -225,7 +217,7 @@ static Val gatherBuiltin(Sema &s, CallArgs &a) {
   auto axis = s.argAxis(a, 2, x->type.rank());
   if (!axis)
     return Val::poison();
-  if (!agreeBesides(x->type.shape, idx->type.shape, *axis)) {
+  if (!agreeBesidesAxis(x->type.shape, idx->type.shape, *axis)) {
     s.error(a.locs[1], DiagCode::ShapeMismatch,
             "the indices of gather along axis " + std::to_string(*axis) +
                 " must have the shape of x on every other axis, got " + s.describe(*idx) + " for " +

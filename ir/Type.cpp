@@ -49,6 +49,15 @@ bool isInteger(DType t) { return !info(t).isFloat && t != DType::Bool; }
 
 bool isSigned(DType t) { return info(t).isSigned; }
 
+bool agreeBesidesAxis(const Shape &a, const Shape &b, int64_t axis) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t d = 0; d < a.size(); ++d)
+    if (static_cast<int64_t>(d) != axis && a[d] != b[d])
+      return false;
+  return true;
+}
+
 int64_t numElements(const Shape &shape) {
   // Saturates instead of overflowing: shapes come from user text too, and a product
   // past int64 must read as "too large", never as undefined behaviour.

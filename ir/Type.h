@@ -57,6 +57,9 @@ using Shape = std::vector<int64_t>;
 
 /// Product of the dimensions (1 for a scalar).
 int64_t numElements(const Shape &shape);
+/// True when `a` and `b` have one rank and agree on every axis but `axis` (the operands
+/// of cat, and gather's source and indices).
+bool agreeBesidesAxis(const Shape &a, const Shape &b, int64_t axis);
 
 /// The type of a Tile IR value.
 struct Type {

@@ -299,22 +299,12 @@ static Err checkJoin(const Op &op) {
   return resultIs(op, a.withShape(s));
 }
 
-/// True when shapes `a` and `b` have one rank and agree on every axis but `axis`.
-static bool agreeBesides(const Shape &a, const Shape &b, int64_t axis) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t d = 0; d < a.size(); ++d)
-    if (static_cast<int64_t>(d) != axis && a[d] != b[d])
-      return false;
-  return true;
-}
-
 static Err checkCat(const Op &op) {
   const Type &a = op.operand(0)->type, &b = op.operand(1)->type;
   int64_t axis = 0;
   if (auto e = needAxis(op, a.rank(), axis))
     return e;
-  if (a.withShape(b.shape) != b || !agreeBesides(a.shape, b.shape, axis))
+  if (a.withShape(b.shape) != b || !agreeBesidesAxis(a.shape, b.shape, axis))
     return "operands " + a.str() + " and " + b.str() + " differ other than along axis " + std::to_string(axis);
   Shape s = a.shape;
   s[axis] += b.shape[axis];
@@ -326,7 +316,7 @@ static Err checkGather(const Op &op) {
   int64_t axis = 0;
   if (auto e = needAxis(op, x.rank(), axis))
     return e;
-  if (idx.pointer || !isInteger(idx.dtype) || !agreeBesides(x.shape, idx.shape, axis))
+  if (idx.pointer || !isInteger(idx.dtype) || !agreeBesidesAxis(x.shape, idx.shape, axis))
     return "indices " + idx.str() + " must be integers of " + x.str() + "'s shape other than along axis " +
            std::to_string(axis);
   return resultIs(op, x.withShape(idx.shape));

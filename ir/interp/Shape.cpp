@@ -93,10 +93,8 @@ void execJoin(Machine &m, const PreparedOp &op) {
 /// A tile seen as [outer, n, inner] around attr `axis`: the products of the dimensions
 /// before and after it.
 static std::pair<int64_t, int64_t> aroundAxis(const Shape &shape, int64_t axis) {
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
-    (d < axis ? outer : inner) *= d == axis ? 1 : shape[d];
-  return {outer, inner};
+  const int64_t inner = rowMajorStrides(shape)[axis], line = shape[axis] * inner;
+  return {line ? numElements(shape) / line : 0, inner};
 }
 
 void execCat(Machine &m, const PreparedOp &op) {
