@@ -12,7 +12,7 @@
 //
 // Memory ordering: the interpreter runs a program's ops one after another, so an op
 // sees everything earlier ops did. Threads of a GPU program do not run in lock step;
-// when an access may touch memory another thread accessed earlier (Provenance.h), a
+// when an access may touch memory another thread accessed earlier (MemoryAccess.h), a
 // barrier separates them.
 //
 //===----------------------------------------------------------------------===//

@@ -31,7 +31,7 @@
 #include "codegen/AxisInfo.h"
 #include "codegen/Codegen.h"
 #include "codegen/Layout.h"
-#include "codegen/Provenance.h"
+#include "codegen/MemoryAccess.h"
 #include "codegen/SharedMemory.h"
 
 #include <llvm/IR/IRBuilder.h>

@@ -5,16 +5,21 @@
 // block or an enclosing one is replaced by that earlier op's results. Ops with regions
 // (custom reduce/scan combiners, loops) are never merged.
 //
-// Loads are merged too, within one block and only while nothing in between writes
-// memory: the second load of the same addresses and mask reads the same values (another
-// program writing them meanwhile would be a data race, undefined as in CUDA); where the
-// two fill masked-off lanes differently, the second becomes a select of the first.
-// Reduction-chain fusion relies on this to read each element once per pass.
+// Loads are merged too, within one block and only while nothing in between may write
+// what they read: the second load of the same addresses and mask reads the same values
+// (another program writing them meanwhile would be a data race, undefined as in CUDA);
+// where the two fill masked-off lanes differently, the second becomes a select of the
+// first. A plain store ends only the loads that may point into its parameters
+// (ir/Provenance.h: different parameters do not alias); an atomic or a fence ends them
+// all, as they order this program after what others wrote. Reduction-chain fusion
+// relies on this to read each element once per pass, and a chain held on chip
+// (OnChipPath.cpp) to read it once in all.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/Passes.h"
 
 #include "ir/Printer.h"
+#include "ir/Provenance.h"
 
 #include <algorithm>
 #include <map>
@@ -54,17 +59,20 @@ OpKey keyOf(const Op &op, const ValueMap &replaced) {
 
 using Scope = std::map<OpKey, Op *>;
 
-bool writesMemory(Op &op) {
-  bool writes = false;
+/// The parameters `op` (with its regions) may write through, kAnyBase for an op that
+/// orders this program after others (an atomic, a fence); 0 when it writes nothing.
+BaseSet clobbered(Op &op, const PointerProvenance &prov) {
+  BaseSet out = 0;
   auto check = [&](Op &o) {
-    // A fence counts: a load after it may see what other programs wrote before it.
-    writes |= o.kind() == OpKind::Store || o.kind() == OpKind::AtomicRMW || o.kind() == OpKind::AtomicCas ||
-              o.kind() == OpKind::Fence;
+    if (o.kind() == OpKind::Store)
+      out |= prov.bases(o.operand(0));
+    else if (o.kind() == OpKind::AtomicRMW || o.kind() == OpKind::AtomicCas || o.kind() == OpKind::Fence)
+      out = kAnyBase;
   };
   check(op);
   for (const auto &region : op.regions())
     walk(*region, check);
-  return writes;
+  return out;
 }
 
 /// A load's key: its addresses and mask. Loads that differ only in `other` (the value of
@@ -93,9 +101,17 @@ Value *reuseLoad(Block &block, Op &load, Op &earlier) {
   return b.createValue(OpKind::Select, load.loc(), {load.operand(1), earlier.result(), other}, type);
 }
 
-void numberBlock(Block &block, std::vector<Scope> &scopes, ValueMap &replaced, std::vector<Op *> &mergedLoads) {
+struct Numbering {
+  const PointerProvenance &prov;
+  std::vector<Scope> scopes;
+  ValueMap replaced;
+  std::vector<Op *> mergedLoads;
+};
+
+void numberBlock(Block &block, Numbering &n) {
+  auto &[prov, scopes, replaced, mergedLoads] = n;
   scopes.emplace_back();
-  Scope loads; // loads of this block since the last write
+  Scope loads; // loads of this block that nothing since may have overwritten
   for (auto &opPtr : block.ops()) {
     Op &op = *opPtr;
     // Operands may refer to values replaced earlier in this walk.
@@ -105,9 +121,9 @@ void numberBlock(Block &block, std::vector<Scope> &scopes, ValueMap &replaced, s
         v = it->second;
     }
     for (const auto &region : op.regions())
-      numberBlock(*region, scopes, replaced, mergedLoads);
-    if (writesMemory(op))
-      loads.clear();
+      numberBlock(*region, n);
+    if (BaseSet written = clobbered(op, prov))
+      std::erase_if(loads, [&](const auto &entry) { return (prov.bases(entry.second->operand(0)) & written) != 0; });
     if (op.kind() == OpKind::Load) {
       auto [it, inserted] = loads.emplace(loadKey(op, replaced), &op);
       if (!inserted) {
@@ -140,15 +156,14 @@ void numberBlock(Block &block, std::vector<Scope> &scopes, ValueMap &replaced, s
 bool eliminateCommonSubexpressions(Module &module) {
   bool changed = false;
   for (auto &kernel : module.kernels) {
-    std::vector<Scope> scopes;
-    ValueMap replaced;
-    std::vector<Op *> mergedLoads;
-    numberBlock(*kernel->body, scopes, replaced, mergedLoads);
+    PointerProvenance prov(*kernel);
+    Numbering n{prov, {}, {}, {}};
+    numberBlock(*kernel->body, n);
     // The merged pure ops are now unused and DCE deletes them. DCE keeps loads (one
     // could fault), so a merged load, which the earlier identical one covers, goes here.
-    for (Op *load : mergedLoads)
+    for (Op *load : n.mergedLoads)
       load->parentBlock()->erase(load->parentBlock()->find(load));
-    changed |= !replaced.empty();
+    changed |= !n.replaced.empty();
   }
   return changed;
 }

@@ -1,6 +1,6 @@
 //===- AxisInfoTest.cpp - Contiguity, divisibility, constancy, scratch ----===//
 #include "codegen/AxisInfo.h"
-#include "codegen/Provenance.h"
+#include "codegen/MemoryAccess.h"
 #include "codegen/SharedMemory.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"

@@ -1,40 +1,25 @@
-//===- Provenance.h - Which kernel arguments a pointer can point into -*- C++ -*-===//
+//===- MemoryAccess.h - Which accesses of a program need a barrier -*- C++ -*-===//
 //
 // The interpreter runs a program's ops one after another, so a load sees every store
 // the program made before it. On a GPU the threads of a program run independently, so
 // when one thread may read (or write) what another thread wrote, the code generator
 // puts a barrier between the two accesses. To keep those barriers rare it needs to know
 // which accesses can touch the same memory: pointers derived from different pointer
-// parameters are taken not to alias (the buffers a launch passes are distinct
-// allocations; docs/codegen.md states the rule), and two accesses through the very same
-// tile of pointers touch each element from the same thread.
+// parameters are taken not to alias (ir/Provenance.h), and two accesses through the
+// very same tile of pointers touch each element from the same thread.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/IR.h"
+#include "ir/Provenance.h"
 
-#include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace kiln::codegen {
 
-/// A set of pointer parameters as a bit mask; bit 63 stands for "any memory".
-using BaseSet = uint64_t;
-inline constexpr BaseSet kAnyBase = ~BaseSet(0);
-
-class PointerProvenance {
-public:
-  explicit PointerProvenance(const ir::Kernel &kernel);
-  /// The parameters `ptr` may point into (kAnyBase when unknown).
-  BaseSet bases(const ir::Value *ptr) const;
-
-private:
-  bool visitBlock(const ir::Block &block);
-  bool merge(const ir::Value *v, BaseSet s);
-  std::unordered_map<const ir::Value *, BaseSet> sets_;
-};
+using ir::BaseSet;
+using ir::kAnyBase;
+using ir::PointerProvenance;
 
 /// One global-memory access of an op.
 struct MemAccess {

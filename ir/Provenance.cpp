@@ -4,13 +4,11 @@
 // pointers need a second round to see what the loop body yields).
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/Provenance.h"
+#include "ir/Provenance.h"
 
-namespace kiln::codegen {
+namespace kiln::ir {
 
-using ir::OpKind;
-
-PointerProvenance::PointerProvenance(const ir::Kernel &kernel) {
+PointerProvenance::PointerProvenance(const Kernel &kernel) {
   const auto &params = kernel.params();
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i]->type.pointer)
@@ -19,12 +17,12 @@ PointerProvenance::PointerProvenance(const ir::Kernel &kernel) {
   }
 }
 
-BaseSet PointerProvenance::bases(const ir::Value *ptr) const {
+BaseSet PointerProvenance::bases(const Value *ptr) const {
   auto it = sets_.find(ptr);
   return it == sets_.end() ? kAnyBase : it->second;
 }
 
-bool PointerProvenance::merge(const ir::Value *v, BaseSet s) {
+bool PointerProvenance::merge(const Value *v, BaseSet s) {
   BaseSet &cur = sets_[v];
   BaseSet next = cur | s;
   if (next == cur)
@@ -33,21 +31,21 @@ bool PointerProvenance::merge(const ir::Value *v, BaseSet s) {
   return true;
 }
 
-bool PointerProvenance::visitBlock(const ir::Block &block) {
+bool PointerProvenance::visitBlock(const Block &block) {
   bool changed = false;
-  auto get = [&](const ir::Value *v) -> BaseSet {
+  auto get = [&](const Value *v) -> BaseSet {
     auto it = sets_.find(v);
     return it == sets_.end() ? 0 : it->second;
   };
   for (const auto &opPtr : block.ops()) {
-    const ir::Op &op = *opPtr;
+    const Op &op = *opPtr;
     // Values flow from the operands into the results of shape ops and selects, and
     // from inits and yields into the carried region arguments and results of loops.
     if (op.kind() == OpKind::For) {
-      const ir::Block &body = *op.region(0);
+      const Block &body = *op.region(0);
       for (unsigned j = 0; j < op.numResults(); ++j) {
         BaseSet s = get(op.operand(3 + j));
-        if (const ir::Op *y = body.terminator())
+        if (const Op *y = body.terminator())
           s |= get(y->operand(j));
         if (op.result(j)->type.pointer) {
           changed |= merge(body.argument(1 + j), s);
@@ -58,10 +56,10 @@ bool PointerProvenance::visitBlock(const ir::Block &block) {
       continue;
     }
     if (op.kind() == OpKind::While) {
-      const ir::Block &before = *op.region(0), &after = *op.region(1);
+      const Block &before = *op.region(0), &after = *op.region(1);
       for (unsigned j = 0; j < op.numResults(); ++j) {
         BaseSet s = get(op.operand(j));
-        if (const ir::Op *y = after.terminator())
+        if (const Op *y = after.terminator())
           s |= get(y->operand(j));
         if (op.result(j)->type.pointer) {
           changed |= merge(before.argument(j), s);
@@ -81,7 +79,7 @@ bool PointerProvenance::visitBlock(const ir::Block &block) {
           continue;
         BaseSet s = 0;
         for (unsigned r = 0; r < 2; ++r)
-          if (const ir::Op *y = op.region(r)->terminator())
+          if (const Op *y = op.region(r)->terminator())
             s |= get(y->operand(j));
         changed |= merge(op.result(j), s);
       }
@@ -94,7 +92,7 @@ bool PointerProvenance::visitBlock(const ir::Block &block) {
         continue;
       BaseSet s = 0;
       bool any = false;
-      for (const ir::Value *o : op.operands())
+      for (const Value *o : op.operands())
         if (o->type.pointer) {
           s |= get(o);
           any = true;
@@ -105,43 +103,4 @@ bool PointerProvenance::visitBlock(const ir::Block &block) {
   return changed;
 }
 
-bool accessOf(const ir::Op &op, const PointerProvenance &prov, MemAccess &out) {
-  const OpKind k = op.kind();
-  if (k != OpKind::Load && k != OpKind::Store && k != OpKind::AtomicRMW &&
-      k != OpKind::AtomicCas)
-    return false;
-  out.ptrs = op.operand(0);
-  out.bases = prov.bases(op.operand(0));
-  out.writes = k != OpKind::Load;
-  out.atomic = k == OpKind::AtomicRMW || k == OpKind::AtomicCas;
-  return true;
-}
-
-void collectAccesses(const ir::Block &block, const PointerProvenance &prov,
-                     std::vector<MemAccess> &out) {
-  for (const auto &op : block.ops()) {
-    MemAccess a;
-    if (accessOf(*op, prov, a))
-      out.push_back(a);
-    for (const auto &region : op->regions())
-      collectAccesses(*region, prov, out);
-  }
-}
-
-bool accessesConflict(const MemAccess &earlier, const MemAccess &later) {
-  if (!earlier.writes && !later.writes)
-    return false;
-  if ((earlier.bases & later.bases) == 0)
-    return false;
-  // Atomics among themselves need no ordering beyond their own atomicity.
-  if (earlier.atomic && later.atomic)
-    return false;
-  // The same tile of pointers: each element is accessed by one and the same thread in
-  // both ops, in program order. (Scalars are accessed by different threads.)
-  if (earlier.ptrs == later.ptrs && !earlier.ptrs->type.isScalar() && !earlier.atomic &&
-      !later.atomic)
-    return false;
-  return true;
-}
-
-} // namespace kiln::codegen
+} // namespace kiln::ir
