@@ -325,9 +325,7 @@ private:
 bool fuseReductionChains(Kernel &kernel, std::vector<ReductionChain> &chains) {
   bool changed = false;
   for (ReductionChain &chain : chains) {
-    // A split chain keeps one version: its segments need not fit one block.
-    if (chain.split.segments == 1)
-      changed |= versionForOneBlock(chain);
+    changed |= keepOnChip(chain);
     if (chain.fusedCount() >= 2) {
       ChainFuser(kernel, chain).run();
       changed = true;
@@ -337,11 +335,13 @@ bool fuseReductionChains(Kernel &kernel, std::vector<ReductionChain> &chains) {
 }
 
 bool fuseReductions(Module &module, const ReductionSplitOptions &split, const FusionPolicy &policy,
-                    DiagnosticEngine *remarks) {
+                    int64_t maxOnChipBlocks, DiagnosticEngine *remarks) {
   bool changed = false;
   for (auto &kernel : module.kernels) {
     std::vector<ReductionChain> chains = analyzeReductionChains(*kernel, policy);
     planSegments(*kernel, chains, split);
+    for (ReductionChain &chain : chains)
+      planOnChip(*kernel, chain, maxOnChipBlocks);
     if (remarks)
       reportFusion(chains, *remarks);
     changed |= fuseReductionChains(*kernel, chains);

@@ -157,7 +157,6 @@ std::string strategyText(const SegmentPlan &plan) {
 
 void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags) {
   for (ReductionChain &chain : chains) {
-    bool onePass = hasOneBlockPath(chain);
     std::vector<const ChainLoop *> fused;
     for (const ChainLoop &l : chain.loops)
       if (l.fused)
@@ -178,9 +177,11 @@ void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags) 
         r << "the loop at line " << l.loop->loc().line << " is not fused: " << l.refusal;
         if (l.trailing && chain.split.segments > 1)
           r << ", which the last segment of each program runs on the merged results";
-        if (l.trailing && onePass && chain.split.segments == 1)
+        if (l.trailing && chain.onChipBlocks >= 1)
           r << "; when the range fits in one block, the whole chain runs as one iteration that reads each "
                "element once";
+        if (l.trailing && chain.onChipBlocks >= 2)
+          r << ", and up to " << chain.onChipBlocks << " blocks are held on chip the same way";
       }
   }
 }

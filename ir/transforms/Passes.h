@@ -35,9 +35,10 @@ bool eliminateDeadMaskedLanes(Module &module);
 /// Reduction-chain fusion: cascaded reduction loops over one range become one pass
 /// with an incremental (rescaling) form (ReductionChains.h), over one program or split
 /// over several as `split` and the cost model decide. Reports remarks to `remarks`
-/// when it is not null; `policy` says what it may assume beyond exact algebra.
+/// when it is not null; `policy` says what it may assume beyond exact algebra, and
+/// `maxOnChipBlocks` how many blocks a chain's range held on chip may span.
 /// FuseReductions.cpp runs the analysis, the plan and the rewrite.
 bool fuseReductions(Module &module, const ReductionSplitOptions &split, const FusionPolicy &policy,
-                    DiagnosticEngine *remarks);
+                    int64_t maxOnChipBlocks, DiagnosticEngine *remarks);
 
 } // namespace kiln::ir

@@ -25,7 +25,7 @@ const std::vector<PassInfo> &passRegistry() {
        [](Module &m, const PipelineOptions &) { return eliminateCommonSubexpressions(m); }},
       {"fuse-reductions", "fuse chains of reduction loops into one pass with rescaling (online softmax)",
        [](Module &m, const PipelineOptions &o) {
-         return o.fuseReductions && fuseReductions(m, o.reductionSplit, o.fusionPolicy, o.fusionRemarks);
+         return o.fuseReductions && fuseReductions(m, o.reductionSplit, o.fusionPolicy, o.maxOnChipBlocks, o.fusionRemarks);
        }},
       {"dead-lanes", "drop selects whose masked-off lanes only reach stores under the same mask",
        [](Module &m, const PipelineOptions &) { return eliminateDeadMaskedLanes(m); }},

@@ -10,6 +10,7 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::ir {
@@ -36,6 +37,10 @@ struct PipelineOptions {
   ReductionSplitOptions reductionSplit;
   /// What fusion may assume beyond exact algebra (--fuse-quantized).
   FusionPolicy fusionPolicy;
+  /// The most blocks a chain's range may span for the versions without loops that hold
+  /// it on chip (OnChipPath.cpp): 2, or 1 for the one-block version alone
+  /// (onChipBlocksOf says which a target takes).
+  int64_t maxOnChipBlocks = 2;
   /// When set, fusion reports what it did and declined to do here, as remarks.
   DiagnosticEngine *fusionRemarks = nullptr;
   bool printAfterAll = false; ///< dump the IR after each pass ("(unchanged)" if it was a no-op)
@@ -45,6 +50,10 @@ struct PipelineOptions {
   /// When not empty, run exactly these passes (by registry name) instead of the default.
   std::vector<std::string> passes;
 };
+
+/// PipelineOptions::maxOnChipBlocks for `target` ("sm_90", "spirv64", ...): 1 for
+/// SPIR-V (OnChipPath.cpp says why), 2 for the others.
+int64_t onChipBlocksOf(std::string_view target);
 
 /// Runs the Tile IR pipeline on `module`. Returns false when a pass produced invalid IR
 /// (reported as an internal compiler error).

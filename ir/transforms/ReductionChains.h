@@ -132,6 +132,9 @@ struct SegmentPlan {
 struct ReductionChain {
   std::vector<ChainLoop> loops;
   SegmentPlan split;
+  /// Ranges of up to this many blocks run without loops, each element read once
+  /// (OnChipPath.cpp); 0: the chain has no such version.
+  int64_t onChipBlocks = 0;
   size_t fusedCount() const;
 };
 
@@ -152,14 +155,14 @@ std::vector<ReductionChain> analyzeReductionChains(Kernel &kernel, const FusionP
 std::optional<std::string> separate(Accumulator &acc, Op &loop, const std::vector<Op *> &earlier,
                                     const FusionPolicy &policy, Location &where);
 
-/// True when `chain` ends in a loop that writes memory and can get the version of
-/// OneBlockPath.cpp: its loops' step is a positive constant and the trailing loop
-/// carries nothing.
-bool hasOneBlockPath(ReductionChain &chain);
-/// Gives the chain a second version for ranges of at most one iteration, in which every
-/// loop body runs once in order, reading each element once (OneBlockPath.cpp); the
-/// loops move into the other branch. Returns false when not applicable.
-bool versionForOneBlock(ReductionChain &chain);
+/// Decides whether `chain`, ending in a loop that writes memory, gets versions without
+/// loops for ranges of up to `maxBlocks` blocks (OnChipPath.cpp), and for how many:
+/// sets chain.onChipBlocks. Needs the chain's segment plan.
+void planOnChip(const Kernel &kernel, ReductionChain &chain, int64_t maxBlocks);
+/// Gives the chain the versions planOnChip chose, in which every loop body runs once
+/// per block in order, reading each element once; the loops move into the last branch.
+/// Returns false when it has none.
+bool keepOnChip(ReductionChain &chain);
 
 /// Decides the strategy of every chain of `kernel` with two or more fused loops
 /// (SegmentPlan.cpp): at most one chain of a kernel is split, and only where the split

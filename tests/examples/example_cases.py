@@ -137,6 +137,9 @@ _long_softmax("example.long_softmax.random",
               lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(1, 1500))}, block=128)
 _long_softmax("example.long_softmax.one_block", {"rows": 3, "n": 100})
 _long_softmax("example.long_softmax.exact_blocks", {"rows": 2, "n": 512}, block=64)
+# Two blocks of 256: held on chip, each element read once (the first rows above run the
+# fused loop and the output pass).
+_long_softmax("example.long_softmax.two_blocks", {"rows": 3, "n": 400})
 
 
 # ---- long_layernorm -------------------------------------------------------------------
@@ -229,7 +232,7 @@ def _decode(name, sizes, tiles, gen=normal(), tol=Tol(1e-4, 1e-5)):
         ref=_decode_ref, tol=tol))
 
 
-_decode("example.decode_attention", {"heads": 4, "seq": 600, "d": 64}, {})
+_decode("example.decode_attention", {"heads": 3, "seq": 520, "d": 64}, {})
 _decode("example.decode_attention.ragged", {"heads": 3, "seq": 300, "d": 16}, {"D": 16, "BN": 32})
 _decode("example.decode_attention.one_block", {"heads": 2, "seq": 20, "d": 16}, {"D": 16, "BN": 32})
 _decode("example.decode_attention.large_scores", {"heads": 2, "seq": 100, "d": 16},

@@ -1126,3 +1126,30 @@ add("fusion.logsumexp_rows", "fusion_chains.kiln", "logsumexp_rows",
     args=[Arr("x", "f32", ("rows", "n"), with_specials(normal(30.0), [500.0, -500.0])),
           Arr("out", "f32", "rows"), Scalar("rows", "i32", "rows"), Scalar("n", "i32", "n")],
     ref=_logsumexp_ref, tol=Tol(1e-5, 1e-4))
+
+
+# Rows of one block, of two (held on chip) and of more.
+add("fusion.softmax_in_place", "fusion_chains.kiln", "softmax_in_place",
+    sizes=lambda r: {"rows": int(r.integers(1, 5)), "n": int(r.integers(1, 300))},
+    grid=("rows",),
+    args=[Arr("x", "f32", ("rows", "n"), normal(4.0)), Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"x": softmax_rows(v.x)}, tol=Tol(1e-5, 1e-7))
+
+
+def _scale_by_max_ref(v, s):
+    x, y = f64(v.x), np.zeros(s["n"])
+    lo, hi = s["lo"], s["hi"]
+    if hi > lo:
+        end = min(lo + cdiv(hi - lo, 32) * 32, s["n"])
+        y[lo:end] = x[lo:end] / max(0.0, np.abs(x[lo:end]).max())
+    return {"y": y}
+
+
+# Two blocks (held on chip), a reversed range (empty: nothing written) and ten blocks
+# (the loops).
+for _suffix, _lo, _hi in ((".on_chip", 5, 60), (".reversed", 150, 20), (".loops", 0, 290)):
+    add("fusion.scale_by_max" + _suffix, "fusion_chains.kiln", "scale_by_max",
+        sizes={"n": 300, "lo": _lo, "hi": _hi}, grid=(1,),
+        args=[Arr("x", "f32", "n", normal(3.0)), Arr("y", "f32", "n"), Scalar("n", "i32", "n"),
+              Scalar("lo", "i32", "lo"), Scalar("hi", "i32", "hi")],
+        ref=_scale_by_max_ref, tol=Tol(1e-6, 1e-7))

@@ -15,11 +15,15 @@ from kilncase import (Arr, Case, Scalar, Tol, f32, f64, fill, fp8_matmul_ref, fp
 CASES = []
 
 # Row shapes shared by the row-wise kernels: several blocks with a ragged tail, one short
-# row, exact blocks, and random sizes.
+# row, exact blocks, two blocks and random sizes. Rows of one block, and of two where the
+# program can hold them (OnChipPath.cpp: softmax, rmsnorm, quantization at BLOCK 256),
+# run without loops and read each element once; longer rows take the fused loops and
+# the trailing pass.
 _ROWS = [
     ("", {"rows": 5, "n": 2000}, None),
     (".short_row", {"rows": 3, "n": 7}, 64),
     (".exact_blocks", {"rows": 4, "n": 512}, 128),
+    (".two_blocks", {"rows": 3, "n": 400}, 256),
     (".random", lambda r: {"rows": int(r.integers(1, 9)), "n": int(r.integers(1, 1500))}, 256),
 ]
 

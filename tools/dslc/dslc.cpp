@@ -454,7 +454,9 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
     return driver::ExitUserError;
   if (!NoOptimize) {
     int64_t processors = ir::processorsOf(codegen::targetName(plan.target));
-    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, std::nullopt, processors), diags);
+    ir::PipelineOptions pipeline = pipelineOptions(timing, diags, *split, std::nullopt, processors);
+    pipeline.maxOnChipBlocks = ir::onChipBlocksOf(codegen::targetName(plan.target));
+    ir::runPipeline(*module, pipeline, diags);
   }
 
   if (!generatesCode(plan.kind)) {
