@@ -223,6 +223,10 @@ const std::vector<Workload> &workloads() {
       softmaxChain(1024, 32768, 32768, 32),
       softmaxChain(1024, 32768, 8192, 8),
       softmaxChain(1024, 32768, 4096, 8),
+      // Rows of two blocks, which the program holds on chip (OnChipPath.cpp: 8 elements
+      // a thread): read once, like BLOCK = row.
+      softmaxChain(16384, 1024, 512, 4),
+      softmaxChain(4096, 8192, 4096, 32),
       rowwise(K::LayerNorm, 16384, 4096, 4, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 8, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 16, "layernorm_bf16"),

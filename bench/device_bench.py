@@ -147,6 +147,10 @@ if selected("softmax"):
         x = (torch.rand(M, N, device=DEV) * 16 - 8).to(torch.bfloat16)
         o = torch.empty_like(x)
         ref = torch.softmax(x.double(), -1)
+        # What a copy of the same bytes reaches: the floor of this size (launch, tail and
+        # the L2 flush weigh more on 64 MiB than on the 2 GiB ceiling).
+        record(f"copy bf16 {M}x{N} (softmax's bytes)", "torch copy_", bench(lambda: o.copy_(x)),
+               bytes_=4 * M * N)
         for name, cfg, f in [("torch eager", "", lambda: torch.softmax(x, -1)),
                              ("torch.compile", "", lambda: csm(x)),
                              ("triton tutorial", f"num_warps={tri_softmax_warps(N)}", lambda: tri_softmax(x, o))]:
