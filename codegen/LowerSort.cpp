@@ -68,36 +68,66 @@ static llvm::Value *orderedBits(Lowering &L, llvm::Value *v, const Type &elem) {
   return b.CreateSelect(b.CreateFCmpUNO(f, f), L.i32(0), ordered);
 }
 
+/// The comparators (i, j), i < j, of Batcher's odd-even merge sort of n elements; after
+/// them, in order, every element is at least the next when each comparator puts the
+/// larger of its two first. Comparators past n are dropped: the missing elements would be
+/// the smallest, at the end, and never move.
+static std::vector<std::pair<size_t, size_t>> mergeSortNetwork(size_t n) {
+  size_t padded = 1;
+  while (padded < n)
+    padded *= 2;
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t p = 1; p < padded; p *= 2)
+    for (size_t k = p; k >= 1; k /= 2)
+      for (size_t j = k % p; j + k < padded; j += 2 * k)
+        for (size_t i = 0; i < std::min(k, padded - j - k); ++i)
+          if ((i + j) / (2 * p) == (i + j + k) / (2 * p) && i + j + k < n)
+            out.emplace_back(i + j, i + j + k);
+  return out;
+}
+
 void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t group, const Candidates &mine,
                           const std::function<void(int64_t, llvm::Value *, llvm::Value *, llvm::Value *)> &emit) {
   if (dtypeBits(elem.dtype) <= 32) {
     // Each candidate as one u64 key, (ordered value) << 32 | (~position): the largest key
     // is sorting's first element (ties to the lower position), and a key of 0 is no
-    // candidate. A round is a max over the lane's keys and a butterfly over the group;
-    // the lane that holds the winner writes it and drops it.
+    // candidate. The lane sorts its keys once (a merge network, values alongside), so
+    // its best is always its first: a round is a butterfly over the group's first keys,
+    // and the lane that holds the winner writes it and moves its list up by one.
     llvm::Type *i64t = b.getInt64Ty();
-    std::vector<llvm::Value *> keys;
+    std::vector<llvm::Value *> keys, values;
     for (const auto &[v, pos] : mine) {
       llvm::Value *key = b.CreateOr(b.CreateShl(b.CreateZExt(orderedBits(*this, v, elem), i64t), 32),
                                     b.CreateZExt(b.CreateNot(pos), i64t));
       keys.push_back(b.CreateSelect(b.CreateICmpULT(pos, i32(len)), key, llvm::ConstantInt::get(i64t, 0)));
+      values.push_back(v);
     }
-    auto umax = [&](llvm::Value *a, llvm::Value *c) { return b.CreateSelect(b.CreateICmpUGT(a, c), a, c); };
+    for (const auto &[i, j] : mergeSortNetwork(keys.size())) {
+      llvm::Value *swap = b.CreateICmpULT(keys[i], keys[j]);
+      llvm::Value *ki = keys[i], *vi = values[i];
+      keys[i] = b.CreateSelect(swap, keys[j], ki);
+      keys[j] = b.CreateSelect(swap, ki, keys[j]);
+      values[i] = b.CreateSelect(swap, values[j], vi);
+      values[j] = b.CreateSelect(swap, vi, values[j]);
+    }
+    llvm::Value *zero = llvm::ConstantInt::get(i64t, 0);
     for (int64_t r = 0; r < k; ++r) {
       llvm::Value *best = keys[0];
-      for (size_t j = 1; j < keys.size(); ++j)
-        best = umax(best, keys[j]);
-      for (int64_t s = 1; s < group; s *= 2)
-        best = umax(best, shuffleXor(best, s));
-      llvm::Value *owns = b.getFalse(), *value = mine[0].first, *pos = mine[0].second;
-      for (size_t j = 0; j < keys.size(); ++j) {
-        llvm::Value *hit = b.CreateICmpEQ(keys[j], best);
-        owns = b.CreateOr(owns, hit);
-        value = b.CreateSelect(hit, mine[j].first, value);
-        pos = b.CreateSelect(hit, mine[j].second, pos);
-        keys[j] = b.CreateSelect(hit, llvm::ConstantInt::get(i64t, 0), keys[j]);
+      for (int64_t s = 1; s < group; s *= 2) {
+        llvm::Value *other = shuffleXor(best, s);
+        best = b.CreateSelect(b.CreateICmpUGT(other, best), other, best);
       }
-      emit(r, b.CreateAnd(owns, b.CreateICmpNE(best, llvm::ConstantInt::get(i64t, 0))), value, pos);
+      llvm::Value *owns = b.CreateAnd(b.CreateICmpEQ(keys[0], best), b.CreateICmpNE(best, zero));
+      emit(r, owns, values[0], b.CreateNot(b.CreateTrunc(keys[0], b.getInt32Ty())));
+      // A lane gives at most k - r - 1 more winners: the list beyond that is not needed.
+      const size_t live = std::min<size_t>(keys.size(), static_cast<size_t>(k - r));
+      for (size_t j = 0; j + 1 < live; ++j) {
+        keys[j] = b.CreateSelect(owns, keys[j + 1], keys[j]);
+        values[j] = b.CreateSelect(owns, values[j + 1], values[j]);
+      }
+      keys[live - 1] = b.CreateSelect(owns, zero, keys[live - 1]);
+      keys.resize(live);
+      values.resize(live);
     }
     return;
   }
