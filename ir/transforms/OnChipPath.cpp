@@ -26,6 +26,7 @@
 // loaded again after block 0's stores. The user's BLOCK sets the one-block version; the
 // two-block version is added when the two blocks' loads the trailing body rereads fit
 // kHeldElementsPerThread elements a thread.
+//
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/Pipeline.h"
 #include "ir/transforms/ReductionChains.h"
