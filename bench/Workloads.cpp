@@ -68,8 +68,9 @@ static Workload chunked(Workload w, int64_t block) {
 
 /// The three-loop softmax: fused by the compiler into a statistics pass and an output
 /// pass, or, when BLOCK covers the row, one pass that reads the row once.
-static Workload softmaxChain(int64_t rows, int64_t cols, int64_t block, int64_t warps) {
-  return chunked(rowwise(WorkloadKind::Softmax, rows, cols, warps, "softmax_chain_bf16"), block);
+static Workload softmaxChain(int64_t rows, int64_t cols, int64_t block, int64_t warps,
+                             const std::string &kernel = "softmax_chain_bf16") {
+  return chunked(rowwise(WorkloadKind::Softmax, rows, cols, warps, kernel), block);
 }
 
 static Workload matmul(int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages,
@@ -227,6 +228,10 @@ const std::vector<Workload> &workloads() {
       // a thread): read once, like BLOCK = row.
       softmaxChain(16384, 1024, 512, 4),
       softmaxChain(4096, 8192, 4096, 32),
+      // The three loops with `softmax_bf16_exp2`'s arithmetic, BLOCK = row.
+      softmaxChain(16384, 1024, 1024, 2, "softmax_chain_bf16_exp2"),
+      softmaxChain(4096, 8192, 8192, 8, "softmax_chain_bf16_exp2"),
+      softmaxChain(1024, 32768, 32768, 16, "softmax_chain_bf16_exp2"),
       rowwise(K::LayerNorm, 16384, 4096, 4, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 8, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 16, "layernorm_bf16"),
