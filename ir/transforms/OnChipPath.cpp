@@ -375,9 +375,9 @@ void planOnChip(const Kernel &kernel, ReductionChain &chain, int64_t maxBlocks) 
 
 int64_t onChipBlocksOf(std::string_view target) {
   // The SPIR-V path is checked by running it on PoCL (3.1), which loses stores of the
-  // two-block version: its optimizer merges the versions' last stores into one block
-  // that ends two barrier regions, and the work-group loops it builds then skip it.
-  // Until a SPIR-V device can check the version, SPIR-V kernels do without it.
+  // two-block version (docs/testing.md, Known problems; the interpreter and NVPTX agree
+  // on the same kernels). Until a SPIR-V device can check the version, SPIR-V kernels
+  // do without it.
   return target == "spirv64" ? 1 : 2;
 }
 
