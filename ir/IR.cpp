@@ -392,7 +392,7 @@ size_t replaceUses(Block &block, const ValueMap &map) {
   return changed;
 }
 
-static Value *lookup(const ValueMap &mapping, Value *v) {
+Value *lookup(const ValueMap &mapping, Value *v) {
   auto it = mapping.find(v);
   return it == mapping.end() ? v : it->second;
 }

@@ -252,6 +252,9 @@ void walkPostOrder(Block &block, const std::function<void(Op &)> &fn);
 using ValueMap = std::unordered_map<const Value *, Value *>;
 size_t replaceUses(Block &block, const ValueMap &map);
 
+/// What `v` maps to in `mapping`, or `v` itself when it is not mapped.
+Value *lookup(const ValueMap &mapping, Value *v);
+
 /// Deep-copies `op` (and its regions) at the builder's insertion point. Operands are
 /// looked up in `mapping` (unmapped ones are kept); new results and block arguments
 /// are added to it.

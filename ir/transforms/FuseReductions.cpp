@@ -205,7 +205,7 @@ private:
           Value *one = b.floatConstant(op.loc(), op.operand(d->second)->type, 1.0);
           std::vector<Value *> operands;
           for (unsigned i = 0; i < op.numOperands(); ++i)
-            operands.push_back(i == d->second ? one : (map.count(op.operand(i)) ? map[op.operand(i)] : op.operand(i)));
+            operands.push_back(i == d->second ? one : lookup(map, op.operand(i)));
           Value *r = b.createValue(op.kind(), op.loc(), operands, op.result()->type, op.attrs());
           r->nameHint = op.result()->nameHint;
           map[op.result()] = r;
@@ -216,7 +216,7 @@ private:
       Op *yield = src.terminator();
       for (unsigned slot = 0; slot < l->loop->numResults(); ++slot) {
         Value *next = yield->operand(slot);
-        Value *now = map.count(next) ? map[next] : next;
+        Value *now = lookup(map, next);
         if (const Accumulator &acc = l->accumulators[slot]; acc.separation.centered) {
           unsigned e = extraSlot_.at(&acc);
           CentredState merged =
@@ -242,8 +242,7 @@ private:
   CentredState mergeBlock(const Accumulator &acc, ValueMap &map, const CentredState &running, Builder &b,
                           Location loc) {
     const CenteredSquare &c = *acc.separation.centered;
-    auto mapped = [&](Value *v) { return map.count(v) ? map[v] : v; };
-    Value *data = mapped(c.data);
+    Value *data = lookup(map, c.data);
     Type tile = data->type;
     Type accType = running.m2->type;
     if (tile.dtype != accType.dtype) {
@@ -251,7 +250,7 @@ private:
       data = b.createValue(OpKind::Cast, loc, {data}, tile);
     }
     Value *zeroTile = b.floatConstant(loc, tile, 0.0);
-    Value *mask = c.mask ? mapped(c.mask) : nullptr;
+    Value *mask = c.mask ? lookup(map, c.mask) : nullptr;
     auto selected = [&](Value *v) {
       return mask ? b.createValue(OpKind::Select, loc, {mask, v, zeroTile}, tile) : v;
     };

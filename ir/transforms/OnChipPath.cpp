@@ -243,7 +243,7 @@ private:
           cloneOp(ib, *inner, inside);
       for (unsigned i = 0; i < op->numResults(); ++i) {
         Value *next = src.terminator()->operand(i);
-        Value *now = inside.count(next) ? inside[next] : next;
+        Value *now = lookup(inside, next);
         inside[op->result(i)] = now;
         yields.push_back(now);
         once->result(k)->nameHint = op->result(i)->nameHint;
@@ -258,7 +258,7 @@ private:
         cloneOp(b, *op, outside);
     std::vector<Value *> results;
     for (Value *v : escaping)
-      results.push_back(outside.count(v) ? outside[v] : v);
+      results.push_back(lookup(outside, v));
     b.create(OpKind::Yield, first_->loc(), results, {});
   }
 
@@ -284,7 +284,7 @@ private:
       Block &body = *op->region(0);
       std::vector<Value *> carried;
       for (unsigned k = 3; k < op->numOperands(); ++k)
-        carried.push_back(after.count(op->operand(k)) ? after[op->operand(k)] : op->operand(k));
+        carried.push_back(lookup(after, op->operand(k)));
       std::vector<const Accumulator *> merged = mergedReductions(*op, carried.size());
       std::vector<Value *> combined(carried.size(), nullptr); // merged: the copies' F so far
 
@@ -298,12 +298,12 @@ private:
             cloneOp(b, *inner, copy);
         for (unsigned k = 0; k < carried.size(); ++k) {
           if (const Accumulator *acc = merged[k]) {
-            Value *f = copy.count(acc->term) ? copy[acc->term] : acc->term;
+            Value *f = lookup(copy, acc->term);
             combined[k] = combined[k] ? b.createValue(acc->combineOp->kind(), loc, {combined[k], f}, f->type) : f;
             continue;
           }
           Value *next = body.terminator()->operand(k);
-          carried[k] = copy.count(next) ? copy[next] : next;
+          carried[k] = lookup(copy, next);
         }
       }
       // d ⊕ reduce(F_0 ⊕ F_1): one reduction across the program for both copies.
@@ -319,7 +319,7 @@ private:
     }
     std::vector<Value *> results;
     for (Value *v : escaping)
-      results.push_back(after.count(v) ? after[v] : v);
+      results.push_back(lookup(after, v));
     b.create(OpKind::Yield, loc, results, {});
   }
 
