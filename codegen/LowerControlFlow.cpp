@@ -61,24 +61,26 @@ void Lowering::lowerFor(const ir::Op &op) {
   llvm::Value *lb = get(op.operand(0)).v[0];
   llvm::Value *ub = get(op.operand(1)).v[0];
   llvm::Value *step = get(op.operand(2)).v[0];
+  // Values the fragment plan carries in a fragment form (a tensor-core accumulator, a
+  // flash-attention row max) enter the loop in that form and stay in it.
+  const size_t numCarried = op.numOperands() - 3;
+  std::vector<FragForm> forms(numCarried);
+  std::vector<Regs> fragInits(numCarried);
   std::vector<const Regs *> inits;
-  for (unsigned j = 3; j < op.numOperands(); ++j)
-    inits.push_back(&get(op.operand(j)));
-  // A tensor-core accumulator carried by the loop stays in mma fragment order inside it.
-  const size_t numCarried = inits.size();
-  std::vector<const ir::Op *> mmaDots(numCarried, nullptr);
-  std::vector<Regs> mmaInits(numCarried);
   MmaPipeline pipe; // one dot per loop streams its operands
-  for (unsigned j = 0; j < numCarried; ++j)
-    if (const ir::Op *dot = mmaCarriedDot(op, j)) {
-      mmaDots[j] = dot;
-      mmaInits[j] = mmaFromBlocked(*dot, *inits[j]);
-      inits[j] = &mmaInits[j];
-      mmaAccumulators.insert(op.region(0)->argument(1 + j));
-      mmaAccumulators.insert(dot->result());
-      if (!pipe.dot)
-        pipe = mmaPipelineFor(op, *dot);
+  for (unsigned j = 0; j < numCarried; ++j) {
+    const ir::Value *init = op.operand(3 + j);
+    forms[j] = fragPlan.formOf(body.argument(1 + j));
+    if (forms[j].none()) {
+      inits.push_back(&get(init));
+      continue;
     }
+    fragInits[j] = fragPlan.consumes(op, 3 + j) ? getFrag(init) : blockedToFragments(init, forms[j]);
+    inits.push_back(&fragInits[j]);
+    const ir::Op *dot = mmaCarriedDot(op, j);
+    if (dot && !pipe.dot && fragPlan.consumes(*dot, 2))
+      pipe = mmaPipelineFor(op, *dot);
+  }
 
   // Accesses of one iteration follow those of the previous one; shared memory read in
   // the previous iteration must be released before the body writes it again.
@@ -132,18 +134,28 @@ void Lowering::lowerFor(const ir::Op &op) {
   b.SetInsertPoint(bodyBB);
   vals[body.argument(0)] = Regs{{iv}};
   for (size_t j = 0; j < phis.size(); ++j)
-    vals[body.argument(static_cast<unsigned>(1 + j))] = regsOf(phis[j]);
+    (forms[j].none() ? vals : frags)[body.argument(static_cast<unsigned>(1 + j))] = regsOf(phis[j]);
   const MmaPipeline outer = pipeline;
   if (pipe.dot) {
     pipeline = pipe;
     pipeline.stage = stage;
     std::tie(pipeline.ivAhead, pipeline.condAhead) = ahead(iv, pipe.stages - 1);
   }
+  for (size_t j = 0; j < numCarried; ++j) {
+    const ir::Value *arg = body.argument(static_cast<unsigned>(1 + j));
+    if (fragPlan.needsBlocked(arg))
+      set(arg, fragmentsToBlocked(arg));
+  }
   const ir::Op *yield = lowerUntilTerminator(*this, body);
   pipeline = outer;
   std::vector<Regs> next;
-  for (const ir::Value *v : yield->operands())
-    next.push_back(get(v));
+  for (unsigned j = 0; j < numCarried; ++j) {
+    const ir::Value *v = yield->operand(j);
+    if (forms[j].none())
+      next.push_back(get(v));
+    else
+      next.push_back(fragPlan.consumes(*yield, j) ? getFrag(v) : blockedToFragments(v, forms[j]));
+  }
   // The next iv, unless it would wrap around its type.
   llvm::Value *ivNext = b.CreateAdd(iv, step);
   llvm::Value *wrapped;
@@ -174,18 +186,17 @@ void Lowering::lowerFor(const ir::Op &op) {
       p->addIncoming(next[j].v[r], latch);
       out.v.push_back(p);
     }
-    set(op.result(static_cast<unsigned>(j)), std::move(out));
+    const ir::Value *result = op.result(static_cast<unsigned>(j));
+    if (forms[j].none())
+      set(result, std::move(out));
+    else
+      frags[result] = std::move(out); // lowerOp converts it if some reader needs that
   }
   if (pipe.dot) // copies for iterations that never ran were not issued; none is left
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, llvm::ArrayRef<llvm::Type *>{},
                       llvm::ArrayRef<llvm::Value *>{});
   addOutstanding(body);
   arenaInUse = ArenaUse::whole();
-  for (size_t j = 0; j < numCarried; ++j)
-    if (mmaDots[j]) {
-      const ir::Value *result = op.result(static_cast<unsigned>(j));
-      set(result, mmaToBlocked(*mmaDots[j], get(result)));
-    }
 }
 
 void Lowering::lowerIf(const ir::Op &op) {

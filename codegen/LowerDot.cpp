@@ -15,13 +15,15 @@
 // rather than padded, and the tensor cores read them from shared memory directly; the
 // accumulator fragments are in the same order, so everything below is shared.
 //
-// The accumulator normally enters and leaves through shared memory, in the blocked
-// layout every other op expects. In the common loop `for k { acc = dot(a, b, acc) }`
-// the carried accumulator is instead held in the mma fragment order for the whole loop
-// (mmaCarriedDot): it is converted once before the loop and once after it, and each
-// iteration's dot reads and writes registers only. When, moreover, the dot's operands
-// come straight from unmasked loads in that loop body and nothing else in the body
-// touches memory or shared memory, the loads become cp.async copies into a ring of
+// The result stays in the mma fragment order when the fragment plan says so
+// (FragmentPlan.h): always for an f32 result that every warp holds a block of; it is
+// converted to the blocked layout only where some reader needs that. In the common
+// loop `for k { acc = dot(a, b, acc) }` the carried accumulator is thus held in
+// fragments for the whole loop, and each iteration's dot reads and writes registers
+// only; in flash attention the probabilities, a Tile of the first dot, become the A
+// fragments of the second without leaving registers. When, moreover, the dot's operands
+// come straight from unmasked loads in that loop body (mmaCarriedDot) and nothing else
+// in the body touches memory or shared memory, the loads become cp.async copies into a ring of
 // `num_stages` buffers (as many as fit in the dot's scratch), issued num_stages - 1
 // iterations ahead, so that global-memory latency overlaps the tensor-core work
 // (mmaPipelineFor; the copies' addresses are recomputed from the iv of their iteration).
@@ -33,7 +35,7 @@
 // reproduces the interpreter's products and sums bit for bit.
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/Lowering.h"
+#include "codegen/MmaFragments.h"
 #include "codegen/Wgmma.h"
 
 #include <llvm/IR/InlineAsm.h>
@@ -71,76 +73,6 @@ DotPath Lowering::dotPath(const ir::Op &op) const {
   return wgmmaFits(*this, op) ? DotPath::Wgmma : DotPath::MmaSync;
 }
 
-/// How the warps of a program share an [M, N] tensor-core product: a wm x wn grid of
-/// warp blocks of (M / wm) x (N / wn), each made of mTiles x nTiles 16x8 tiles. When
-/// the product has fewer tiles than warps, only `active` warps have a block; the others
-/// repeat one (and never write).
-struct MmaTiling {
-  int64_t wm = 1, wn = 1, mTiles = 1, nTiles = 1, active = 1;
-
-  static MmaTiling make(int64_t M, int64_t N, int64_t warps) {
-    MmaTiling best;
-    int64_t bestCost = -1;
-    for (int64_t active = warps; active >= 1 && bestCost < 0; active /= 2)
-      for (int64_t wm = 1; wm <= active; wm *= 2) {
-        const int64_t wn = active / wm;
-        if ((M / 16) % wm != 0 || (N / 8) % wn != 0)
-          continue;
-        MmaTiling t{wm, wn, M / 16 / wm, N / 8 / wn, active};
-        // ldmatrix instructions per k step: one per row of tiles (A), one per two
-        // columns (B); fewer loads per mma is better, then the squarer block.
-        const int64_t cost = t.mTiles + (t.nTiles + 1) / 2;
-        if (bestCost < 0 || cost < bestCost) {
-          best = t;
-          bestCost = cost;
-        }
-      }
-    return best;
-  }
-  int64_t regsPerThread() const { return mTiles * nTiles * 4; }
-};
-
-static MmaTiling tilingOf(const Lowering &L, const ir::Op &dot) {
-  const int64_t M = dot.operand(0)->type.shape[0], N = dot.operand(1)->type.shape[1];
-  const int64_t warps = L.T / 32;
-  // wgmma's accumulators: every warp holds 16 rows of its warpgroup's strip across all
-  // of N, in the fragment order of mma.sync tiles.
-  if (L.dotPath(dot) == DotPath::Wgmma)
-    return MmaTiling{warps, 1, 1, N / 8, warps};
-  return MmaTiling::make(M, N, warps);
-}
-
-/// Where the current lane works: its warp block's first row and column, and the lane's
-/// place in the m16n8 fragment (row g, columns 2t and 2t + 1).
-struct MmaLane {
-  llvm::Value *warp, *lane, *rowBase, *colBase, *g, *t2, *writer;
-};
-
-static MmaLane mmaLane(Lowering &L, const MmaTiling &tl, int64_t M, int64_t N) {
-  auto &b = L.b;
-  MmaLane m;
-  m.warp = b.CreateLShr(L.tid, L.i32(5));
-  const int64_t warps = L.T / 32;
-  m.writer = tl.active == warps ? nullptr : b.CreateICmpULT(m.warp, L.i32(tl.active));
-  llvm::Value *w = tl.active == warps ? m.warp : b.CreateAnd(m.warp, L.i32(tl.active - 1));
-  m.lane = b.CreateAnd(L.tid, L.i32(31));
-  m.rowBase = b.CreateMul(b.CreateUDiv(w, L.i32(tl.wn)), L.i32(M / tl.wm));
-  m.colBase = b.CreateMul(b.CreateURem(w, L.i32(tl.wn)), L.i32(N / tl.wn));
-  m.g = b.CreateLShr(m.lane, L.i32(2));
-  m.t2 = b.CreateShl(b.CreateAnd(m.lane, L.i32(3)), L.i32(1));
-  return m;
-}
-
-/// Row and column of fragment register `reg` (tile (mi, ni), element c of 4).
-static std::pair<llvm::Value *, llvm::Value *> fragmentCoord(Lowering &L, const MmaTiling &tl,
-                                                             const MmaLane &m, int64_t reg) {
-  auto &b = L.b;
-  const int64_t tile = reg / 4, c = reg % 4, mi = tile / tl.nTiles, ni = tile % tl.nTiles;
-  llvm::Value *row = b.CreateAdd(m.rowBase, b.CreateAdd(m.g, L.i32(mi * 16 + (c >= 2 ? 8 : 0))));
-  llvm::Value *col = b.CreateAdd(m.colBase, b.CreateAdd(m.t2, L.i32(ni * 8 + (c & 1))));
-  return {row, col};
-}
-
 /// Counts the operands equal to `v` in `block` and its nested regions.
 static int64_t usesIn(const ir::Block &block, const ir::Value *v) {
   int64_t n = 0;
@@ -167,55 +99,11 @@ const ir::Op *Lowering::mmaCarriedDot(const ir::Op &forOp, unsigned j) const {
   if (arg->type.dtype != DType::F32 || dot->result()->type.dtype != DType::F32)
     return nullptr;
   // Every warp owns a block, so fragments and blocked registers count the same.
-  if (tilingOf(*this, *dot).active != T / 32)
+  if (tilingOf(*dot).active != T / 32)
     return nullptr;
   if (usesIn(body, arg) != 1 || usesIn(body, dot->result()) != 1)
     return nullptr;
   return dot;
-}
-
-Regs Lowering::mmaFromBlocked(const ir::Op &dot, const Regs &blocked) {
-  const Type &rt = dot.result()->type;
-  const MmaTiling tl = tilingOf(*this, dot);
-  // A splat constant (zeros, typically) is the same in any order.
-  if (auto *c = llvm::dyn_cast<llvm::Constant>(blocked.v[0])) {
-    if (std::all_of(blocked.v.begin(), blocked.v.end(), [&](llvm::Value *v) { return v == c; }))
-      return Regs{Values(static_cast<size_t>(tl.regsPerThread()), c)};
-  }
-  beginSharedUse();
-  storeTileToShared(blocked, rt, 0);
-  sharedWritten();
-  const MmaLane m = mmaLane(*this, tl, rt.shape[0], rt.shape[1]);
-  Regs out;
-  for (int64_t reg = 0; reg < tl.regsPerThread(); ++reg) {
-    auto [row, col] = fragmentCoord(*this, tl, m, reg);
-    out.v.push_back(loadShared(b.getFloatTy(), 0, b.CreateAdd(b.CreateMul(row, i32(rt.shape[1])), col)));
-  }
-  sharedRead();
-  return out;
-}
-
-/// Writes fragment registers to `offset` as a row-major f32 [M, N] tile.
-static void storeFragments(Lowering &L, const MmaTiling &tl, const MmaLane &m, const Values &frag,
-                           int64_t N, int64_t offset) {
-  L.guardedVoid(m.writer, [&] {
-    for (int64_t reg = 0; reg < tl.regsPerThread(); ++reg) {
-      auto [row, col] = fragmentCoord(L, tl, m, reg);
-      L.storeShared(frag[reg], offset, L.b.CreateAdd(L.b.CreateMul(row, L.i32(N)), col));
-    }
-  });
-}
-
-Regs Lowering::mmaToBlocked(const ir::Op &dot, const Regs &fragments) {
-  const Type &rt = dot.result()->type;
-  const MmaTiling tl = tilingOf(*this, dot);
-  beginSharedUse();
-  storeFragments(*this, tl, mmaLane(*this, tl, rt.shape[0], rt.shape[1]), fragments.v,
-                 rt.shape[1], 0);
-  sharedWritten();
-  Regs out = gatherFromShared(rt, rt, 0, [](llvm::Value *e) { return e; });
-  sharedRead();
-  return out;
 }
 
 //===--------------------------------------------------------------------===//
@@ -423,10 +311,49 @@ static Values ldmatrix(Lowering &L, llvm::Value *addr, int count, bool trans) {
   return out;
 }
 
-/// The mma.sync product: fragments of `init` plus A @ B, with A and B in padded rows at
-/// i16 indices `aBase` and `bBase` of the arena.
+/// Writes fragment registers to `offset` as a row-major f32 [M, N] tile.
+static void storeFragments(Lowering &L, const MmaTiling &tl, const MmaLane &m, const Values &frag,
+                           int64_t N, int64_t offset) {
+  L.guardedVoid(m.writer, [&] {
+    for (int64_t reg = 0; reg < tl.regsPerThread(); ++reg) {
+      auto [row, col] = fragmentCoord(L, tl, m, reg);
+      L.storeShared(frag[reg], offset, L.b.CreateAdd(L.b.CreateMul(row, L.i32(N)), col));
+    }
+  });
+}
+
+/// The A fragments of a dot whose A operand is a Tile in registers (FragmentPlan.h):
+/// for k step ks and row of tiles mi, entry [ks * mTiles + mi] holds the four 32-bit
+/// registers of mma.sync's m16n8k16 A fragment (and of wgmma's register A). They are
+/// the operand's tiles (mi, 2 ks) and (mi, 2 ks + 1), two 16-bit values a register:
+/// rows g and g + 8 of the first, then of the second.
+static std::vector<Values> aFragmentsFromRegisters(Lowering &L, const ir::Op &dot) {
+  auto &b = L.b;
+  const ir::Value *a = dot.operand(0);
+  const FragForm &f = L.fragPlan.formOf(a);
+  const Regs &r = L.getFrag(a);
+  const DType t = a->type.dtype;
+  auto pack = [&](int64_t reg) {
+    llvm::Value *lo = b.CreateZExt(L.encodeNarrow(t, r.v[reg], false), b.getInt32Ty());
+    llvm::Value *hi = b.CreateZExt(L.encodeNarrow(t, r.v[reg + 1], false), b.getInt32Ty());
+    return b.CreateOr(lo, b.CreateShl(hi, L.i32(16)));
+  };
+  const int64_t K = a->type.shape[1], nt = f.tiling.nTiles;
+  std::vector<Values> out;
+  for (int64_t ks = 0; ks < K / 16; ++ks)
+    for (int64_t mi = 0; mi < f.tiling.mTiles; ++mi) {
+      const int64_t t0 = (mi * nt + 2 * ks) * 4, t1 = t0 + 4;
+      out.push_back({pack(t0), pack(t0 + 2), pack(t1), pack(t1 + 2)});
+    }
+  return out;
+}
+
+/// The mma.sync product: fragments of `init` plus A @ B, with B in padded rows at i16
+/// index `bBase` of the arena, and A likewise at `aBase` or, when `aRegs` is given, in
+/// registers (aFragmentsFromRegisters; the k steps are then unrolled).
 static Values mmaSyncProduct(Lowering &L, const ir::Op &op, const MmaTiling &tl, const MmaLane &m,
-                             llvm::Value *aBase, llvm::Value *bBase, const Values &init) {
+                             llvm::Value *aBase, llvm::Value *bBase, const Values &init,
+                             const std::vector<Values> *aRegs) {
   auto &b = L.b;
   const Type &at = op.operand(0)->type, &bt = op.operand(1)->type;
   const int64_t K = at.shape[1], N = bt.shape[1];
@@ -447,13 +374,15 @@ static Values mmaSyncProduct(Lowering &L, const ir::Op &op, const MmaTiling &tl,
   };
   const llvm::Intrinsic::ID id = bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
                                       : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
-  return L.loop(L.i32(0), L.i32(K / 16), 1, init, [&](llvm::Value *ks, const Values &cur) {
-    llvm::Value *k0 = b.CreateMul(ks, L.i32(16));
+  // One k step; `ks` is its index when A is in registers.
+  auto step = [&](llvm::Value *k0, int64_t ks, const Values &cur) {
     std::vector<Values> af, bfr;
     for (int64_t mi = 0; mi < tl.mTiles; ++mi)
-      af.push_back(ldmatrix(L, L.sharedAddr(0, b.CreateAdd(aLane, b.CreateAdd(k0, L.i32(mi * 16 * lda))),
-                                            b.getInt16Ty()),
-                            4, false));
+      af.push_back(aRegs ? (*aRegs)[ks * tl.mTiles + mi]
+                         : ldmatrix(L,
+                                    L.sharedAddr(0, b.CreateAdd(aLane, b.CreateAdd(k0, L.i32(mi * 16 * lda))),
+                                                 b.getInt16Ty()),
+                                    4, false));
     llvm::Value *kRow = b.CreateMul(k0, L.i32(ldb));
     for (int64_t ni = 0; ni < tl.nTiles; ni += 2) {
       const bool pair = ni + 1 < tl.nTiles;
@@ -476,6 +405,15 @@ static Values mmaSyncProduct(Lowering &L, const ir::Op &op, const MmaTiling &tl,
           next[base + j] = b.CreateExtractValue(d, j);
       }
     return next;
+  };
+  if (aRegs) {
+    Values cur = init;
+    for (int64_t ks = 0; ks < K / 16; ++ks)
+      cur = step(L.i32(ks * 16), ks, cur);
+    return cur;
+  }
+  return L.loop(L.i32(0), L.i32(K / 16), 1, init, [&](llvm::Value *ks, const Values &cur) {
+    return step(b.CreateMul(ks, L.i32(16)), -1, cur);
   });
 }
 
@@ -488,9 +426,11 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   const ScratchPlan plan = layoutAreas(dotScratchAreas(op, L.dotPath(op)));
   const int64_t aOff = plan.offsets[0], bOff = plan.offsets[1], cOff = plan.offsets[2];
   const bool hasAcc = op.numOperands() > 2;
-  const bool accIn = hasAcc && L.mmaAccumulators.count(op.operand(2));
-  const bool accOut = L.mmaAccumulators.count(op.result()) != 0;
-  const MmaTiling tl = tilingOf(L, op);
+  // The fragment plan may keep the result, the accumulator and A in registers.
+  const bool accIn = hasAcc && L.fragPlan.consumes(op, 2);
+  const bool resultInFragments = L.fragPlan.formOf(op.result()).kind == FragForm::Kind::Tile;
+  const bool aInRegisters = L.fragPlan.consumes(op, 0);
+  const MmaTiling tl = L.tilingOf(op);
 
   // Where the operands are read: the dot's own areas, or the pipeline buffer of this
   // iteration (i16 indices, from the arena's start).
@@ -515,7 +455,8 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
     bBase = b.CreateAdd(aBase, L.i32(aBytes / 2));
   } else {
     L.beginSharedUse();
-    stageOperand(L, at, L.get(op.operand(0)), aOff, placementOf(L, op, 0));
+    if (!aInRegisters)
+      stageOperand(L, at, L.get(op.operand(0)), aOff, placementOf(L, op, 0));
     stageOperand(L, bt, L.get(op.operand(1)), bOff, placementOf(L, op, 1));
     if (wgmma)
       fenceForWgmma(L);
@@ -533,7 +474,7 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   const MmaLane m = mmaLane(L, tl, M, N);
   Values init;
   if (accIn) {
-    init = L.get(op.operand(2)).v;
+    init = L.getFrag(op.operand(2)).v;
   } else {
     for (int64_t reg = 0; reg < tl.regsPerThread(); ++reg) {
       auto [row, col] = fragmentCoord(L, tl, m, reg);
@@ -542,14 +483,21 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
                             : L.f32(0.0));
     }
   }
+  std::vector<Values> aRegs;
+  if (aInRegisters)
+    aRegs = aFragmentsFromRegisters(L, op);
   // wgmma runs asynchronously: the copies are issued while the tensor cores work. The
   // buffer they refill was last read by the previous iteration's wgmmas, which were
   // waited for before every thread passed this iteration's barrier.
-  Values sums = wgmma ? wgmmaProduct(L, op, aBase, bBase, init, refillAhead)
-                      : mmaSyncProduct(L, op, tl, m, aBase, bBase, init);
+  Values sums = wgmma ? wgmmaProduct(L, op, aBase, bBase, init, refillAhead,
+                                     aInRegisters ? &aRegs : nullptr)
+                      : mmaSyncProduct(L, op, tl, m, aBase, bBase, init,
+                                       aInRegisters ? &aRegs : nullptr);
   L.sharedRead();
-  if (accOut)
-    return L.set(op.result(), Regs{std::move(sums)});
+  if (resultInFragments) {
+    L.frags[op.result()] = Regs{std::move(sums)};
+    return; // lowerOp converts it where a reader needs it blocked
+  }
   // Back to the blocked layout through shared memory.
   L.beginSharedUse();
   storeFragments(L, tl, m, sums, N, cOff);

@@ -430,6 +430,12 @@ bool Lowering::run() {
     for (const ir::Value *o : op.operands())
       users[o].push_back(&op);
   });
+  fragPlan.compute(
+      *kernel.body, [this](const ir::Op &dot) { return fragmentTiling(dot); },
+      [this](const ir::Value *v) {
+        int budget = kRecomputeBudget;
+        return canRematerialize(v, budget, /*scalarsLowered=*/false);
+      });
   try {
     lowerBlock(*kernel.body);
   } catch (const LoweringFailed &) {
@@ -458,6 +464,14 @@ llvm::Value *Lowering::inlineCombiner(const ir::Block &region, llvm::Value *acc,
 }
 
 void Lowering::lowerOp(const ir::Op &op) {
+  if (fragPlan.lowersInFragments(op))
+    lowerInFragments(op);
+  else
+    lowerOpBlocked(op);
+  finishFragments(op);
+}
+
+void Lowering::lowerOpBlocked(const ir::Op &op) {
   switch (op.kind()) {
   case OpKind::Constant:
     return lowerConstant(op);

@@ -168,16 +168,16 @@ static bool rematerializableKind(OpKind k) {
   return false;
 }
 
-bool Lowering::canRematerialize(const ir::Value *v, int &budget) const {
+bool Lowering::canRematerialize(const ir::Value *v, int &budget, bool scalarsLowered) const {
   if (v->type.isScalar())
-    return vals.count(v) != 0; // every thread holds every scalar
+    return !scalarsLowered || vals.count(v) != 0; // every thread holds every scalar
   const ir::Op *def = v->definingOp();
   if (!def || !rematerializableKind(def->kind()) || --budget < 0)
     return false;
   if (def->kind() == OpKind::Splat)
     return true;
   for (const ir::Value *o : def->operands())
-    if (!canRematerialize(o, budget))
+    if (!canRematerialize(o, budget, scalarsLowered))
       return false;
   return true;
 }

@@ -107,22 +107,29 @@ static Values accumulatorAsm(Lowering &L, const std::string &text, const Values 
   return out;
 }
 
-/// wgmma.mma_async.m64nNk16 with f32 accumulators $0 .. $n-1, descriptors $n (A) and
-/// $n+1 (B) and scale-d $n+2 (nonzero: add to the accumulators); A is K-major, B
-/// transposed.
-static std::string mmaAsyncText(int64_t N, size_t n, bool bf16) {
+/// wgmma.mma_async.m64nNk16 with f32 accumulators $0 .. $n-1, then A: a descriptor $n
+/// (K-major) or, with `aInRegisters`, four registers $n .. $n+3; then the descriptor of
+/// B (transposed) and scale-d (nonzero: add to the accumulators).
+static std::string mmaAsyncText(int64_t N, size_t n, bool bf16, bool aInRegisters) {
   const std::string ty = bf16 ? "bf16" : "f16";
+  auto operand = [](size_t i) { return "$" + std::to_string(i); };
   std::string regs;
   for (size_t i = 0; i < n; ++i)
-    regs += (i ? ", $" : "$") + std::to_string(i);
-  const std::string d = "$" + std::to_string(n);
-  return "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(n + 2) +
+    regs += (i ? ", " : "") + operand(i);
+  const std::string a = aInRegisters ? "{" + operand(n) + ", " + operand(n + 1) + ", " +
+                                           operand(n + 2) + ", " + operand(n + 3) + "}"
+                                     : operand(n);
+  const size_t next = n + (aInRegisters ? 4 : 1);
+  // Register A has no transpose flag: scale-d, scale-a, scale-b[, trans-a], trans-b.
+  const std::string flags = aInRegisters ? "p, 1, 1, 1" : "p, 1, 1, 0, 1";
+  return "{\n.reg .pred p;\nsetp.ne.b32 p, " + operand(next + 1) +
          ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(N) + "k16.f32." + ty + "." +
-         ty + " {" + regs + "}, " + d + ", $" + std::to_string(n + 1) + ", p, 1, 1, 0, 1;\n}";
+         ty + " {" + regs + "}, " + a + ", " + operand(next) + ", " + flags + ";\n}";
 }
 
 Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Value *bBase,
-                    const Values &acc, const std::function<void()> &whileRunning) {
+                    const Values &acc, const std::function<void()> &whileRunning,
+                    const std::vector<Values> *aRegs) {
   auto &b = L.b;
   const Type &at = dot.operand(0)->type, &bt = dot.operand(1)->type;
   const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
@@ -143,7 +150,7 @@ Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Va
   llvm::Value *descA = descriptor(L, aAddr, 16, 8 * sa.swizzleBytes, sa.layoutType());
   // B (N-major): leading offset from one column block to the next.
   llvm::Value *descB = descriptor(L, bAddr, sb.blockBytes(), 8 * sb.swizzleBytes, sb.layoutType());
-  const std::string text = mmaAsyncText(N, acc.size(), at.dtype == DType::BF16);
+  const std::string text = mmaAsyncText(N, acc.size(), at.dtype == DType::BF16, aRegs != nullptr);
 
   // Orders the accumulators' last writes by ordinary instructions before the wgmmas.
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_wgmma_fence_sync_aligned,
@@ -152,10 +159,14 @@ Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Va
   for (int64_t k0 = 0; k0 < K; k0 += 16) {
     const int64_t aOff = k0 / sa.blockCols() * sa.blockBytes() + k0 % sa.blockCols() * 2;
     const int64_t bOff = k0 * sb.swizzleBytes;
-    cur = accumulatorAsm(
-        L, text, cur,
-        {b.CreateAdd(descA, L.i64(aOff >> 4)), b.CreateAdd(descB, L.i64(bOff >> 4)), L.i32(1)},
-        "l,l,r");
+    llvm::Value *b16 = b.CreateAdd(descB, L.i64(bOff >> 4));
+    if (aRegs) {
+      const Values &a = (*aRegs)[k0 / 16];
+      cur = accumulatorAsm(L, text, cur, {a[0], a[1], a[2], a[3], b16, L.i32(1)}, "r,r,r,r,l,r");
+    } else {
+      cur = accumulatorAsm(L, text, cur, {b.CreateAdd(descA, L.i64(aOff >> 4)), b16, L.i32(1)},
+                           "l,l,r");
+    }
   }
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_wgmma_commit_group_sync_aligned,
                     llvm::ArrayRef<llvm::Type *>{}, llvm::ArrayRef<llvm::Value *>{});

@@ -18,11 +18,14 @@
 //   LowerSort.cpp         sort, topk, argtopk
 //   LowerDot.cpp          dot
 //   LowerWgmma.cpp        dot on wgmma (sm_90a)
+//   LowerFragments.cpp    ops on values kept in tensor-core fragment order
 //   LowerDebug.cpp        assert, print
 //   TargetInfo.cpp        what differs between NVPTX and SPIR-V
 //
 // Values: every Tile IR value maps to the registers the current thread holds of it
-// (Layout.h); a scalar has one register that every thread holds. Narrow floats (f16,
+// (Layout.h); a scalar has one register that every thread holds. Values the fragment
+// plan keeps in tensor-core fragment order (FragmentPlan.h) have those registers in
+// `frags` instead, and in `vals` too where some op needs them blocked. Narrow floats (f16,
 // bf16, f8) live in f32 registers holding exactly representable values; bool is i1.
 //
 //===----------------------------------------------------------------------===//
@@ -30,6 +33,7 @@
 
 #include "codegen/AxisInfo.h"
 #include "codegen/Codegen.h"
+#include "codegen/FragmentPlan.h"
 #include "codegen/Layout.h"
 #include "codegen/MemoryAccess.h"
 #include "codegen/SharedMemory.h"
@@ -212,7 +216,10 @@ public:
   // Lowering of blocks and ops
   //===------------------------------------------------------------------===//
   void lowerBlock(const ir::Block &block);
+  /// Lowers `op` in fragments or in the blocked layout, as the fragment plan says.
   void lowerOp(const ir::Op &op);
+  /// The blocked-layout lowering of every op kind.
+  void lowerOpBlocked(const ir::Op &op);
   /// Lowers a reduce/scan combiner region on per-thread scalars.
   llvm::Value *inlineCombiner(const ir::Block &region, llvm::Value *acc, llvm::Value *x);
 
@@ -278,7 +285,9 @@ public:
   /// True when `v` can be recomputed at any element index from values every thread
   /// holds (constants, arange, scalars, and pure elementwise and index ops on them),
   /// within `budget` ops; broadcasts of such values need no data movement.
-  bool canRematerialize(const ir::Value *v, int &budget) const;
+  /// `scalarsLowered` false: assume every scalar will be lowered by the time it is read
+  /// (planning before lowering).
+  bool canRematerialize(const ir::Value *v, int &budget, bool scalarsLowered = true) const;
   /// `v`'s element at flat index `e` (i32), recomputed.
   llvm::Value *rematerialize(const ir::Value *v, llvm::Value *e);
 
@@ -340,16 +349,11 @@ public:
   bool useTensorCores(const ir::Op &op) const;
   /// How `op` is lowered: the one place that picks wgmma, mma.sync or the FMA path.
   DotPath dotPath(const ir::Op &op) const;
-  /// Values whose registers hold a tensor-core dot's accumulator in the mma fragment
-  /// order instead of the blocked layout: a `for` loop's carried accumulator and the
-  /// dot that produces it, so the accumulator stays in registers across iterations.
-  std::unordered_set<const ir::Value *> mmaAccumulators;
-  /// The dot that carried value `j` of `forOp` feeds, when that value can be held in
-  /// mma fragment order for the whole loop (the dot's only input and output there).
+  /// How the warps share `dot`'s result (tensor-core paths).
+  MmaTiling tilingOf(const ir::Op &dot) const;
+  /// The dot that carried value `j` of `forOp` feeds, when that dot is the value's only
+  /// reader and the loop's only use of the dot's result (a pipeline candidate).
   const ir::Op *mmaCarriedDot(const ir::Op &forOp, unsigned j) const;
-  /// A blocked-layout accumulator of `dot` in mma fragment order, and back.
-  Regs mmaFromBlocked(const ir::Op &dot, const Regs &blocked);
-  Regs mmaToBlocked(const ir::Op &dot, const Regs &fragments);
   /// A loop whose carried tensor-core dot reads its operands straight from loads in the
   /// loop body: the loads become cp.async copies into a ring of `stages` shared-memory
   /// buffers, issued `stages - 1` iterations ahead (LowerDot.cpp).
@@ -369,6 +373,27 @@ public:
   void issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value *stage, llvm::Value *cond);
   /// The pipeline of the loop being lowered (dot null outside one).
   MmaPipeline pipeline;
+
+  // LowerFragments.cpp
+  /// Which values stay in fragment order (computed before lowering).
+  FragmentPlan fragPlan;
+  /// The registers of values in a fragment form (FragmentPlan.h).
+  std::unordered_map<const ir::Value *, Regs> frags;
+  /// Ops a recomputed operand may take (canRematerialize).
+  static constexpr int kRecomputeBudget = 32;
+  /// `dot`'s tiling when its result can stay in fragments: tensor cores, f32, every
+  /// warp owning a block.
+  std::optional<MmaTiling> fragmentTiling(const ir::Op &dot) const;
+  Regs &getFrag(const ir::Value *v);
+  /// Operand `v` in form `f` (Tile or Rows): its own fragments, a row broadcast's rows,
+  /// recomputed, or converted from the blocked layout.
+  Regs fragmentsOf(const ir::Value *v, const FragForm &f);
+  Regs blockedToFragments(const ir::Value *v, const FragForm &f);
+  Regs fragmentsToBlocked(const ir::Value *v);
+  /// Lowers an op the plan keeps in fragments (FragmentPlan::lowersInFragments).
+  void lowerInFragments(const ir::Op &op);
+  /// Gives `op`'s results that some reader needs blocked their blocked registers.
+  void finishFragments(const ir::Op &op);
 
   // LowerDebug.cpp
   void lowerAssert(const ir::Op &op);

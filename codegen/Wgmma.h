@@ -49,9 +49,12 @@ void fenceForWgmma(Lowering &L);
 /// wgmma.mma_async.m64nNk16 per 16 of K for this thread's warpgroup, committed as one
 /// group and waited for; `whileRunning` (if any) is emitted between the two, so that
 /// its work overlaps the tensor cores'. `acc` holds the fragments in mma order
-/// (Lowering's MmaTiling of one 16-row block per warp), which is wgmma's accumulator
-/// order.
+/// (MmaTiling::rowStrips: one 16-row block per warp), which is wgmma's accumulator
+/// order. With `aRegs`, A comes from registers instead: entry [k / 16] holds the four
+/// 32-bit A fragment registers of that k step (as mma.sync's m16n8k16 A fragment, each
+/// warp its 16 rows), and `aBase` is unused.
 Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Value *bBase,
-                    const Values &acc, const std::function<void()> &whileRunning);
+                    const Values &acc, const std::function<void()> &whileRunning,
+                    const std::vector<Values> *aRegs = nullptr);
 
 } // namespace kiln::codegen::detail

@@ -6,9 +6,9 @@
 #===---------------------------------------------------------------------------===#
 import numpy as np
 
-from kilncase import (Arr, Case, Scalar, Tol, cdiv, f32, f64, fp8_matmul_ref, fp8_quant_per_row, normal,
-                      on_first_columns, softmax_rows, stable_topk_indices, strided_row_args,
-                      with_specials)
+from kilncase import (Arr, Case, Scalar, Tol, attention_ref, cdiv, f32, f64, fp8_matmul_ref,
+                      fp8_quant_per_row, normal, on_first_columns, softmax_rows,
+                      stable_topk_indices, strided_row_args, with_specials)
 
 CASES = []
 
@@ -175,17 +175,6 @@ _long_layernorm("example.long_layernorm.large_mean", {"rows": 4, "n": 4096},
 # Sequences span several key blocks with a ragged end; causal programs stop at their last
 # row, which is not a multiple of BN when BM != BN.
 
-def _attention_ref(causal):
-    def ref(v, s):
-        q, k, vv = f64(v.q), f64(v.k), f64(v.v)
-        scores = np.einsum("hid,hjd->hij", q, k) / np.sqrt(s["d"])
-        if causal:
-            n = scores.shape[-1]
-            scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
-        return {"o": np.einsum("hij,hjd->hid", softmax_rows(scores), vv)}
-    return ref
-
-
 def _attention(name, sizes, tiles, causal, gen=normal(), tol=Tol(1e-4, 1e-5)):
     bm = tiles.get("BM", 32)
     CASES.append(Case(
@@ -196,7 +185,7 @@ def _attention(name, sizes, tiles, causal, gen=normal(), tol=Tol(1e-4, 1e-5)):
               Arr("k", "f32", ("heads", "seq", "d"), gen),
               Arr("v", "f32", ("heads", "seq", "d"), normal()),
               Arr("o", "f32", ("heads", "seq", "d")), Scalar("seq", "i32", "seq")],
-        ref=_attention_ref(causal), tol=tol))
+        ref=attention_ref(causal, lambda v, s: 1 / np.sqrt(s["d"])), tol=tol))
 
 
 for _causal in (False, True):

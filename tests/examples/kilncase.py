@@ -366,6 +366,20 @@ def softmax_rows(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def attention_ref(causal, scale=lambda v, s: float(v.scale)):
+    """A reference for attention kernels (q, k, v -> o, [heads, seq, d]): softmax(q kᵀ
+    scale) v per head in f64, keys after the query masked when causal. `scale(v, s)`
+    gives the factor (default: the kernel's `scale` argument)."""
+    def ref(v, s):
+        q, k, vv = f64(v.q), f64(v.k), f64(v.v)
+        scores = np.einsum("hid,hjd->hij", q, k) * scale(v, s)
+        if causal:
+            n = scores.shape[-1]
+            scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+        return {"o": np.einsum("hij,hjd->hid", softmax_rows(scores), vv)}
+    return ref
+
+
 def fp8_quant_per_row(v, s):
     """A reference for per-token quantization kernels (x, q, scale): each row's absmax
     scale (1 for a zero row) and its f8e4m3 codes, with the f32 steps the kernels take and

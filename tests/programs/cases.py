@@ -8,9 +8,9 @@
 #===---------------------------------------------------------------------------===#
 import numpy as np
 
-from kilncase import (EXACT, Arr, Case, Scalar, Tol, boolean, c_div, c_rem, cdiv, erf, f32,
-                      f64, fill, normal, randint, round_bf16, round_f8, sat_cast, sigmoid,
-                      signed_uniform, softmax_rows, stable_topk_indices, uniform,
+from kilncase import (Arr, Case, EXACT, Scalar, Tol, attention_ref, boolean, c_div, c_rem, cdiv,
+                      erf, f32, f64, fill, normal, randint, round_bf16, round_f8, sat_cast,
+                      sigmoid, signed_uniform, softmax_rows, stable_topk_indices, uniform,
                       with_specials, wrap)
 
 CASES = []
@@ -519,6 +519,35 @@ add("dot.int8", "dot_int8.kiln", "dot_i8", grid=(1,),
           Arr("b", "i8", (64, 16), randint(-128, 128)),
           Arr("c", "i32", (16, 16))],
     ref=lambda v, s: {"c": v.a.astype(np.int64) @ v.b.astype(np.int64)})
+
+# The benchmark's bf16 attention (three loops, fused) at small sizes. Both products run on
+# the tensor cores; on sm_90a (4 warps, 64-row strips: wgmma) the scores, their row max and
+# sum, the probabilities and the output stay in the dots' fragments, and the probabilities
+# are the second dot's A operand in registers (codegen/FragmentPlan.h). The probabilities
+# are rounded to bf16 before the product with V, as in FlashAttention: the reference keeps
+# f64 throughout, so the tolerance covers that rounding.
+
+def _attention_bf16(name, seq, tiles, causal=False, gen=normal()):
+    bm = tiles["BM"]
+    CASES.append(Case(
+        name=name, file="bench/kernels/attention_bf16.kiln", kernel="attention_bf16",
+        sizes={"heads": 2, "seq": seq, "d": tiles["D"]}, defines=dict(tiles, CAUSAL=causal),
+        grid=lambda s: (s["seq"] // bm, s["heads"]),
+        args=[Arr("q", "bf16", ("heads", "seq", "d"), gen),
+              Arr("k", "bf16", ("heads", "seq", "d"), gen),
+              Arr("v", "bf16", ("heads", "seq", "d"), normal()),
+              Arr("o", "bf16", ("heads", "seq", "d")), Scalar("seq", "i32", "seq"),
+              Scalar("scale", "f32", lambda s: s["d"] ** -0.5)],
+        ref=attention_ref(causal), tol=Tol(2e-2, 2e-2)))
+
+
+_attention_bf16("dot.attention_bf16", 192, {"D": 64, "BM": 64, "BN": 64})
+_attention_bf16("dot.attention_bf16.causal_bn32", 192, {"D": 64, "BM": 64, "BN": 32}, causal=True)
+# Accurate exp, keys loaded by rows, scores large enough that exp without the running
+# maximum would overflow.
+_attention_bf16("dot.attention_bf16.exp_keys_by_row", 128,
+                {"D": 32, "BM": 64, "BN": 128, "EXP2": False, "KEYS_BY_ROW": True},
+                gen=normal(4.0))
 
 # ---- atomics --------------------------------------------------------------------------------
 

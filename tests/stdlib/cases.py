@@ -8,9 +8,9 @@
 #===---------------------------------------------------------------------------===#
 import numpy as np
 
-from kilncase import (Arr, Case, Scalar, Tol, f32, f64, fill, fp8_matmul_ref, fp8_quant_per_row, normal,
-                      on_first_columns, softmax_rows, stable_topk_indices, strided_row_args,
-                      with_specials)
+from kilncase import (Arr, Case, Scalar, Tol, attention_ref, f32, f64, fill, fp8_matmul_ref,
+                      fp8_quant_per_row, normal, on_first_columns, softmax_rows,
+                      stable_topk_indices, strided_row_args, with_specials)
 
 CASES = []
 
@@ -231,17 +231,6 @@ _softmax_topk(".random", lambda r: {"rows": int(r.integers(1, 6)), "n": int(r.in
 
 # ---- attention ---------------------------------------------------------------------------
 
-def _attention_ref(causal):
-    def ref(v, s):
-        q, k, vv = f64(v.q), f64(v.k), f64(v.v)
-        scores = np.einsum("hid,hjd->hij", q, k) * float(v.scale)
-        if causal:
-            n = scores.shape[-1]
-            scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
-        return {"o": np.einsum("hij,hjd->hid", softmax_rows_last(scores), vv)}
-    return ref
-
-
 def softmax_rows_last(x):
     e = np.exp(x - x.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
@@ -255,7 +244,7 @@ def _attention(suffix, sizes, defines, causal, gen, tol=Tol(1e-4, 1e-5)):
         args=[Arr("q", "f32", ("heads", "seq", "d"), gen), Arr("k", "f32", ("heads", "seq", "d"), gen),
               Arr("v", "f32", ("heads", "seq", "d"), normal()), Arr("o", "f32", ("heads", "seq", "d")),
               Scalar("seq", "i32", "seq"), Scalar("scale", "f32", lambda s: s["d"] ** -0.5)],
-        ref=_attention_ref(causal), tol=tol))
+        ref=attention_ref(causal), tol=tol))
 
 
 for _causal in (False, True):
