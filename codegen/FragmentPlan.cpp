@@ -31,9 +31,9 @@ static bool rowVector(const Type &t, int64_t M) {
 
 static bool sixteenBitFloat(DType t) { return t == DType::BF16 || t == DType::F16; }
 
-void FragmentPlan::compute(const ir::Block &body, const DotTiling &tiling,
+void FragmentPlan::compute(const ir::Block &body, const DotQuery &query,
                            const Recomputable &recomputable) {
-  dotTiling = tiling;
+  dotQuery = query;
   free = recomputable;
   collectUsers(body);
   analyzeBlock(body);
@@ -91,7 +91,25 @@ bool FragmentPlan::lowersInFragments(const ir::Op &op) const {
   if (!elementwiseKind(k) && k != OpKind::Reduce && k != OpKind::ExpandDims &&
       k != OpKind::Reshape && k != OpKind::Broadcast)
     return false;
-  return op.numResults() == 1 && !formOf(op.result()).none();
+  if (op.numResults() != 1)
+    return false;
+  const Kind form = formOf(op.result()).kind;
+  return form == Kind::Tile || form == Kind::Rows || form == Kind::RowBroadcast;
+}
+
+const ir::Value *FragmentPlan::transposedB(const ir::Op &dot) const {
+  auto it = transposed.find(&dot);
+  return it == transposed.end() ? nullptr : it->second->operand(0);
+}
+
+bool FragmentPlan::elided(const ir::Op &op) const {
+  if (op.kind() != OpKind::Permute)
+    return false;
+  auto it = users.find(op.result());
+  if (it == users.end() || it->second.size() != 1)
+    return false;
+  auto t = transposed.find(it->second.front().first);
+  return t != transposed.end() && t->second == &op;
 }
 
 void FragmentPlan::analyzeBlock(const ir::Block &block) {
@@ -101,6 +119,8 @@ void FragmentPlan::analyzeBlock(const ir::Block &block) {
 
 void FragmentPlan::analyzeOp(const ir::Op &op) {
   consumed.erase(&op);
+  transposed.erase(&op);
+  pulling.erase(&op);
   for (const auto &r : op.results())
     forms.erase(r.get());
   const OpKind k = op.kind();
@@ -109,26 +129,66 @@ void FragmentPlan::analyzeOp(const ir::Op &op) {
   for (unsigned r = 0; r < op.numRegions(); ++r)
     analyzeBlock(*op.region(r));
   if (elementwiseKind(k))
-    return analyzeElementwise(op);
-  if (op.numResults() != 1 || op.numOperands() == 0)
+    analyzeElementwise(op);
+  else if (k == OpKind::Dot)
+    analyzeDot(op);
+  else if (op.numResults() == 1 && op.numOperands() != 0)
+    analyzeShapeOp(op);
+  if (op.numResults() == 1 && formOf(op.result()).none())
+    tryAOperand(op.result());
+}
+
+void FragmentPlan::analyzeDot(const ir::Op &op) {
+  std::optional<DotFacts> facts = dotQuery(op);
+  if (!facts)
     return;
+  const ir::Value *a = op.operand(0), *b = op.operand(1), *out = op.result();
+  FragForm tile{Kind::Tile, out->type.shape[0], out->type.shape[1], facts->tiling};
+  setForm(out, tile);
+  if (op.numOperands() > 2 && formOf(op.operand(2)) == tile)
+    markConsumed(op, 2);
+  // A's registers become its fragments when they hold whole rows, the same rows.
+  const FragForm &fa = formOf(a);
+  if (((fa.kind == Kind::Tile && fa.tiling.wn == 1) || fa.kind == Kind::AOperand) &&
+      fa.sameRows(tile) && sixteenBitFloat(a->type.dtype))
+    markConsumed(op, 0);
+  // B = trans(x), read by this dot alone: stage x as K-major B.
+  const ir::Op *perm = b->definingOp();
+  auto it = users.find(b);
+  if (facts->transposedBFits && perm && perm->kind() == OpKind::Permute &&
+      perm->intsAttr("perm") == std::vector<int64_t>{1, 0} && formOf(perm->operand(0)).none() &&
+      it != users.end() && it->second.size() == 1)
+    transposed[&op] = perm;
+}
+
+void FragmentPlan::tryAOperand(const ir::Value *v) {
+  const Type &t = v->type;
+  if (!sixteenBitFloat(t.dtype) || t.pointer || t.shape.size() != 2 || t.shape[1] % 16 != 0)
+    return;
+  auto it = users.find(v);
+  if (it == users.end())
+    return;
+  const ir::Block *home = v->isBlockArgument() ? v->ownerBlock() : v->definingOp()->parentBlock();
+  std::optional<FragForm> form;
+  for (const auto &[user, i] : it->second) {
+    if (user->kind() != OpKind::Dot || i != 0 || user->parentBlock() == home)
+      return;
+    std::optional<DotFacts> facts = dotQuery(*user);
+    if (!facts)
+      return;
+    FragForm f{Kind::AOperand, t.shape[0], t.shape[1], facts->tiling};
+    if (form && !(*form == f))
+      return;
+    form = f;
+  }
+  setForm(v, *form);
+}
+
+void FragmentPlan::analyzeShapeOp(const ir::Op &op) {
+  const OpKind k = op.kind();
   const ir::Value *in = op.operand(0), *out = op.result();
   const FragForm &f = formOf(in);
   switch (k) {
-  case OpKind::Dot: {
-    std::optional<MmaTiling> t = dotTiling(op);
-    if (!t)
-      return;
-    FragForm tile{Kind::Tile, out->type.shape[0], out->type.shape[1], *t};
-    setForm(out, tile);
-    if (op.numOperands() > 2 && formOf(op.operand(2)) == tile)
-      markConsumed(op, 2);
-    // A's registers become its fragments when they hold whole rows, the same rows.
-    if (f.kind == Kind::Tile && f.tiling.wn == 1 && f.sameRows(tile) &&
-        sixteenBitFloat(in->type.dtype))
-      markConsumed(op, 0);
-    return;
-  }
   case OpKind::Reduce: {
     const std::string &kind = op.stringAttr("kind");
     if (f.kind != Kind::Tile || f.tiling.wn != 1 || op.numRegions() != 0 ||
@@ -183,13 +243,17 @@ void FragmentPlan::analyzeElementwise(const ir::Op &op) {
     setForm(out, form);
   } else if (rows && !tile) {
     const FragForm form = *rows;
+    bool pulls = false;
     for (const ir::Value *o : op.operands()) {
       const FragForm &f = formOf(o);
       // A small blocked row vector is converted where it is read.
       if (!(f.kind == Kind::Rows || (f.none() && (free(o) || rowVector(o->type, form.M)))))
         return;
+      pulls = pulls || (f.none() && !free(o));
     }
     setForm(out, form);
+    if (pulls)
+      pulling.insert(&op);
   } else {
     return;
   }

@@ -16,11 +16,18 @@
 //                 rows (tilings of one warp column: a row never spans warps), and
 //                 elementwise ops of those, which may pull in small blocked [M] values;
 //   RowBroadcast  the broadcast of a Rows [M, 1] value to [M, N]: no registers of its
-//                 own, each Tile register reads its row's.
+//                 own, each Tile register reads its row's;
+//   AOperand      a 16-bit [M, K] value defined outside the loops of the dots that read
+//                 it, all as their A operand (flash attention's queries): converted once
+//                 into the dots' packed A fragments instead of being staged in shared
+//                 memory on every iteration.
 //
 // A dot also consumes fragments directly: its accumulator when that is a Tile of the
 // same tiling, and its A operand (16-bit) when that is a Tile of the same rows that
-// holds whole rows (registers become the A fragments of mma.sync or wgmma). A `for`
+// holds whole rows (registers become the A fragments of mma.sync or wgmma), or an
+// AOperand of the same rows. A dot whose B operand is a transpose (`trans(x)`, read by
+// nothing else) reads x itself, staged as the K-major B the tensor cores also accept;
+// the transpose is never lowered (transposedB). A `for`
 // loop carries Tile and Rows values in their form when its body yields them so (found
 // by iterating the body's analysis to a fixed point).
 //
@@ -37,14 +44,17 @@
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace kiln::codegen {
 
 struct FragForm {
-  enum class Kind : uint8_t { None, Tile, Rows, RowBroadcast };
+  enum class Kind : uint8_t { None, Tile, Rows, RowBroadcast, AOperand };
   Kind kind = Kind::None;
-  int64_t M = 0, N = 0; ///< the [M, N] of the tiling (N: of the broadcast's result for RowBroadcast)
+  /// The [M, N] of the tiling; for RowBroadcast N is the broadcast's, for AOperand the
+  /// operand's K.
+  int64_t M = 0, N = 0;
   MmaTiling tiling;
 
   bool none() const { return kind == Kind::None; }
@@ -64,24 +74,34 @@ struct FragForm {
       return false;
     if (kind == Kind::None)
       return true;
-    return kind == Kind::Rows ? sameRows(o) : sameTile(o);
+    if (kind == Kind::Tile)
+      return sameTile(o);
+    return sameRows(o) && (kind == Kind::Rows || N == o.N);
   }
-  /// Registers per thread (Tile and Rows).
+  /// Registers per thread (Tile, Rows, AOperand: four 32-bit registers per row of tiles
+  /// and 16 of K).
   int64_t numRegs() const {
+    if (kind == Kind::AOperand)
+      return N / 16 * tiling.mTiles * 4;
     return kind == Kind::Tile ? tiling.regsPerThread() : tiling.rowRegsPerThread();
   }
 };
 
 class FragmentPlan {
 public:
-  /// The tiling of a dot lowered on tensor cores with an f32 result and every warp
-  /// owning a block; nullopt for every other dot.
-  using DotTiling = std::function<std::optional<MmaTiling>(const ir::Op &dot)>;
+  /// What the plan needs to know of a dot lowered on tensor cores with an f32 result
+  /// and every warp owning a block (nullopt for every other dot): its tiling, and
+  /// whether its B operand may be staged K-major (room in its scratch).
+  struct DotFacts {
+    MmaTiling tiling;
+    bool transposedBFits = false;
+  };
+  using DotQuery = std::function<std::optional<DotFacts>(const ir::Op &dot)>;
   /// True when a value can be recomputed at any element index for free (constants,
   /// splats, aranges and elementwise ops of those).
   using Recomputable = std::function<bool(const ir::Value *)>;
 
-  void compute(const ir::Block &body, const DotTiling &dotTiling, const Recomputable &free);
+  void compute(const ir::Block &body, const DotQuery &dotQuery, const Recomputable &free);
 
   const FragForm &formOf(const ir::Value *v) const;
   /// True when operand `i` of `user` is read in its fragment form (no conversion).
@@ -91,20 +111,35 @@ public:
   /// True when `op` (elementwise, cast, reduce, expand_dims, reshape, broadcast) is
   /// lowered on fragments; dots and loops consult the plan themselves.
   bool lowersInFragments(const ir::Op &op) const;
+  /// The value a dot reads as its B operand transposed (the source of its B operand's
+  /// `permute`), or null when it reads B as usual.
+  const ir::Value *transposedB(const ir::Op &dot) const;
+  /// True for a permute that no op needs: its dot reads the source (transposedB).
+  bool elided(const ir::Op &op) const;
+  /// True for an op on fragments that reads a blocked operand through shared memory.
+  bool pullsBlocked(const ir::Op &op) const { return pulling.count(&op) != 0; }
   /// True when the plan kept any value in fragments.
-  bool empty() const { return forms.empty(); }
+  bool empty() const { return forms.empty() && transposed.empty(); }
 
 private:
   void analyzeBlock(const ir::Block &block);
   void analyzeOp(const ir::Op &op);
   void analyzeFor(const ir::Op &op);
   void analyzeElementwise(const ir::Op &op);
+  void analyzeDot(const ir::Op &op);
+  /// Reduce, expand_dims, reshape and broadcast.
+  void analyzeShapeOp(const ir::Op &op);
+  /// Gives `v` the AOperand form when every reader is a dot of one row tiling in a
+  /// loop below `v`'s block.
+  void tryAOperand(const ir::Value *v);
   void setForm(const ir::Value *v, const FragForm &f);
   void markConsumed(const ir::Op &op, unsigned i);
   void collectUsers(const ir::Block &block);
 
-  DotTiling dotTiling;
+  DotQuery dotQuery;
   Recomputable free;
+  std::unordered_map<const ir::Op *, const ir::Op *> transposed; ///< dot -> its B's permute
+  std::unordered_set<const ir::Op *> pulling;
   std::unordered_map<const ir::Value *, FragForm> forms;
   std::unordered_map<const ir::Op *, std::vector<bool>> consumed;
   std::unordered_map<const ir::Value *, std::vector<std::pair<const ir::Op *, unsigned>>> users;

@@ -155,9 +155,16 @@ struct OperandPlacement {
   }
 };
 
-/// The placement of operand `i` (0: A, 1: B) of `dot`.
+/// The value staged as operand `i` (0: A, 1: B) of `dot`: the operand, or for a B read
+/// transposed, its transpose's source ([N, K], staged K-major).
+static const ir::Value *stagedOperand(const Lowering &L, const ir::Op &dot, unsigned i) {
+  const ir::Value *t = i == 1 ? L.fragPlan.transposedB(dot) : nullptr;
+  return t ? t : dot.operand(i);
+}
+
+/// The placement of operand `i` (0: A, 1: B) of `dot`, row by row as it is staged.
 static OperandPlacement placementOf(const Lowering &L, const ir::Op &dot, unsigned i) {
-  const Shape &s = dot.operand(i)->type.shape;
+  const Shape &s = stagedOperand(L, dot, i)->type.shape;
   if (L.dotPath(dot) == DotPath::Wgmma)
     return {0, SwizzledTile::of(s[0], s[1])};
   return {s[1] + kMmaRowPad, std::nullopt};
@@ -322,7 +329,8 @@ static void storeFragments(Lowering &L, const MmaTiling &tl, const MmaLane &m, c
   });
 }
 
-/// The A fragments of a dot whose A operand is a Tile in registers (FragmentPlan.h):
+/// The A fragments of a dot whose A operand is in registers (FragmentPlan.h), a Tile or
+/// an AOperand:
 /// for k step ks and row of tiles mi, entry [ks * mTiles + mi] holds the four 32-bit
 /// registers of mma.sync's m16n8k16 A fragment (and of wgmma's register A). They are
 /// the operand's tiles (mi, 2 ks) and (mi, 2 ks + 1), two 16-bit values a register:
@@ -333,6 +341,12 @@ static std::vector<Values> aFragmentsFromRegisters(Lowering &L, const ir::Op &do
   const FragForm &f = L.fragPlan.formOf(a);
   const Regs &r = L.getFrag(a);
   const DType t = a->type.dtype;
+  if (f.kind == FragForm::Kind::AOperand) { // already packed, in this order
+    std::vector<Values> out;
+    for (size_t i = 0; i < r.v.size(); i += 4)
+      out.push_back(Values(r.v.begin() + static_cast<long>(i), r.v.begin() + static_cast<long>(i + 4)));
+    return out;
+  }
   auto pack = [&](int64_t reg) {
     llvm::Value *lo = b.CreateZExt(L.encodeNarrow(t, r.v[reg], false), b.getInt32Ty());
     llvm::Value *hi = b.CreateZExt(L.encodeNarrow(t, r.v[reg + 1], false), b.getInt32Ty());
@@ -369,6 +383,15 @@ static Values mmaSyncProduct(Lowering &L, const ir::Op &op, const MmaTiling &tl,
   llvm::Value *bLane = b.CreateAdd(
       bBase, b.CreateAdd(b.CreateMul(lane16, L.i32(ldb)), b.CreateAdd(m.colBase, half)));
   llvm::Value *bLaneX2 = b.CreateAdd(bBase, b.CreateAdd(b.CreateMul(lane16, L.i32(ldb)), m.colBase));
+  // B staged K-major ([N, K] rows of K + pad): plain ldmatrix.x4, whose lanes give rows
+  // n .. n + 7 at k (lanes 0-7) and k + 8 (8-15), then n + 8 .. n + 15 likewise ->
+  // b0, b1 of two adjacent tiles; x2 (lanes 0-15) for a last odd tile.
+  const bool bKMajor = L.fragPlan.transposedB(op) != nullptr;
+  const int64_t ldbt = K + kMmaRowPad;
+  llvm::Value *lane8 = b.CreateAnd(m.lane, L.i32(7));
+  llvm::Value *nLane = b.CreateAdd(m.colBase, b.CreateAdd(lane8, b.CreateShl(b.CreateLShr(m.lane, L.i32(4)), L.i32(3))));
+  llvm::Value *kHalf = b.CreateShl(b.CreateAnd(b.CreateLShr(m.lane, L.i32(3)), L.i32(1)), L.i32(3));
+  llvm::Value *bLaneT = b.CreateAdd(bBase, b.CreateAdd(b.CreateMul(nLane, L.i32(ldbt)), kHalf));
   auto toOperand = [&](llvm::Value *v) -> llvm::Value * {
     return bf16 ? v : b.CreateBitCast(v, llvm::FixedVectorType::get(b.getHalfTy(), 2));
   };
@@ -386,8 +409,9 @@ static Values mmaSyncProduct(Lowering &L, const ir::Op &op, const MmaTiling &tl,
     llvm::Value *kRow = b.CreateMul(k0, L.i32(ldb));
     for (int64_t ni = 0; ni < tl.nTiles; ni += 2) {
       const bool pair = ni + 1 < tl.nTiles;
-      llvm::Value *e = b.CreateAdd(pair ? bLane : bLaneX2, b.CreateAdd(kRow, L.i32(ni * 8)));
-      Values r = ldmatrix(L, L.sharedAddr(0, e, b.getInt16Ty()), pair ? 4 : 2, true);
+      llvm::Value *e = bKMajor ? b.CreateAdd(bLaneT, b.CreateAdd(k0, L.i32(ni * 8 * ldbt)))
+                               : b.CreateAdd(pair ? bLane : bLaneX2, b.CreateAdd(kRow, L.i32(ni * 8)));
+      Values r = ldmatrix(L, L.sharedAddr(0, e, b.getInt16Ty()), pair ? 4 : 2, !bKMajor);
       bfr.push_back({r[0], r[1]});
       if (pair)
         bfr.push_back({r[2], r[3]});
@@ -457,7 +481,8 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
     L.beginSharedUse();
     if (!aInRegisters)
       stageOperand(L, at, L.get(op.operand(0)), aOff, placementOf(L, op, 0));
-    stageOperand(L, bt, L.get(op.operand(1)), bOff, placementOf(L, op, 1));
+    const ir::Value *staged = stagedOperand(L, op, 1);
+    stageOperand(L, staged->type, L.get(staged), bOff, placementOf(L, op, 1));
     if (wgmma)
       fenceForWgmma(L);
   }

@@ -60,13 +60,17 @@ MmaTiling Lowering::tilingOf(const ir::Op &dot) const {
   return MmaTiling::make(M, N, T / 32);
 }
 
-std::optional<MmaTiling> Lowering::fragmentTiling(const ir::Op &dot) const {
+std::optional<FragmentPlan::DotFacts> Lowering::dotFacts(const ir::Op &dot) const {
   if (!useTensorCores(dot) || dot.result()->type.dtype != DType::F32)
     return std::nullopt;
   const MmaTiling t = tilingOf(dot);
   if (t.active != T / 32)
     return std::nullopt;
-  return t;
+  // B staged K-major ([N, K]) takes N * (K + pad) elements with mma.sync's padded rows,
+  // more than the K * (N + pad) of its area when N > K; wgmma's swizzled tiles are the
+  // same size either way.
+  const int64_t K = dot.operand(0)->type.shape[1], N = dot.operand(1)->type.shape[1];
+  return FragmentPlan::DotFacts{t, dotPath(dot) == DotPath::Wgmma || N <= K};
 }
 
 Regs &Lowering::getFrag(const ir::Value *v) {
@@ -107,7 +111,39 @@ Regs Lowering::fragmentsOf(const ir::Value *v, const FragForm &f) {
   return out;
 }
 
+/// A 16-bit [M, K] tile from the blocked layout into the packed A fragments of its
+/// dots: written to shared memory as 16-bit values, then each thread reads, for every
+/// 16 of K and row of tiles, rows g and g + 8 at columns 2t and 2t + 8 as 32-bit pairs
+/// (the order aFragmentsFromRegisters gives a Tile's registers).
+static Regs blockedToAOperand(Lowering &L, const ir::Value *v, const FragForm &f) {
+  auto &b = L.b;
+  const Type &t = v->type;
+  const Layout l = L.layoutOf(t);
+  const Regs &blocked = L.get(v);
+  const int64_t K = t.shape[1];
+  L.beginSharedUse();
+  for (int64_t reg = 0; reg < l.numRegs(); ++reg)
+    L.storeShared(L.encodeNarrow(t.dtype, blocked.v[reg], false), 0, L.elementIndex(l, reg));
+  L.sharedWritten();
+  const MmaLane m = mmaLane(L, f.tiling, f.M, K);
+  Regs out;
+  for (int64_t ks = 0; ks < K / 16; ++ks)
+    for (int64_t mi = 0; mi < f.tiling.mTiles; ++mi) {
+      llvm::Value *row = b.CreateAdd(m.rowBase, b.CreateAdd(m.g, L.i32(mi * 16)));
+      for (int64_t half : {0, 8})
+        for (int64_t dr : {0, 8}) {
+          llvm::Value *col = b.CreateAdd(m.t2, L.i32(ks * 16 + half));
+          llvm::Value *e = b.CreateAdd(b.CreateMul(b.CreateAdd(row, L.i32(dr)), L.i32(K)), col);
+          out.v.push_back(L.loadShared(b.getInt32Ty(), 0, b.CreateLShr(e, L.i32(1))));
+        }
+    }
+  L.sharedRead();
+  return out;
+}
+
 Regs Lowering::blockedToFragments(const ir::Value *v, const FragForm &f) {
+  if (f.kind == Kind::AOperand)
+    return blockedToAOperand(*this, v, f);
   const Regs &blocked = get(v);
   // A splat constant (zeros, -inf) is the same in any order.
   if (auto *c = llvm::dyn_cast<llvm::Constant>(blocked.v[0]))
@@ -195,6 +231,11 @@ void Lowering::lowerInFragments(const ir::Op &op) {
 
 void Lowering::finishFragments(const ir::Op &op) {
   for (const auto &r : op.results()) {
+    const FragForm &f = fragPlan.formOf(r.get());
+    if (f.kind == Kind::AOperand) { // lowered blocked, read as A fragments
+      frags[r.get()] = blockedToFragments(r.get(), f);
+      continue;
+    }
     if (!fragPlan.needsBlocked(r.get()))
       continue;
     if (fragPlan.formOf(r.get()).kind == Kind::RowBroadcast)

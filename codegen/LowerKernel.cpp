@@ -431,7 +431,7 @@ bool Lowering::run() {
       users[o].push_back(&op);
   });
   fragPlan.compute(
-      *kernel.body, [this](const ir::Op &dot) { return fragmentTiling(dot); },
+      *kernel.body, [this](const ir::Op &dot) { return dotFacts(dot); },
       [this](const ir::Value *v) {
         int budget = kRecomputeBudget;
         return canRematerialize(v, budget, /*scalarsLowered=*/false);
@@ -464,6 +464,8 @@ llvm::Value *Lowering::inlineCombiner(const ir::Block &region, llvm::Value *acc,
 }
 
 void Lowering::lowerOp(const ir::Op &op) {
+  if (fragPlan.elided(op))
+    return; // a transpose its dot reads through
   if (fragPlan.lowersInFragments(op))
     lowerInFragments(op);
   else

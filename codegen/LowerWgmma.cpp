@@ -14,7 +14,11 @@
 //     address of k step k0 moves along the row (within the 16-byte pieces the swizzle
 //     permutes) and to the next column block once past the block's width;
 //   B [K, N] row-major is "N-major", read transposed (imm-trans-b = 1): the 16 rows of
-//     K a step reads are two 8-row groups SBO apart, the column blocks LBO apart.
+//     K a step reads are two 8-row groups SBO apart, the column blocks LBO apart;
+//   B = trans(x) with x [N, K] row-major (FragmentPlan::transposedB) is staged as x,
+//     "K-major" exactly like A, and read untransposed (imm-trans-b = 0).
+// A may also come from registers (wgmma's register-A form, FragmentPlan.h): four 32-bit
+// registers a k step, in mma.sync's A fragment order.
 // Each k step of the dot is one wgmma.mma_async; the steps of one dot form one commit
 // group, waited for before the dot's result is used (and so before the buffers it read
 // may be refilled).
@@ -109,8 +113,9 @@ static Values accumulatorAsm(Lowering &L, const std::string &text, const Values 
 
 /// wgmma.mma_async.m64nNk16 with f32 accumulators $0 .. $n-1, then A: a descriptor $n
 /// (K-major) or, with `aInRegisters`, four registers $n .. $n+3; then the descriptor of
-/// B (transposed) and scale-d (nonzero: add to the accumulators).
-static std::string mmaAsyncText(int64_t N, size_t n, bool bf16, bool aInRegisters) {
+/// B (N-major when `transB`, else K-major) and scale-d (nonzero: add to the
+/// accumulators).
+static std::string mmaAsyncText(int64_t N, size_t n, bool bf16, bool aInRegisters, bool transB) {
   const std::string ty = bf16 ? "bf16" : "f16";
   auto operand = [](size_t i) { return "$" + std::to_string(i); };
   std::string regs;
@@ -121,7 +126,8 @@ static std::string mmaAsyncText(int64_t N, size_t n, bool bf16, bool aInRegister
                                      : operand(n);
   const size_t next = n + (aInRegisters ? 4 : 1);
   // Register A has no transpose flag: scale-d, scale-a, scale-b[, trans-a], trans-b.
-  const std::string flags = aInRegisters ? "p, 1, 1, 1" : "p, 1, 1, 0, 1";
+  const std::string flags =
+      std::string(aInRegisters ? "p, 1, 1, " : "p, 1, 1, 0, ") + (transB ? "1" : "0");
   return "{\n.reg .pred p;\nsetp.ne.b32 p, " + operand(next + 1) +
          ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(N) + "k16.f32." + ty + "." +
          ty + " {" + regs + "}, " + a + ", " + operand(next) + ", " + flags + ";\n}";
@@ -133,7 +139,10 @@ Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Va
   auto &b = L.b;
   const Type &at = dot.operand(0)->type, &bt = dot.operand(1)->type;
   const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
-  const SwizzledTile sa = SwizzledTile::of(M, K), sb = SwizzledTile::of(K, N);
+  // B is staged N-major ([K, N] rows, read transposed) or, for a transpose the dot reads
+  // through (FragmentPlan::transposedB), K-major ([N, K] rows) like A.
+  const bool bKMajor = L.fragPlan.transposedB(dot) != nullptr;
+  const SwizzledTile sa = SwizzledTile::of(M, K), sb = bKMajor ? SwizzledTile::of(N, K) : SwizzledTile::of(K, N);
   // The swizzle is computed from arena offsets, so the arena starts where the pattern
   // does.
   llvm::cast<llvm::GlobalVariable>(L.arena)->setAlignment(llvm::Align(kWgmmaOperandAlign));
@@ -149,8 +158,10 @@ Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Va
   // leading offset is unused (16 bytes, the canonical value).
   llvm::Value *descA = descriptor(L, aAddr, 16, 8 * sa.swizzleBytes, sa.layoutType());
   // B (N-major): leading offset from one column block to the next.
-  llvm::Value *descB = descriptor(L, bAddr, sb.blockBytes(), 8 * sb.swizzleBytes, sb.layoutType());
-  const std::string text = mmaAsyncText(N, acc.size(), at.dtype == DType::BF16, aRegs != nullptr);
+  llvm::Value *descB = bKMajor ? descriptor(L, bAddr, 16, 8 * sb.swizzleBytes, sb.layoutType())
+                               : descriptor(L, bAddr, sb.blockBytes(), 8 * sb.swizzleBytes, sb.layoutType());
+  const std::string text =
+      mmaAsyncText(N, acc.size(), at.dtype == DType::BF16, aRegs != nullptr, !bKMajor);
 
   // Orders the accumulators' last writes by ordinary instructions before the wgmmas.
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_wgmma_fence_sync_aligned,
@@ -158,7 +169,8 @@ Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Va
   Values cur = acc;
   for (int64_t k0 = 0; k0 < K; k0 += 16) {
     const int64_t aOff = k0 / sa.blockCols() * sa.blockBytes() + k0 % sa.blockCols() * 2;
-    const int64_t bOff = k0 * sb.swizzleBytes;
+    const int64_t bOff = bKMajor ? k0 / sb.blockCols() * sb.blockBytes() + k0 % sb.blockCols() * 2
+                                 : k0 * sb.swizzleBytes;
     llvm::Value *b16 = b.CreateAdd(descB, L.i64(bOff >> 4));
     if (aRegs) {
       const Values &a = (*aRegs)[k0 / 16];

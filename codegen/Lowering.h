@@ -381,13 +381,14 @@ public:
   std::unordered_map<const ir::Value *, Regs> frags;
   /// Ops a recomputed operand may take (canRematerialize).
   static constexpr int kRecomputeBudget = 32;
-  /// `dot`'s tiling when its result can stay in fragments: tensor cores, f32, every
-  /// warp owning a block.
-  std::optional<MmaTiling> fragmentTiling(const ir::Op &dot) const;
+  /// What the fragment plan needs of `dot` when its result can stay in fragments
+  /// (tensor cores, f32, every warp owning a block); nullopt otherwise.
+  std::optional<FragmentPlan::DotFacts> dotFacts(const ir::Op &dot) const;
   Regs &getFrag(const ir::Value *v);
   /// Operand `v` in form `f` (Tile or Rows): its own fragments, a row broadcast's rows,
   /// recomputed, or converted from the blocked layout.
   Regs fragmentsOf(const ir::Value *v, const FragForm &f);
+  /// `v` from the blocked layout into form `f` (Tile, Rows or AOperand).
   Regs blockedToFragments(const ir::Value *v, const FragForm &f);
   Regs fragmentsToBlocked(const ir::Value *v);
   /// Lowers an op the plan keeps in fragments (FragmentPlan::lowersInFragments).

@@ -87,12 +87,12 @@ std::unique_ptr<Planned> plan(const std::string &tir, std::optional<MmaTiling> t
   collect(*k.body, *p);
   p->plan.compute(
       *k.body,
-      [&](const ir::Op &dot) -> std::optional<MmaTiling> {
+      [&](const ir::Op &dot) -> std::optional<FragmentPlan::DotFacts> {
         if (!tiling)
           return std::nullopt;
         MmaTiling t = *tiling;
         t.nTiles = dot.result()->type.shape[1] / 8 / t.wn;
-        return t;
+        return FragmentPlan::DotFacts{t, true};
       },
       [](const ir::Value *v) {
         const ir::Op *def = v->definingOp();
@@ -125,8 +125,50 @@ TEST(FragmentPlan, FlashAttentionLoopStaysInFragments) {
     EXPECT_FALSE(p->plan.needsBlocked(p->byName.at(name))) << name;
   EXPECT_TRUE(p->plan.needsBlocked(p->byName.at("acc")));
   EXPECT_TRUE(p->plan.needsBlocked(p->byName.at("l")));
+  // The first dot's A is defined before the loop and read by it alone: packed once.
+  EXPECT_EQ(p->form("a").kind, Kind::AOperand);
+  EXPECT_EQ(p->form("a").numRegs(), 32 / 16 * 4);
+  EXPECT_TRUE(p->plan.consumes(*p->defs.at("s"), 0));
+  EXPECT_FALSE(p->plan.needsBlocked(p->byName.at("a")));
+  EXPECT_EQ(p->form("b").kind, Kind::None); // a B operand
   EXPECT_TRUE(p->plan.lowersInFragments(*p->defs.at("rm")));
   EXPECT_FALSE(p->plan.lowersInFragments(*p->defs.at("acc2"))); // dots lower themselves
+}
+
+TEST(FragmentPlan, TransposedBIsReadThrough) {
+  const char *tir = R"(
+kernel @t(%x: bf16, %y: bf16, %o: *f32) attributes {num_warps = 4} {
+  %a = splat %x : tile<bf16, [64, 32]>
+  %k = splat %y : tile<bf16, [16, 32]>
+  %kt = permute %k {perm = [1, 0]} : tile<bf16, [32, 16]>
+  %s = dot %a, %kt : tile<f32, [64, 16]>
+  %k2 = splat %y : tile<bf16, [32, 32]>
+  %kt2 = permute %k2 {perm = [1, 0]} : tile<bf16, [32, 32]>
+  %s2 = dot %a, %kt2 : tile<f32, [64, 32]>
+  %c = cast %kt2 : tile<f32, [32, 32]>
+  %r = arange {end = 1024, start = 0} : tile<i32, [1024]>
+  %r2 = reshape %r : tile<i32, [64, 16]>
+  %ps = splat %o : tile<*f32, [64, 16]>
+  %ptr = ptr_add %ps, %r2 : tile<*f32, [64, 16]>
+  store %ptr, %s
+  %q = arange {end = 1024, start = 0} : tile<i32, [1024]>
+  %q2 = reshape %q : tile<i32, [32, 32]>
+  %pq = splat %o : tile<*f32, [32, 32]>
+  %ptq = ptr_add %pq, %q2 : tile<*f32, [32, 32]>
+  store %ptq, %c
+  return
+}
+)";
+  auto p = plan(tir, MmaTiling::rowStrips(16, 4));
+  ASSERT_TRUE(p->module);
+  const ir::Op &dot = *p->defs.at("s");
+  EXPECT_EQ(p->plan.transposedB(dot), p->byName.at("k"));
+  EXPECT_TRUE(p->plan.elided(*p->defs.at("kt")));
+  // A transpose something else reads too is lowered as written.
+  EXPECT_EQ(p->plan.transposedB(*p->defs.at("s2")), nullptr);
+  EXPECT_FALSE(p->plan.elided(*p->defs.at("kt2")));
+  // Not inside a loop: A is staged as usual.
+  EXPECT_EQ(p->form("a").kind, Kind::None);
 }
 
 TEST(FragmentPlan, RowsNeedOneWarpColumn) {
