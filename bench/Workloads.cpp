@@ -92,26 +92,30 @@ static Workload matmul(int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_
 
 /// Attention over batch 4 x 32 heads of 4096 queries and keys, head dimension 128, as
 /// FlashAttention's benchmarks size it: the three-loop kernel, fused by the compiler.
-/// num_stages is left at 1: the fused loop's reductions use shared memory, so its
-/// operands are not streamed with cp.async whatever it asks (docs/codegen.md).
+/// `stages` 0 keeps the kernel's own num_stages (3: as many buffers as fit); the keys
+/// and values are streamed with cp.async when the keys are loaded by rows
+/// (docs/codegen.md).
 static Workload attention(bool causal, int64_t bm, int64_t bn, int64_t warps,
-                          bool keysByRow = false, bool exp2 = true) {
+                          bool keysByRow = false, bool exp2 = true, int64_t stages = 0,
+                          int64_t d = 128) {
   Workload w;
   w.kind = WorkloadKind::Attention;
   w.label = std::string("attention bf16 ") + (causal ? "causal " : "") + "4x32x4096x128";
   w.rows = 4096;
-  w.cols = 128;
+  w.cols = d;
   w.depth = 4 * 32;
   w.source = "bench/kernels/attention_bf16.kiln";
   w.kernel = "attention_bf16";
   auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-  w.defines = {{"D", "128"},           {"BM", std::to_string(bm)},    {"BN", std::to_string(bn)},
+  w.defines = {{"D", std::to_string(d)}, {"BM", std::to_string(bm)},    {"BN", std::to_string(bn)},
                {"CAUSAL", flag(causal)}, {"EXP2", flag(exp2)}, {"KEYS_BY_ROW", flag(keysByRow)}};
   w.numWarps = warps;
+  w.numStages = stages;
   w.divisibility = {{"seq", 16}};
   w.name = std::string("attention_bf16") + (causal ? "_causal" : "") + "_" + std::to_string(bm) + "x" +
            std::to_string(bn) + "_w" + std::to_string(warps) + (keysByRow ? "_krows" : "") +
-           (exp2 ? "" : "_exp");
+           (exp2 ? "" : "_exp") + (stages ? "_s" + std::to_string(stages) : "") +
+           (d != 128 ? "_d" + std::to_string(d) : "");
   return w;
 }
 
@@ -174,22 +178,22 @@ static Workload decodeAttention(int64_t bn, int64_t warps, bool keyRows, int64_t
 }
 
 /// `table` and then the attention configurations, non-causal and causal. wgmma takes a
-/// dot whose rows are 16 per warp (BM 64 with 4 warps, 128 with 8); 64x64 with 8 warps
-/// runs on mma.sync.
+/// dot whose rows are 16 per warp (BM 64 with 4 warps, 128 with 8).
 static std::vector<Workload> withAttention(std::vector<Workload> table) {
   for (bool causal : {false, true}) {
     table.push_back(attention(causal, 128, 64, 8));
+    table.push_back(attention(causal, 128, 64, 8, /*keysByRow=*/true, true, /*stages=*/1));
     table.push_back(attention(causal, 128, 64, 8, /*keysByRow=*/true));
-    table.push_back(attention(causal, 128, 64, 8, false, /*exp2=*/false));
-    table.push_back(attention(causal, 128, 128, 8));
-    table.push_back(attention(causal, 128, 32, 8));
+    table.push_back(attention(causal, 128, 64, 8, /*keysByRow=*/true, /*exp2=*/false));
+    table.push_back(attention(causal, 128, 64, 8, true, true, 2));
+    table.push_back(attention(causal, 64, 64, 4, true, true, 2));
+    table.push_back(attention(causal, 128, 32, 8, true, true, 2));
+    table.push_back(attention(causal, 128, 128, 8, /*keysByRow=*/true, true, /*stages=*/1));
+    table.push_back(attention(causal, 128, 128, 8, /*keysByRow=*/true));
     table.push_back(attention(causal, 128, 32, 8, /*keysByRow=*/true));
-    table.push_back(attention(causal, 128, 16, 8));
-    table.push_back(attention(causal, 64, 64, 4));
-    table.push_back(attention(causal, 64, 128, 4));
-    table.push_back(attention(causal, 64, 32, 4));
-    table.push_back(attention(causal, 64, 16, 4));
-    table.push_back(attention(causal, 64, 64, 8));
+    table.push_back(attention(causal, 64, 64, 4, /*keysByRow=*/true));
+    table.push_back(attention(causal, 64, 128, 4, /*keysByRow=*/true));
+    table.push_back(attention(causal, 64, 32, 4, /*keysByRow=*/true));
   }
   return table;
 }

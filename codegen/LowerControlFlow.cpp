@@ -47,7 +47,7 @@ static const ir::Op *lowerUntilTerminator(Lowering &L, const ir::Block &block) {
   for (const auto &op : block.ops()) {
     if (op->kind() == OpKind::Yield || op->kind() == OpKind::Condition)
       return op.get();
-    if (L.pipeline.dot && (op.get() == L.pipeline.loadA || op.get() == L.pipeline.loadB))
+    if (L.pipeline.loop && L.pipeline.copies(op.get()))
       continue;
     L.lowerOp(*op);
   }
@@ -67,7 +67,6 @@ void Lowering::lowerFor(const ir::Op &op) {
   std::vector<FragForm> forms(numCarried);
   std::vector<Regs> fragInits(numCarried);
   std::vector<const Regs *> inits;
-  MmaPipeline pipe; // one dot per loop streams its operands
   for (unsigned j = 0; j < numCarried; ++j) {
     const ir::Value *init = op.operand(3 + j);
     forms[j] = fragPlan.formOf(body.argument(1 + j));
@@ -77,10 +76,9 @@ void Lowering::lowerFor(const ir::Op &op) {
     }
     fragInits[j] = fragPlan.consumes(op, 3 + j) ? getFrag(init) : blockedToFragments(init, forms[j]);
     inits.push_back(&fragInits[j]);
-    const ir::Op *dot = mmaCarriedDot(op, j);
-    if (dot && !pipe.dot && fragPlan.consumes(*dot, 2))
-      pipe = mmaPipelineFor(op, *dot);
   }
+  // The dots of the body may stream their operands (cp.async).
+  const MmaPipeline pipe = mmaPipelineFor(op);
 
   // Accesses of one iteration follow those of the previous one; shared memory read in
   // the previous iteration must be released before the body writes it again.
@@ -103,7 +101,7 @@ void Lowering::lowerFor(const ir::Op &op) {
                                    b.CreateAnd(down, b.CreateICmpSGT(t, widen(ub))));
     return std::make_pair(b.CreateTrunc(t, ity), runs);
   };
-  if (pipe.dot) {
+  if (pipe.loop) {
     // Prologue: the copies of the first stages - 1 iterations.
     beginSharedUse();
     for (int64_t s = 0; s + 1 < pipe.stages; ++s) {
@@ -122,7 +120,7 @@ void Lowering::lowerFor(const ir::Op &op) {
   iv->addIncoming(lb, pre);
   auto phis = makePhis(*this, inits, pre);
   llvm::PHINode *stage = nullptr; // the pipeline buffer this iteration reads
-  if (pipe.dot) {
+  if (pipe.loop) {
     stage = b.CreatePHI(b.getInt32Ty(), 2, "stage");
     stage->addIncoming(i32(0), pre);
   }
@@ -136,7 +134,7 @@ void Lowering::lowerFor(const ir::Op &op) {
   for (size_t j = 0; j < phis.size(); ++j)
     (forms[j].none() ? vals : frags)[body.argument(static_cast<unsigned>(1 + j))] = regsOf(phis[j]);
   const MmaPipeline outer = pipeline;
-  if (pipe.dot) {
+  if (pipe.loop) {
     pipeline = pipe;
     pipeline.stage = stage;
     std::tie(pipeline.ivAhead, pipeline.condAhead) = ahead(iv, pipe.stages - 1);
@@ -192,7 +190,7 @@ void Lowering::lowerFor(const ir::Op &op) {
     else
       frags[result] = std::move(out); // lowerOp converts it if some reader needs that
   }
-  if (pipe.dot) // copies for iterations that never ran were not issued; none is left
+  if (pipe.loop) // copies for iterations that never ran were not issued; none is left
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, llvm::ArrayRef<llvm::Type *>{},
                       llvm::ArrayRef<llvm::Value *>{});
   addOutstanding(body);

@@ -85,27 +85,6 @@ static int64_t usesIn(const ir::Block &block, const ir::Value *v) {
   return n;
 }
 
-const ir::Op *Lowering::mmaCarriedDot(const ir::Op &forOp, unsigned j) const {
-  const ir::Block &body = *forOp.region(0);
-  const ir::Value *arg = body.argument(1 + j);
-  const ir::Op *yield = body.terminator();
-  if (!yield || j >= yield->numOperands())
-    return nullptr;
-  const ir::Op *dot = yield->operand(j)->definingOp();
-  if (!dot || dot->kind() != OpKind::Dot || dot->parentBlock() != &body ||
-      dot->numOperands() < 3 || dot->operand(2) != arg || !useTensorCores(*dot))
-    return nullptr;
-  // The registers are f32 sums: no rounding to a narrower accumulator in between.
-  if (arg->type.dtype != DType::F32 || dot->result()->type.dtype != DType::F32)
-    return nullptr;
-  // Every warp owns a block, so fragments and blocked registers count the same.
-  if (tilingOf(*dot).active != T / 32)
-    return nullptr;
-  if (usesIn(body, arg) != 1 || usesIn(body, dot->result()) != 1)
-    return nullptr;
-  return dot;
-}
-
 //===--------------------------------------------------------------------===//
 // Streaming the operands of a loop's dot (cp.async)
 //===--------------------------------------------------------------------===//
@@ -113,8 +92,19 @@ const ir::Op *Lowering::mmaCarriedDot(const ir::Op &forOp, unsigned j) const {
 /// Whether `op` may sit in a pipelined loop body: no memory access, no control flow,
 /// and no use of shared memory (the pipeline's buffers hold the arena for the loop).
 static bool pipelineCompatible(Lowering &L, const ir::Op &op) {
+  // A load nothing reads (one branch of a const `if` overwrote it) is dropped by LLVM.
+  if (op.kind() == OpKind::Load && op.numOperands() == 1 && !L.users.count(op.result()))
+    return true;
   if (!ir::isPure(op.kind()))
     return false;
+  for (const auto &r : op.results())
+    if (L.fragPlan.needsBlocked(r.get())) // converted through shared memory
+      return false;
+  if (L.fragPlan.elided(op))
+    return true;
+  // On fragments: registers and shuffles only, unless a blocked operand is read in.
+  if (L.fragPlan.lowersInFragments(op))
+    return !L.fragPlan.pullsBlocked(op);
   // Broadcasts and permutes that lowerBroadcast / lowerPermute recompute in place need
   // no scratch although scratchAreas reserves some for them.
   int budget = 32;
@@ -132,12 +122,6 @@ static int64_t copyWidth(Lowering &L, const ir::Op &load) {
   const int64_t w = accessVectorWidth(L.axis.info(load.operand(0)), pt.shape,
                                       L.layoutOf(pt).vec, dtypeBytes(pt.dtype));
   return w * dtypeBytes(pt.dtype) >= 4 ? w : 0;
-}
-
-/// Bytes of the A and B buffers of one pipeline stage.
-static std::pair<int64_t, int64_t> stageAreas(const Lowering &L, const ir::Op &dot) {
-  const std::vector<int64_t> areas = dotScratchAreas(dot, L.dotPath(dot));
-  return {areas[0], areas[1]};
 }
 
 /// Where a tensor-core dot keeps element (row, col) of an operand in shared memory:
@@ -170,34 +154,60 @@ static OperandPlacement placementOf(const Lowering &L, const ir::Op &dot, unsign
   return {s[1] + kMmaRowPad, std::nullopt};
 }
 
-Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp, const ir::Op &dot) {
+Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
   MmaPipeline p;
   const ir::Block &body = *forOp.region(0);
-  // The stages share the dot's scratch: as many as fit, up to the kernel's num_stages.
-  const auto [aBytes, bBytes] = stageAreas(*this, dot);
-  const int64_t scratch = layoutAreas(dotScratchAreas(dot, dotPath(dot))).totalBytes;
-  const int64_t stages = std::min<int64_t>(kernel.numStages, scratch / (aBytes + bBytes));
-  if (stages < 2 || body.argument(0)->type.dtype != DType::I32)
+  if (body.argument(0)->type.dtype != DType::I32)
     return p;
-  const ir::Op *la = dot.operand(0)->definingOp(), *lb = dot.operand(1)->definingOp();
-  for (const ir::Op *ld : {la, lb})
-    if (!ld || ld->kind() != OpKind::Load || ld->parentBlock() != &body ||
-        ld->numOperands() != 1 || usesIn(body, ld->result()) != 1 || copyWidth(*this, *ld) == 0)
+  for (unsigned j = 1; j < body.numArguments(); ++j)
+    if (fragPlan.needsBlocked(body.argument(j)))
       return p;
+  // Every tensor-core dot of the body takes each operand from registers or from a load
+  // of the body (through a transpose it reads through); nothing else in the body uses
+  // shared memory or memory.
+  std::vector<const ir::Op *> dots;
+  int64_t capacity = 0; // the largest dot scratch: the buffers fit in it
+  for (const auto &op : body.ops()) {
+    if (op->kind() != OpKind::Dot)
+      continue;
+    if (!useTensorCores(*op) || (op->numOperands() > 2 && !fragPlan.consumes(*op, 2)) ||
+        fragPlan.needsBlocked(op->result()))
+      return p;
+    const std::vector<int64_t> areas = dotScratchAreas(*op, dotPath(*op));
+    capacity = std::max(capacity, layoutAreas(areas).totalBytes);
+    for (unsigned i = 0; i < 2; ++i) {
+      if (i == 0 && fragPlan.consumes(*op, 0))
+        continue;
+      const ir::Op *ld = stagedOperand(*this, *op, i)->definingOp();
+      if (!ld || ld->kind() != OpKind::Load || ld->parentBlock() != &body ||
+          ld->numOperands() != 1 || usesIn(body, ld->result()) != 1 || copyWidth(*this, *ld) == 0)
+        return p;
+      p.streams.push_back({op.get(), i, ld, p.stageBytes});
+      p.stageBytes += (areas[i] + kWgmmaOperandAlign - 1) / kWgmmaOperandAlign * kWgmmaOperandAlign;
+    }
+    dots.push_back(op.get());
+  }
+  if (dots.empty())
+    return p;
+  const int64_t stages = std::min<int64_t>(kernel.numStages, capacity / p.stageBytes);
+  if (stages < 2)
+    return {};
   for (const auto &op : body.ops())
-    if (op.get() != la && op.get() != lb && op.get() != &dot &&
-        op->kind() != OpKind::Yield && !pipelineCompatible(*this, *op))
-      return p;
+    if (op->kind() != OpKind::Dot && op->kind() != OpKind::Yield && !p.copies(op.get()) &&
+        !pipelineCompatible(*this, *op))
+      return {};
   // The addresses may depend on the iv and on values from outside the loop only: the
   // copies for a later iteration recompute them from its iv.
   std::vector<const ir::Op *> slice;
-  std::vector<const ir::Value *> work = {la->operand(0), lb->operand(0)};
+  std::vector<const ir::Value *> work;
+  for (const MmaPipeline::Stream &st : p.streams)
+    work.push_back(st.load->operand(0));
   while (!work.empty()) {
     const ir::Value *v = work.back();
     work.pop_back();
     if (v->isBlockArgument()) {
       if (v->ownerBlock() == &body && v != body.argument(0))
-        return p;
+        return {};
       continue;
     }
     const ir::Op *def = v->definingOp();
@@ -212,9 +222,7 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp, const ir::Op
     if (std::find(slice.begin(), slice.end(), op.get()) != slice.end())
       p.slice.push_back(op.get());
   p.loop = &forOp;
-  p.dot = &dot;
-  p.loadA = la;
-  p.loadB = lb;
+  p.first = dots.front();
   p.stages = stages;
   return p;
 }
@@ -246,7 +254,6 @@ static void copyOperand(Lowering &L, const ir::Op &load, llvm::Value *base,
 void Lowering::issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value *stage,
                              llvm::Value *cond) {
   const ir::Block &body = *p.loop->region(0);
-  const auto [aBytes, bBytes] = stageAreas(*this, *p.dot);
   // The slice is lowered again for `iv`; the current iteration's values come back after.
   std::vector<std::pair<const ir::Value *, std::optional<Regs>>> saved;
   auto save = [&](const ir::Value *v) {
@@ -261,9 +268,10 @@ void Lowering::issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value 
   guardedVoid(cond, [&] {
     for (const ir::Op *op : p.slice)
       lowerOp(*op);
-    llvm::Value *base = b.CreateMul(stage, i32((aBytes + bBytes) / 2));
-    copyOperand(*this, *p.loadA, base, placementOf(*this, *p.dot, 0));
-    copyOperand(*this, *p.loadB, b.CreateAdd(base, i32(aBytes / 2)), placementOf(*this, *p.dot, 1));
+    llvm::Value *base = b.CreateMul(stage, i32(p.stageBytes / 2));
+    for (const MmaPipeline::Stream &st : p.streams)
+      copyOperand(*this, *st.load, b.CreateAdd(base, i32(st.offset / 2)),
+                  placementOf(*this, *st.dot, st.operand));
   });
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, llvm::ArrayRef<llvm::Type *>{},
                     llvm::ArrayRef<llvm::Value *>{});
@@ -459,24 +467,38 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   // Where the operands are read: the dot's own areas, or the pipeline buffer of this
   // iteration (i16 indices, from the arena's start).
   llvm::Value *aBase = L.i32(aOff / 2), *bBase = L.i32(bOff / 2);
+  const Lowering::MmaPipeline &p = L.pipeline;
+  const bool streamed = p.loop && p.find(&op, 1);
   std::function<void()> refillAhead; // the copies of iteration `i + stages - 1`
-  if (L.pipeline.dot == &op) {
-    const Lowering::MmaPipeline &p = L.pipeline;
-    const auto [aBytes, bBytes] = stageAreas(L, op);
-    // This iteration's copies have landed once at most stages - 2 newer groups are in
-    // flight; the barrier also ends every warp's reads of the buffer refilled next.
-    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(p.stages - 2)});
-    if (wgmma)
-      fenceForWgmma(L);
-    L.barrier();
-    llvm::Value *refill = b.CreateSelect(b.CreateICmpEQ(p.stage, L.i32(0)), L.i32(p.stages - 1),
-                                         b.CreateSub(p.stage, L.i32(1)));
-    refillAhead = [&L, &p, refill] { L.issueMmaStage(p, p.ivAhead, refill, p.condAhead); };
-    // mma.sync runs in program order: copies first, so they are in flight during it.
-    if (!wgmma)
-      refillAhead();
-    aBase = b.CreateMul(p.stage, L.i32((aBytes + bBytes) / 2));
-    bBase = b.CreateAdd(aBase, L.i32(aBytes / 2));
+  if (streamed) {
+    if (&op == p.first) {
+      // This iteration's copies have landed once at most stages - 2 newer groups are
+      // in flight; the barrier also ends every warp's reads of the buffer refilled
+      // next (the previous iteration's, read by all its dots).
+      b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {L.i32(p.stages - 2)});
+      if (wgmma)
+        fenceForWgmma(L);
+      L.barrier();
+      llvm::Value *refill = b.CreateSelect(b.CreateICmpEQ(p.stage, L.i32(0)), L.i32(p.stages - 1),
+                                           b.CreateSub(p.stage, L.i32(1)));
+      // The copies are in flight while the product runs either way. A lone wgmma
+      // product (a matmul's K loop) issues them inside its asynchronous window, after
+      // the commit, which measured faster. With several products (flash attention)
+      // the loop's live fragments leave ptxas few registers, and copies issued inside
+      // that window gave wrong results (BM 128, BN 128, 8 warps: 254 registers), so
+      // they go out first, as for mma.sync, which runs in program order.
+      const bool loneProduct =
+          std::all_of(p.streams.begin(), p.streams.end(),
+                      [&](const Lowering::MmaPipeline::Stream &st) { return st.dot == &op; });
+      if (wgmma && loneProduct)
+        refillAhead = [&L, &p, refill] { L.issueMmaStage(p, p.ivAhead, refill, p.condAhead); };
+      else
+        L.issueMmaStage(p, p.ivAhead, refill, p.condAhead);
+    }
+    llvm::Value *stageBase = b.CreateMul(p.stage, L.i32(p.stageBytes / 2));
+    if (const Lowering::MmaPipeline::Stream *sa = p.find(&op, 0))
+      aBase = b.CreateAdd(stageBase, L.i32(sa->offset / 2));
+    bBase = b.CreateAdd(stageBase, L.i32(p.find(&op, 1)->offset / 2));
   } else {
     L.beginSharedUse();
     if (!aInRegisters)
@@ -493,7 +515,7 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
       L.storeShared(L.convert(op.operand(2)->type.dtype, DType::F32, acc.v[reg]), cOff,
                     L.elementIndex(lc, reg));
   }
-  if (L.pipeline.dot != &op)
+  if (!streamed)
     L.sharedWritten();
 
   const MmaLane m = mmaLane(L, tl, M, N);
@@ -511,9 +533,6 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   std::vector<Values> aRegs;
   if (aInRegisters)
     aRegs = aFragmentsFromRegisters(L, op);
-  // wgmma runs asynchronously: the copies are issued while the tensor cores work. The
-  // buffer they refill was last read by the previous iteration's wgmmas, which were
-  // waited for before every thread passed this iteration's barrier.
   Values sums = wgmma ? wgmmaProduct(L, op, aBase, bBase, init, refillAhead,
                                      aInRegisters ? &aRegs : nullptr)
                       : mmaSyncProduct(L, op, tl, m, aBase, bBase, init,

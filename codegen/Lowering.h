@@ -351,27 +351,48 @@ public:
   DotPath dotPath(const ir::Op &op) const;
   /// How the warps share `dot`'s result (tensor-core paths).
   MmaTiling tilingOf(const ir::Op &dot) const;
-  /// The dot that carried value `j` of `forOp` feeds, when that dot is the value's only
-  /// reader and the loop's only use of the dot's result (a pipeline candidate).
-  const ir::Op *mmaCarriedDot(const ir::Op &forOp, unsigned j) const;
-  /// A loop whose carried tensor-core dot reads its operands straight from loads in the
-  /// loop body: the loads become cp.async copies into a ring of `stages` shared-memory
-  /// buffers, issued `stages - 1` iterations ahead (LowerDot.cpp).
+  /// A loop whose tensor-core dots read every operand not in registers straight from
+  /// loads in the loop body: the loads become cp.async copies into a ring of `stages`
+  /// shared-memory buffers, each holding one iteration's operands, issued `stages - 1`
+  /// iterations ahead (LowerDot.cpp).
   struct MmaPipeline {
-    const ir::Op *loop = nullptr, *dot = nullptr, *loadA = nullptr, *loadB = nullptr;
+    /// One operand copied by the pipeline: operand `operand` of `dot`, from `load`,
+    /// at byte `offset` of each buffer.
+    struct Stream {
+      const ir::Op *dot = nullptr;
+      unsigned operand = 0;
+      const ir::Op *load = nullptr;
+      int64_t offset = 0;
+    };
+    const ir::Op *loop = nullptr;  ///< null: no pipeline
+    const ir::Op *first = nullptr; ///< the dot that waits for a buffer and refills one
+    std::vector<Stream> streams;
     /// The body ops the copies' addresses depend on, in order (re-lowered per copy).
     std::vector<const ir::Op *> slice;
-    int64_t stages = 0;
+    int64_t stages = 0, stageBytes = 0;
     llvm::Value *stage = nullptr;     ///< i32 buffer the current iteration reads
     llvm::Value *ivAhead = nullptr;   ///< the iv `stages - 1` iterations ahead
     llvm::Value *condAhead = nullptr; ///< i1 that iteration runs
+
+    const Stream *find(const ir::Op *dot, unsigned operand) const {
+      for (const Stream &s : streams)
+        if (s.dot == dot && s.operand == operand)
+          return &s;
+      return nullptr;
+    }
+    bool copies(const ir::Op *load) const {
+      for (const Stream &s : streams)
+        if (s.load == load)
+          return true;
+      return false;
+    }
   };
-  /// The pipeline for `dot`, carried by `forOp`; `dot` is null when there is none.
-  MmaPipeline mmaPipelineFor(const ir::Op &forOp, const ir::Op &dot);
+  /// The pipeline for `forOp`; `loop` is null when there is none.
+  MmaPipeline mmaPipelineFor(const ir::Op &forOp);
   /// Copies the operands of iteration `iv` into buffer `stage` when `cond` holds, as
   /// one cp.async group (committed by every thread either way).
   void issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value *stage, llvm::Value *cond);
-  /// The pipeline of the loop being lowered (dot null outside one).
+  /// The pipeline of the loop being lowered (loop null outside one).
   MmaPipeline pipeline;
 
   // LowerFragments.cpp

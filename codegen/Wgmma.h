@@ -13,6 +13,7 @@
 
 #include <functional>
 
+
 namespace kiln::codegen::detail {
 
 /// Whether a tensor-core dot fits wgmma: target sm_90a, whole warpgroups, and one
