@@ -53,11 +53,49 @@ llvm::Value *fragmentRow(Lowering &L, const MmaLane &m, int64_t reg) {
   return L.b.CreateAdd(m.rowBase, L.b.CreateAdd(m.g, L.i32(reg / 2 * 16 + reg % 2 * 8)));
 }
 
+/// True when `v` reaches a reduction along its rows through elementwise ops alone (at
+/// most `depth` of them): the scores of flash attention, whose row max and sum then stay
+/// in fragments if every warp holds whole rows.
+static bool reducedAlongRows(const Lowering &L, const ir::Value *v, int depth = 8) {
+  auto it = L.users.find(v);
+  if (it == L.users.end() || depth == 0)
+    return false;
+  for (const ir::Op *u : it->second) {
+    if (u->kind() == OpKind::Reduce && u->numOperands() == 1 && u->intAttr("axis") == 1)
+      return true;
+    const bool elementwise = ir::isElementwise(u->kind()) || u->kind() == OpKind::Select ||
+                             u->kind() == OpKind::Cast;
+    if (elementwise && u->result()->type.shape == v->type.shape &&
+        reducedAlongRows(L, u->result(), depth - 1))
+      return true;
+  }
+  return false;
+}
+
+/// True when `v` is computed elementwise (at most `depth` ops) from the result of a dot
+/// that reducedAlongRows: flash attention's probabilities, the A operand of its second
+/// product, which reads them from registers when it holds the same rows.
+static bool fromRowReducedDot(const Lowering &L, const ir::Value *v, int depth = 8) {
+  const ir::Op *def = v->definingOp();
+  if (!def || depth == 0)
+    return false;
+  if (def->kind() == OpKind::Dot)
+    return reducedAlongRows(L, def->result());
+  if (!ir::isElementwise(def->kind()) && def->kind() != OpKind::Select && def->kind() != OpKind::Cast)
+    return false;
+  for (const ir::Value *o : def->operands())
+    if (o->type.shape == v->type.shape && fromRowReducedDot(L, o, depth - 1))
+      return true;
+  return false;
+}
+
 MmaTiling Lowering::tilingOf(const ir::Op &dot) const {
   const int64_t M = dot.operand(0)->type.shape[0], N = dot.operand(1)->type.shape[1];
   if (dotPath(dot) == DotPath::Wgmma)
     return MmaTiling::rowStrips(N, T / 32);
-  return MmaTiling::make(M, N, T / 32);
+  const bool wholeRows =
+      reducedAlongRows(*this, dot.result()) || fromRowReducedDot(*this, dot.operand(0));
+  return MmaTiling::make(M, N, T / 32, wholeRows);
 }
 
 std::optional<FragmentPlan::DotFacts> Lowering::dotFacts(const ir::Op &dot) const {

@@ -21,8 +21,12 @@ struct MmaTiling {
 
   /// The grid for `warps` warps that loads the fewest operand fragments per k step
   /// (ldmatrix: one per row of tiles for A, one per two columns for B), then the
-  /// squarer block.
-  static MmaTiling make(int64_t M, int64_t N, int64_t warps) {
+  /// squarer block. With `wholeRows`, only grids of one warp column (wn == 1) that use
+  /// every warp are taken when there is one: each warp then holds whole rows of the
+  /// result, so that row reductions stay within warps (FragmentPlan.h).
+  static MmaTiling make(int64_t M, int64_t N, int64_t warps, bool wholeRows = false) {
+    if (wholeRows && (M / 16) % warps == 0)
+      return {warps, 1, M / 16 / warps, N / 8, warps};
     MmaTiling best;
     int64_t bestCost = -1;
     for (int64_t act = warps; act >= 1 && bestCost < 0; act /= 2)

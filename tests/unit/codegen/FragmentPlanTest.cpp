@@ -192,6 +192,18 @@ TEST(FragmentPlan, NothingWithoutTensorCores) {
   EXPECT_TRUE(p->plan.empty());
 }
 
+TEST(FragmentPlan, WholeRowsTilingHasOneWarpColumn) {
+  // 128x128 on 8 warps: the cheapest grid in fragment loads has warp columns...
+  const MmaTiling cheap = MmaTiling::make(128, 128, 8);
+  EXPECT_GT(cheap.wn, 1);
+  // ...whole rows give every warp 16 rows across all columns.
+  const MmaTiling rows = MmaTiling::make(128, 128, 8, /*wholeRows=*/true);
+  EXPECT_EQ(rows, (MmaTiling{8, 1, 1, 16, 8}));
+  EXPECT_EQ(MmaTiling::make(64, 32, 4, true), (MmaTiling{4, 1, 1, 4, 4}));
+  // Too few rows for every warp: the usual choice.
+  EXPECT_EQ(MmaTiling::make(32, 64, 4, true), MmaTiling::make(32, 64, 4));
+}
+
 TEST(FragmentPlan, RowRegisterOfTileRegister) {
   const MmaTiling t{1, 1, 2, 4, 1}; // two rows of four tiles
   EXPECT_EQ(t.rowRegsPerThread(), 4);
