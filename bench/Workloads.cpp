@@ -272,10 +272,12 @@ const std::vector<Workload> &workloads() {
       moeRouting(64, false, 32, 4),
       moeRouting(64, false, 32, 8),
       moeRouting(64, false, 64, 8),
+      moeRouting(64, false, 8, 2),
       moeRouting(64, true, 16, 2),
       moeRouting(256, false, 8, 8),
       moeRouting(256, false, 16, 8),
       moeRouting(256, false, 4, 4),
+      moeRouting(256, false, 2, 2),
       moeRouting(256, true, 4, 1),
       // Decoding attention: 256 programs, one per head, so the bytes in flight per
       // program (BN keys of K and V) set the bandwidth.

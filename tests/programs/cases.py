@@ -541,8 +541,8 @@ def _attention_bf16(name, seq, tiles, causal=False, gen=normal()):
         ref=attention_ref(causal), tol=Tol(2e-2, 2e-2)))
 
 
-_attention_bf16("dot.attention_bf16", 192, {"D": 64, "BM": 64, "BN": 64})
-_attention_bf16("dot.attention_bf16.causal_bn32", 192, {"D": 64, "BM": 64, "BN": 32, "KEYS_BY_ROW": True},
+_attention_bf16("dot.attention_bf16", 128, {"D": 64, "BM": 64, "BN": 64})
+_attention_bf16("dot.attention_bf16.causal_bn32", 128, {"D": 64, "BM": 64, "BN": 32, "KEYS_BY_ROW": True},
                 causal=True)
 # Accurate exp, keys loaded by rows, scores large enough that exp without the running
 # maximum would overflow.

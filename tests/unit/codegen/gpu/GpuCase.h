@@ -10,7 +10,8 @@
 //   case.txt             what to launch (below)
 //   sm_80.kbin, ...      the kernel compiled for each target (runtime/Bundle.h)
 //   NAME.in.npy          the input of buffer argument NAME
-//   NAME.expected.npy    what the interpreter left in it
+//   NAME.expected.npy    what the interpreter left in it (absent when that is the
+//                        input unchanged: NAME.in.npy is then what is expected)
 //
 // case.txt is one `key value...` line per field, in this order:
 //   source tests/gpu/programs/math.unary.spec     where the case comes from

@@ -162,6 +162,18 @@ TEST_F(CheckBuffer, ReportsAnExpectedFileThatDoesNotFit) {
   CaseArg missing = y;
   missing.name = "z";
   EXPECT_NE(checkBuffer(dir, missing, bytes<float>({1, 2})).find("z.expected.npy"), std::string::npos);
+  // An input left unchanged has no expected file: the input is what is expected.
+  {
+    NpyArray in;
+    in.descr = npyDescrFor(DType::F32);
+    in.shape = {2};
+    in.data = bytes<float>({5, 6});
+    std::string error;
+    ASSERT_TRUE(writeNpyAtomic((dir / inputFile("w")).string(), in, error)) << error;
+    const CaseArg unchanged{"w", DType::F32, true, 2, 1e-6, 0, ""};
+    EXPECT_EQ(checkBuffer(dir, unchanged, bytes<float>({5, 6})), "");
+    EXPECT_NE(checkBuffer(dir, unchanged, bytes<float>({5, 7})), "");
+  }
   // A GPU buffer of the wrong size is a mismatch, not a crash.
   EXPECT_NE(checkBuffer(dir, y, bytes<float>({1.0f})), "");
 }
