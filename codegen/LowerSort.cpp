@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
 
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
 namespace kiln::codegen::detail {
 
 llvm::Value *Lowering::sortsBefore(const Type &elem, bool descending, int64_t len, llvm::Value *a,
@@ -86,7 +88,8 @@ static std::vector<std::pair<size_t, size_t>> mergeSortNetwork(size_t n) {
   return out;
 }
 
-void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t group, const Candidates &mine,
+void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t group, bool lanesInOrder,
+                          const Candidates &mine,
                           const std::function<void(int64_t, llvm::Value *, llvm::Value *, llvm::Value *)> &emit) {
   if (dtypeBits(elem.dtype) <= 32) {
     // Each candidate as one u64 key, (ordered value) << 32 | (~position): the largest key
@@ -111,13 +114,38 @@ void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t grou
       values[j] = b.CreateSelect(swap, vi, values[j]);
     }
     llvm::Value *zero = llvm::ConstantInt::get(i64t, 0);
+    // With the lanes in line order, a round compares 32-bit ordered values only: among
+    // the heads that hold the largest, the lowest lane's has the lowest position (each
+    // lane's list is sorted), and a ballot finds that lane.
+    const bool byBallot = lanesInOrder && group > 1 && hasWarpShuffle();
+    llvm::Value *laneInGroup = nullptr, *groupShift = nullptr;
+    if (byBallot) {
+      laneInGroup = b.CreateAnd(tid, i32(group - 1));
+      groupShift = b.CreateAnd(b.CreateAnd(tid, i32(31)), i32(~(group - 1) & 31));
+    }
     for (int64_t r = 0; r < k; ++r) {
-      llvm::Value *best = keys[0];
-      for (int64_t s = 1; s < group; s *= 2) {
-        llvm::Value *other = shuffleXor(best, s);
-        best = b.CreateSelect(b.CreateICmpUGT(other, best), other, best);
+      llvm::Value *owns;
+      if (byBallot) {
+        llvm::Value *hi = b.CreateTrunc(b.CreateLShr(keys[0], 32), b.getInt32Ty());
+        llvm::Value *best = hi;
+        for (int64_t s = 1; s < group; s *= 2)
+          best = b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, best, shuffleXor(best, s));
+        llvm::Value *holds = b.CreateAnd(b.CreateICmpEQ(hi, best), b.CreateICmpNE(keys[0], zero));
+        llvm::Value *ballot = b.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_ballot_sync, {},
+                                                {b.getInt32(0xFFFFFFFFu), holds});
+        llvm::Value *mask = b.CreateLShr(ballot, groupShift);
+        if (group < 32)
+          mask = b.CreateAnd(mask, i32((int64_t{1} << group) - 1));
+        llvm::Value *first = b.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, mask, b.getTrue());
+        owns = b.CreateAnd(holds, b.CreateICmpEQ(first, laneInGroup));
+      } else {
+        llvm::Value *best = keys[0];
+        for (int64_t s = 1; s < group; s *= 2) {
+          llvm::Value *other = shuffleXor(best, s);
+          best = b.CreateSelect(b.CreateICmpUGT(other, best), other, best);
+        }
+        owns = b.CreateAnd(b.CreateICmpEQ(keys[0], best), b.CreateICmpNE(best, zero));
       }
-      llvm::Value *owns = b.CreateAnd(b.CreateICmpEQ(keys[0], best), b.CreateICmpNE(best, zero));
       emit(r, owns, values[0], b.CreateNot(b.CreateTrunc(keys[0], b.getInt32Ty())));
       // A lane gives at most k - r - 1 more winners: the list beyond that is not needed.
       const size_t live = std::min<size_t>(keys.size(), static_cast<size_t>(k - r));
@@ -194,13 +222,15 @@ bool Lowering::lowerTopKByRounds(const ir::Op &op) {
         mine.push_back({x.v[round * l.vec + j], b.CreateAdd(first, i32(j))});
       llvm::Value *line = b.CreateUDiv(b.CreateAdd(tid, i32(round * T)), i32(group));
       llvm::Value *valid = roundValid(l, round);
-      topKRounds(elem, k, len, group, mine, [&](int64_t r, llvm::Value *writer, llvm::Value *v, llvm::Value *i) {
-        writeWinner(line, valid ? b.CreateAnd(writer, valid) : writer, r, v, i);
-      });
+      topKRounds(elem, k, len, group, /*lanesInOrder=*/true, mine,
+                 [&](int64_t r, llvm::Value *writer, llvm::Value *v, llvm::Value *i) {
+                   writeWinner(line, valid ? b.CreateAnd(writer, valid) : writer, r, v, i);
+                 });
     }
   } else {
     // Shared memory: the tile goes there in row-major order, and groups of up to a
-    // warp's lanes take a line each, lane g the positions g, g + group, ...
+    // warp's lanes take a line each, lane g the positions g * perLane, g * perLane + 1,
+    // ... (read as 16-byte vectors where the line is contiguous and splits evenly).
     const int64_t group = std::min<int64_t>(32, nextPowerOf2((len + wanted - 1) / wanted));
     const int64_t perLane = (len + group - 1) / group, linesPerPass = T / group;
     LineGeometry geo;
@@ -215,21 +245,39 @@ bool Lowering::lowerTopKByRounds(const ir::Op &op) {
     sharedWritten();
     llvm::Type *sty = sharedType(elem);
     llvm::Value *g = b.CreateAnd(tid, i32(group - 1));
+    // Whole 16-byte pieces: contiguous lines that the lanes split exactly, 4-byte
+    // elements, every line starting 16-byte aligned.
+    const bool vectorReads = geo.inner == 1 && group * perLane == len && perLane % 4 == 0 &&
+                             sharedElementBytes(elem) == 4 && len % 4 == 0 && tileAt % 16 == 0;
     for (int64_t pass = 0; pass < passes; ++pass) {
       llvm::Value *line = b.CreateAdd(i32(pass * linesPerPass), b.CreateLShr(tid, i32(__builtin_ctzll(group))));
       llvm::Value *active = b.CreateICmpULT(line, i32(geo.split.lines));
       llvm::Value *safeLine = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, line, i32(geo.split.lines - 1));
       Candidates mine;
-      for (int64_t j = 0; j < perLane; ++j) {
-        llvm::Value *pos = b.CreateAdd(g, i32(j * group));
-        llvm::Value *inLine = b.CreateICmpULT(pos, i32(len));
-        llvm::Value *at = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, pos, i32(len - 1));
-        llvm::Value *v = fromShared(loadShared(sty, tileAt, lineElement(*this, geo, safeLine, at)), elem);
-        mine.push_back({v, b.CreateSelect(inLine, pos, i32(len))});
+      llvm::Value *segment = b.CreateMul(g, i32(perLane));
+      if (vectorReads) {
+        llvm::Value *start = lineElement(*this, geo, safeLine, segment);
+        auto *vty = llvm::FixedVectorType::get(sty, 4);
+        for (int64_t j = 0; j < perLane; j += 4) {
+          llvm::Value *at = sharedAddr(tileAt, b.CreateAdd(start, i32(j)), sty);
+          llvm::Value *vec = b.CreateAlignedLoad(vty, at, llvm::Align(16));
+          for (int64_t q = 0; q < 4; ++q)
+            mine.push_back({fromShared(b.CreateExtractElement(vec, q), elem),
+                            b.CreateAdd(segment, i32(j + q))});
+        }
+      } else {
+        for (int64_t j = 0; j < perLane; ++j) {
+          llvm::Value *pos = b.CreateAdd(segment, i32(j));
+          llvm::Value *inLine = b.CreateICmpULT(pos, i32(len));
+          llvm::Value *at = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, pos, i32(len - 1));
+          llvm::Value *v = fromShared(loadShared(sty, tileAt, lineElement(*this, geo, safeLine, at)), elem);
+          mine.push_back({v, b.CreateSelect(inLine, pos, i32(len))});
+        }
       }
-      topKRounds(elem, k, len, group, mine, [&](int64_t r, llvm::Value *writer, llvm::Value *v, llvm::Value *i) {
-        writeWinner(line, b.CreateAnd(writer, active), r, v, i);
-      });
+      topKRounds(elem, k, len, group, /*lanesInOrder=*/true, mine,
+                 [&](int64_t r, llvm::Value *writer, llvm::Value *v, llvm::Value *i) {
+                   writeWinner(line, b.CreateAnd(writer, active), r, v, i);
+                 });
     }
     sharedRead();
   }

@@ -313,8 +313,9 @@ public:
   /// K rounds over one line held by `group` aligned lanes, each with its candidates
   /// (value, position along the line; a position of `len` or more is none):
   /// `emit(r, writes, value, position)` with `writes` true on the one lane that is to
-  /// write round r's winner.
-  void topKRounds(const Type &elem, int64_t k, int64_t len, int64_t group,
+  /// write round r's winner. `lanesInOrder`: every candidate of a lane comes before,
+  /// along the line, every candidate of the next lane of the group.
+  void topKRounds(const Type &elem, int64_t k, int64_t len, int64_t group, bool lanesInOrder,
                   const std::vector<std::pair<llvm::Value *, llvm::Value *>> &mine,
                   const std::function<void(int64_t, llvm::Value *, llvm::Value *, llvm::Value *)> &emit);
   /// Sorting's total order on (value, index) pairs of one line of `len` elements: true
