@@ -14,8 +14,7 @@ namespace kiln::codegen {
 using ir::OpKind;
 using Kind = FragForm::Kind;
 
-/// Ops lowered one element at a time, whose operands and result share one shape.
-static bool elementwiseKind(OpKind k) {
+bool fragmentElementwise(OpKind k) {
   return ir::isElementwise(k) || k == OpKind::Cmp || k == OpKind::Select || k == OpKind::Cast;
 }
 
@@ -88,7 +87,7 @@ bool FragmentPlan::needsBlocked(const ir::Value *v) const {
 
 bool FragmentPlan::lowersInFragments(const ir::Op &op) const {
   const OpKind k = op.kind();
-  if (!elementwiseKind(k) && k != OpKind::Reduce && k != OpKind::ExpandDims &&
+  if (!fragmentElementwise(k) && k != OpKind::Reduce && k != OpKind::ExpandDims &&
       k != OpKind::Reshape && k != OpKind::Broadcast)
     return false;
   if (op.numResults() != 1)
@@ -128,7 +127,7 @@ void FragmentPlan::analyzeOp(const ir::Op &op) {
     return analyzeFor(op);
   for (unsigned r = 0; r < op.numRegions(); ++r)
     analyzeBlock(*op.region(r));
-  if (elementwiseKind(k))
+  if (fragmentElementwise(k))
     analyzeElementwise(op);
   else if (k == OpKind::Dot)
     analyzeDot(op);

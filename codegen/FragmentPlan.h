@@ -87,6 +87,10 @@ struct FragForm {
   }
 };
 
+/// Ops lowered one element at a time whose operands and result share one shape
+/// (arithmetic, math, comparisons, select, cast): the ops a fragment form passes through.
+bool fragmentElementwise(ir::OpKind kind);
+
 class FragmentPlan {
 public:
   /// What the plan needs to know of a dot lowered on tensor cores with an f32 result

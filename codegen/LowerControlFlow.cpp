@@ -64,6 +64,10 @@ void Lowering::lowerFor(const ir::Op &op) {
   // Values the fragment plan carries in a fragment form (a tensor-core accumulator, a
   // flash-attention row max) enter the loop in that form and stay in it.
   const size_t numCarried = op.numOperands() - 3;
+  // Operand `i` of `user` (the loop, for an initial value; its yield) in form `f`.
+  auto carriedFragments = [&](const ir::Op &user, unsigned i, const FragForm &f) {
+    return fragPlan.consumes(user, i) ? getFrag(user.operand(i)) : blockedToFragments(user.operand(i), f);
+  };
   std::vector<FragForm> forms(numCarried);
   std::vector<Regs> fragInits(numCarried);
   std::vector<const Regs *> inits;
@@ -74,7 +78,7 @@ void Lowering::lowerFor(const ir::Op &op) {
       inits.push_back(&get(init));
       continue;
     }
-    fragInits[j] = fragPlan.consumes(op, 3 + j) ? getFrag(init) : blockedToFragments(init, forms[j]);
+    fragInits[j] = carriedFragments(op, 3 + j, forms[j]);
     inits.push_back(&fragInits[j]);
   }
   // The dots of the body may stream their operands (cp.async).
@@ -148,11 +152,10 @@ void Lowering::lowerFor(const ir::Op &op) {
   pipeline = outer;
   std::vector<Regs> next;
   for (unsigned j = 0; j < numCarried; ++j) {
-    const ir::Value *v = yield->operand(j);
     if (forms[j].none())
-      next.push_back(get(v));
+      next.push_back(get(yield->operand(j)));
     else
-      next.push_back(fragPlan.consumes(*yield, j) ? getFrag(v) : blockedToFragments(v, forms[j]));
+      next.push_back(carriedFragments(*yield, j, forms[j]));
   }
   // The next iv, unless it would wrap around its type.
   llvm::Value *ivNext = b.CreateAdd(iv, step);

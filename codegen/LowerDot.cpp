@@ -21,12 +21,13 @@
 // loop `for k { acc = dot(a, b, acc) }` the carried accumulator is thus held in
 // fragments for the whole loop, and each iteration's dot reads and writes registers
 // only; in flash attention the probabilities, a Tile of the first dot, become the A
-// fragments of the second without leaving registers. When, moreover, the dot's operands
-// come straight from unmasked loads in that loop body (mmaCarriedDot) and nothing else
-// in the body touches memory or shared memory, the loads become cp.async copies into a ring of
-// `num_stages` buffers (as many as fit in the dot's scratch), issued num_stages - 1
-// iterations ahead, so that global-memory latency overlaps the tensor-core work
-// (mmaPipelineFor; the copies' addresses are recomputed from the iv of their iteration).
+// fragments of the second without leaving registers. When, moreover, every operand of
+// the loop's dots that is not in registers comes straight from an unmasked load in the
+// body, and nothing else in the body touches memory or shared memory, the loads become
+// cp.async copies into a ring of `num_stages` buffers (one iteration's operands each, as
+// many as fit in the largest dot's scratch), issued num_stages - 1 iterations ahead, so
+// that global-memory latency overlaps the tensor-core work (mmaPipelineFor; the copies'
+// addresses are recomputed from the iv of their iteration).
 //
 // The FMA path, correct for any M, N, K and every dtype: both operands go to shared
 // memory in their compute type (f32 for float inputs, f64 when one is f64, i32 for
@@ -183,6 +184,7 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
           ld->numOperands() != 1 || usesIn(body, ld->result()) != 1 || copyWidth(*this, *ld) == 0)
         return p;
       p.streams.push_back({op.get(), i, ld, p.stageBytes});
+      // Every buffer starts where wgmma's swizzle pattern does.
       p.stageBytes += (areas[i] + kWgmmaOperandAlign - 1) / kWgmmaOperandAlign * kWgmmaOperandAlign;
     }
     dots.push_back(op.get());

@@ -63,9 +63,7 @@ static bool reducedAlongRows(const Lowering &L, const ir::Value *v, int depth = 
   for (const ir::Op *u : it->second) {
     if (u->kind() == OpKind::Reduce && u->numOperands() == 1 && u->intAttr("axis") == 1)
       return true;
-    const bool elementwise = ir::isElementwise(u->kind()) || u->kind() == OpKind::Select ||
-                             u->kind() == OpKind::Cast;
-    if (elementwise && u->result()->type.shape == v->type.shape &&
+    if (fragmentElementwise(u->kind()) && u->result()->type.shape == v->type.shape &&
         reducedAlongRows(L, u->result(), depth - 1))
       return true;
   }
@@ -81,7 +79,7 @@ static bool fromRowReducedDot(const Lowering &L, const ir::Value *v, int depth =
     return false;
   if (def->kind() == OpKind::Dot)
     return reducedAlongRows(L, def->result());
-  if (!ir::isElementwise(def->kind()) && def->kind() != OpKind::Select && def->kind() != OpKind::Cast)
+  if (!fragmentElementwise(def->kind()))
     return false;
   for (const ir::Value *o : def->operands())
     if (o->type.shape == v->type.shape && fromRowReducedDot(L, o, depth - 1))
