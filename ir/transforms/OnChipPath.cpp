@@ -10,24 +10,28 @@
 //     if (lb < ub) with iv = lb: the bodies of every loop of the chain in order, each
 //       reading the results of the loops before it from this iteration (they are
 //       final), the ops between them, then the trailing loop's body; no loop at all
-//   } else if (0 <= ub - lb <= 2·step) {    // two blocks, held in registers
-//     for each loop of the chain in order, its body once for block 0 (iv = lb) and
-//       once for block 1 (iv = lb + step), the accumulators carried from the first
-//       copy to the second; an accumulator d = d ⊕ reduce(F) reduces F_0 ⊕ F_1 once
+//   } else if (0 <= ub - lb <= N·step) {    // two to N blocks, held in registers
+//     for each loop of the chain in order, its body once per block (iv = lb + i·step),
+//       the accumulators carried from copy to copy; an accumulator d = d ⊕ reduce(F)
+//       reduces F_0 ⊕ ... ⊕ F_{N-1} once. Blocks 0 and 1 always exist; a block i >= 2
+//       may not (lb + i·step >= ub), so its copies run guarded: its loads and stores
+//       masked off, its accumulator updates selected away
 //   } else {
 //     the loops as before (reduction-chain fusion then fuses them)
 //   }
 //
 // Both short versions are the program as written, reordered only where that cannot be
-// seen: every element is computed exactly as before (no rescaling; the two blocks'
-// terms are summed elementwise before the reduction, a reassociation), and the later
+// seen: every element is computed exactly as before (no rescaling; the blocks' terms
+// are summed elementwise before the reduction, a reassociation), and the later
 // loads of a block merge with its first (CommonSubexpressions.cpp). Only where the
-// trailing body stores through the parameter it reads (an in-place kernel) is block 1
-// loaded again after block 0's stores. The user's BLOCK sets the one-block version; the
-// two-block version is added when the two blocks' loads the trailing body rereads fit
-// kHeldElementsPerThread elements a thread.
+// trailing body stores through the parameter it reads (an in-place kernel) is each
+// later block loaded again after the earlier blocks' stores. The user's BLOCK sets the one-block version; the
+// held-blocks version is added when at least two blocks of the loads the trailing body
+// rereads fit kHeldElementsPerThread elements a thread, and N is as many blocks as fit
+// (at most kMaxHeldBlocks).
 //
 //===----------------------------------------------------------------------===//
+#include "ir/transforms/ChainAlgebra.h"
 #include "ir/transforms/Pipeline.h"
 #include "ir/transforms/ReductionChains.h"
 
@@ -44,7 +48,7 @@ namespace {
 constexpr const char *kOneBlockPathAttr = "one_block_path";
 constexpr const char *kOnChipBlocksAttr = "on_chip_blocks";
 
-/// How many elements of the two blocks' loads one thread may hold for the trailing
+/// How many elements of the held blocks' loads one thread may hold for the trailing
 /// body. ptxas gives a kernel the registers of its costliest path, so holding more
 /// costs the one-block version occupancy: at 32, a bf16 softmax of BLOCK 1024 on 2 warps
 /// went from 40 to 64 registers a thread and lost 13% on an H200.
@@ -77,7 +81,7 @@ public:
   }
 
   /// The most blocks the chain's range may span for a version without loops: 0 when it
-  /// gets none, 1 for the one-block version alone, 2 with the two-block version too.
+  /// gets none, 1 for the one-block version alone, N >= 2 with the held-blocks version.
   int64_t maxBlocks(const Kernel &kernel) const {
     if (isVersionedGeneralBranch(parent_) || chain_.split.segments != 1 || chain_.loops.size() < 2 ||
         !chain_.loops.back().trailing || trailing_->numResults() != 0 ||
@@ -86,7 +90,10 @@ public:
     int64_t held = loadedElements(*trailing_->region(0));
     if (held == 0) // the trailing body reads nothing again: one pass already
       return 1;
-    return 2 * held <= kernel.numWarps * 32 * kHeldElementsPerThread ? 2 : 1;
+    int64_t fit = std::min(kernel.numWarps * 32 * kHeldElementsPerThread / held, kMaxHeldBlocks);
+    if (fit < 2)
+      return 1;
+    return fit > 2 && !guardable() ? 2 : fit;
   }
 
   void run(int64_t blocks) {
@@ -100,7 +107,7 @@ public:
 
 private:
   /// Wraps the chain in `if (0 <= ub - lb <= blocks·step) { no loops } else { the loops }`.
-  /// The two-block version goes in the else branch of the one-block one, so there the
+  /// The held-blocks version goes in the else branch of the one-block one, so there the
   /// range spans more than one block.
   void version(int64_t blocks) {
     std::vector<Op *> range;
@@ -262,18 +269,71 @@ private:
     b.create(OpKind::Yield, first_->loc(), results, {});
   }
 
-  /// The then-branch of the two-block version: each loop's body once per block, in
-  /// loop order, then the escaping values from the copies' results. Both blocks exist
-  /// (the range spans more than one block and at most two here).
+  /// Whether the copies of a block that may not exist can run guarded: every body of
+  /// the chain is straight-line code whose only effects are loads and stores, which a
+  /// mask turns off (a nested loop or `if` could do more on the values such a block
+  /// reads in place of memory).
+  bool guardable() const {
+    for (const ChainLoop &l : chain_.loops)
+      for (const auto &op : l.loop->region(0)->ops())
+        if (!op->regions().empty() || (writesOrFails(op->kind()) && op->kind() != OpKind::Store))
+          return false;
+    return true;
+  }
+
+  /// Turns `access` (a load or store of a block that may not exist) off where `valid`
+  /// is false, by and-ing it into the access's mask.
+  static void guardAccess(Op &access, Value *valid) {
+    const unsigned maskIndex = access.kind() == OpKind::Load ? 1 : 2;
+    Builder b;
+    b.setInsertionPoint(&access);
+    Type maskType = access.operand(0)->type.withDType(DType::Bool);
+    Value *all = maskType.isScalar() ? valid : b.createValue(OpKind::Splat, access.loc(), {valid}, maskType);
+    std::vector<Value *> &operands = access.operands();
+    if (operands.size() > maskIndex)
+      operands[maskIndex] = b.createValue(OpKind::And, access.loc(), {operands[maskIndex], all}, maskType);
+    else
+      operands.push_back(all);
+  }
+
+  /// Whether `f` is one of a copy's `guarded` loads whose masked-off lanes read the
+  /// identity of ⊕ already (softmax's `other = -inf` under max), so that a missing block
+  /// needs no select.
+  static bool readsIdentityWhenOff(const Value *f, const std::unordered_set<const Op *> &guarded, Combiner combiner) {
+    const Op *def = f->definingOp();
+    if (!def || def->kind() != OpKind::Load || !guarded.count(def))
+      return false;
+    return def->numOperands() == 3 ? isIdentity(def->operand(2), combiner) : identityOf(combiner) == 0.0;
+  }
+
+  /// `valid ? now : before`, for a value of any shape.
+  static Value *choose(Builder &b, Location loc, Value *valid, Value *now, Value *before) {
+    Value *cond = now->type.isScalar() ? valid
+                                       : b.createValue(OpKind::Splat, loc, {valid}, now->type.withDType(DType::Bool));
+    return b.createValue(OpKind::Select, loc, {cond, now, before}, now->type);
+  }
+
+  /// The then-branch of the held-blocks version: each loop's body once per block, in
+  /// loop order, then the escaping values from the copies' results. Blocks 0 and 1
+  /// exist (the range spans more than one block); block i >= 2 exists when
+  /// lb + i·step < ub, and its copies run guarded by that.
   void buildBlocks(Block &then, const std::vector<Op *> &range, const std::vector<Value *> &escaping,
                    int64_t blocks) {
     Builder b(&then);
     Location loc = first_->loc();
-    Value *lb = first_->operand(0);
+    Value *lb = first_->operand(0), *ub = first_->operand(1);
     const int64_t step = *integerConstant(first_->operand(2));
-    std::vector<Value *> ivs;
-    for (int64_t i = 0; i < blocks; ++i)
-      ivs.push_back(i == 0 ? lb : b.createValue(OpKind::Add, loc, {lb, b.intConstant(loc, lb->type, i * step)}, lb->type));
+    // Block i exists when i·step < ub - lb: the span is in (step, blocks·step] here, so
+    // unlike lb + i·step < ub this cannot wrap.
+    Value *span = blocks > 2 ? b.createValue(OpKind::Sub, loc, {ub, lb}, ub->type) : nullptr;
+    std::vector<Value *> ivs, valid;
+    for (int64_t i = 0; i < blocks; ++i) {
+      Value *offset = i == 0 ? nullptr : b.intConstant(loc, lb->type, i * step);
+      ivs.push_back(i == 0 ? lb : b.createValue(OpKind::Add, loc, {lb, offset}, lb->type));
+      valid.push_back(i < 2 ? nullptr
+                            : b.createValue(OpKind::Cmp, loc, {offset, span}, Type::scalar(DType::Bool),
+                                            {{"pred", std::string("lt")}}));
+    }
 
     ValueMap after; // old values -> their values once every copy ran
     for (Op *op : range) {
@@ -285,28 +345,37 @@ private:
       std::vector<Value *> carried;
       for (unsigned k = 3; k < op->numOperands(); ++k)
         carried.push_back(lookup(after, op->operand(k)));
-      std::vector<const Accumulator *> merged = mergedReductions(*op, carried.size());
+      std::vector<const Accumulator *> merged = mergedReductions(*op, carried.size(), blocks);
       std::vector<Value *> combined(carried.size(), nullptr); // merged: the copies' F so far
 
       for (int64_t i = 0; i < blocks; ++i) {
+        std::unordered_set<const Op *> guarded; // this copy's loads and stores
         ValueMap copy = after;
         copy[body.argument(0)] = ivs[i];
         for (unsigned k = 0; k < carried.size(); ++k)
           copy[body.argument(1 + k)] = carried[k];
-        for (const auto &inner : body.ops())
-          if (!isTerminator(inner->kind()))
-            cloneOp(b, *inner, copy);
+        for (const auto &inner : body.ops()) {
+          if (isTerminator(inner->kind()))
+            continue;
+          Op *clone = cloneOp(b, *inner, copy);
+          if (valid[i] && (clone->kind() == OpKind::Load || clone->kind() == OpKind::Store)) {
+            guardAccess(*clone, valid[i]);
+            guarded.insert(clone);
+          }
+        }
         for (unsigned k = 0; k < carried.size(); ++k) {
           if (const Accumulator *acc = merged[k]) {
             Value *f = lookup(copy, acc->term);
+            if (valid[i] && !readsIdentityWhenOff(f, guarded, acc->combiner)) // a missing block adds the identity of ⊕
+              f = choose(b, loc, valid[i], f, b.floatConstant(loc, f->type, identityOf(acc->combiner)));
             combined[k] = combined[k] ? b.createValue(acc->combineOp->kind(), loc, {combined[k], f}, f->type) : f;
             continue;
           }
-          Value *next = body.terminator()->operand(k);
-          carried[k] = lookup(copy, next);
+          Value *next = lookup(copy, body.terminator()->operand(k));
+          carried[k] = valid[i] ? choose(b, loc, valid[i], next, carried[k]) : next;
         }
       }
-      // d ⊕ reduce(F_0 ⊕ F_1): one reduction across the program for both copies.
+      // d ⊕ reduce(F_0 ⊕ ... ⊕ F_{N-1}): one reduction across the program for every copy.
       for (unsigned k = 0; k < carried.size(); ++k)
         if (const Accumulator *acc = merged[k]) {
           Op *reduce = reductionOf(*acc);
@@ -337,7 +406,7 @@ private:
   /// Per carried value of `loop`, its accumulator when the copies can combine their F
   /// elementwise and reduce once: d ⊕ reduce(F) is the yielded value and d is read
   /// nowhere else.
-  std::vector<const Accumulator *> mergedReductions(Op &loop, size_t slots) const {
+  std::vector<const Accumulator *> mergedReductions(Op &loop, size_t slots, int64_t blocks) const {
     std::vector<const Accumulator *> out(slots, nullptr);
     const ChainLoop *info = nullptr;
     for (const ChainLoop &l : chain_.loops)
@@ -348,7 +417,8 @@ private:
     Block &body = *loop.region(0);
     for (const Accumulator &acc : info->accumulators) {
       Op *reduce = reductionOf(acc);
-      if (!reduce || acc.combineOp->parentBlock() != &body || reduce->parentBlock() != &body ||
+      // A guarded copy stands in the identity of ⊕ (a float) for a missing block's F.
+      if (!reduce || (blocks > 2 && !isFloat(acc.term->type.dtype)) || acc.combineOp->parentBlock() != &body || reduce->parentBlock() != &body ||
           body.terminator()->operand(acc.slot) != acc.combineOp->result())
         continue;
       Value *d = body.argument(1 + acc.slot);
@@ -375,10 +445,10 @@ void planOnChip(const Kernel &kernel, ReductionChain &chain, int64_t maxBlocks) 
 
 int64_t onChipBlocksOf(std::string_view target) {
   // The SPIR-V path is checked by running it on PoCL (3.1), which loses stores of the
-  // two-block version (docs/testing.md, Known problems; the interpreter and NVPTX agree
+  // held-blocks version (docs/testing.md, Known problems; the interpreter and NVPTX agree
   // on the same kernels). Until a SPIR-V device can check the version, SPIR-V kernels
   // do without it.
-  return target == "spirv64" ? 1 : 2;
+  return target == "spirv64" ? 1 : kMaxHeldBlocks;
 }
 
 bool keepOnChip(ReductionChain &chain) {

@@ -30,6 +30,11 @@ const std::vector<PassInfo> &passRegistry();
 const std::vector<std::string> &defaultPipeline();
 const PassInfo *findPass(const std::string &name);
 
+/// The most blocks a chain's range may span for the held-blocks version of a chain
+/// (OnChipPath.cpp). Each block copies every loop body of the chain once: a bound on
+/// the code.
+constexpr int64_t kMaxHeldBlocks = 8;
+
 struct PipelineOptions {
   /// Reduction-chain fusion (fuse-reductions); off keeps every loop as written.
   bool fuseReductions = true;
@@ -38,9 +43,9 @@ struct PipelineOptions {
   /// What fusion may assume beyond exact algebra (--fuse-quantized).
   FusionPolicy fusionPolicy;
   /// The most blocks a chain's range may span for the versions without loops that hold
-  /// it on chip (OnChipPath.cpp): 2, or 1 for the one-block version alone
-  /// (onChipBlocksOf says which a target takes).
-  int64_t maxOnChipBlocks = 2;
+  /// it on chip (OnChipPath.cpp): 1 for the one-block version alone; more lets the
+  /// held-blocks version take as many as fit (onChipBlocksOf says which a target takes).
+  int64_t maxOnChipBlocks = kMaxHeldBlocks;
   /// When set, fusion reports what it did and declined to do here, as remarks.
   DiagnosticEngine *fusionRemarks = nullptr;
   bool printAfterAll = false; ///< dump the IR after each pass ("(unchanged)" if it was a no-op)
@@ -52,7 +57,7 @@ struct PipelineOptions {
 };
 
 /// PipelineOptions::maxOnChipBlocks for `target` ("sm_90", "spirv64", ...): 1 for
-/// SPIR-V (OnChipPath.cpp says why), 2 for the others.
+/// SPIR-V (OnChipPath.cpp says why), the held-blocks version's bound for the others.
 int64_t onChipBlocksOf(std::string_view target);
 
 /// Runs the Tile IR pipeline on `module`. Returns false when a pass produced invalid IR

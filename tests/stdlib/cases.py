@@ -15,15 +15,18 @@ from kilncase import (Arr, Case, Scalar, Tol, attention_ref, f32, f64, fill, fp8
 CASES = []
 
 # Row shapes shared by the row-wise kernels: several blocks with a ragged tail, one short
-# row, exact blocks, two blocks and random sizes. Rows of one block, and of two where the
-# program can hold them (OnChipPath.cpp: softmax, rmsnorm, quantization at BLOCK 256),
-# run without loops and read each element once; longer rows take the fused loops and
-# the trailing pass.
+# row, exact blocks, two blocks, four held blocks and random sizes. Rows of one block,
+# and of up to as many as the program can hold (OnChipPath.cpp: 8 elements a thread of
+# what the output loop loads, so at BLOCK 64 on 4 warps 8 blocks for softmax, 5 for
+# layernorm, 4 with its residual), run without loops and read each element once, the
+# blocks past the row's end masked off; longer rows take the fused loops and the
+# trailing pass.
 _ROWS = [
     ("", {"rows": 5, "n": 2000}, None),
     (".short_row", {"rows": 3, "n": 7}, 64),
     (".exact_blocks", {"rows": 4, "n": 512}, 128),
     (".two_blocks", {"rows": 3, "n": 400}, 256),
+    (".held_blocks", {"rows": 3, "n": 209}, 64),
     (".random", lambda r: {"rows": int(r.integers(1, 9)), "n": int(r.integers(1, 1500))}, 256),
 ]
 
