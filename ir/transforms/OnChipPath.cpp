@@ -14,7 +14,7 @@
 //     for each loop of the chain in order, its body once per block (iv = lb + i·step),
 //       the accumulators carried from copy to copy; an accumulator d = d ⊕ reduce(F)
 //       reduces F_0 ⊕ ... ⊕ F_{N-1} once. Blocks 0 and 1 always exist; a block i >= 2
-//       may not (lb + i·step >= ub), so its copies run guarded: its loads and stores
+//       may not (i·step >= ub - lb), so its copies run guarded: its loads and stores
 //       masked off, its accumulator updates selected away
 //   } else {
 //     the loops as before (reduction-chain fusion then fuses them)
@@ -296,12 +296,13 @@ private:
       operands.push_back(all);
   }
 
-  /// Whether `f` is one of a copy's `guarded` loads whose masked-off lanes read the
+  /// Whether `f` is one of a copy's `guardedLoads` whose masked-off lanes read the
   /// identity of ⊕ already (softmax's `other = -inf` under max), so that a missing block
   /// needs no select.
-  static bool readsIdentityWhenOff(const Value *f, const std::unordered_set<const Op *> &guarded, Combiner combiner) {
+  static bool readsIdentityWhenOff(const Value *f, const std::unordered_set<const Op *> &guardedLoads,
+                                   Combiner combiner) {
     const Op *def = f->definingOp();
-    if (!def || def->kind() != OpKind::Load || !guarded.count(def))
+    if (!def || !guardedLoads.count(def))
       return false;
     return def->numOperands() == 3 ? isIdentity(def->operand(2), combiner) : identityOf(combiner) == 0.0;
   }
@@ -316,7 +317,7 @@ private:
   /// The then-branch of the held-blocks version: each loop's body once per block, in
   /// loop order, then the escaping values from the copies' results. Blocks 0 and 1
   /// exist (the range spans more than one block); block i >= 2 exists when
-  /// lb + i·step < ub, and its copies run guarded by that.
+  /// i·step < ub - lb, and its copies run guarded by that.
   void buildBlocks(Block &then, const std::vector<Op *> &range, const std::vector<Value *> &escaping,
                    int64_t blocks) {
     Builder b(&then);
@@ -349,7 +350,7 @@ private:
       std::vector<Value *> combined(carried.size(), nullptr); // merged: the copies' F so far
 
       for (int64_t i = 0; i < blocks; ++i) {
-        std::unordered_set<const Op *> guarded; // this copy's loads and stores
+        std::unordered_set<const Op *> guardedLoads; // this copy's
         ValueMap copy = after;
         copy[body.argument(0)] = ivs[i];
         for (unsigned k = 0; k < carried.size(); ++k)
@@ -358,15 +359,16 @@ private:
           if (isTerminator(inner->kind()))
             continue;
           Op *clone = cloneOp(b, *inner, copy);
-          if (valid[i] && (clone->kind() == OpKind::Load || clone->kind() == OpKind::Store)) {
-            guardAccess(*clone, valid[i]);
-            guarded.insert(clone);
-          }
+          if (!valid[i] || (clone->kind() != OpKind::Load && clone->kind() != OpKind::Store))
+            continue;
+          guardAccess(*clone, valid[i]);
+          if (clone->kind() == OpKind::Load)
+            guardedLoads.insert(clone);
         }
         for (unsigned k = 0; k < carried.size(); ++k) {
           if (const Accumulator *acc = merged[k]) {
             Value *f = lookup(copy, acc->term);
-            if (valid[i] && !readsIdentityWhenOff(f, guarded, acc->combiner)) // a missing block adds the identity of ⊕
+            if (valid[i] && !readsIdentityWhenOff(f, guardedLoads, acc->combiner)) // a missing block adds the identity of ⊕
               f = choose(b, loc, valid[i], f, b.floatConstant(loc, f->type, identityOf(acc->combiner)));
             combined[k] = combined[k] ? b.createValue(acc->combineOp->kind(), loc, {combined[k], f}, f->type) : f;
             continue;
