@@ -9,10 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/SemaInternal.h"
+#include "support/ReadFile.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace kiln::sema {
 
@@ -99,16 +98,14 @@ struct Loader {
       }
     if (loaded.count(key))
       return; // reached by another route: already loaded once
-    std::ifstream in(*found, std::ios::binary);
-    std::ostringstream text;
-    if (in)
-      text << in.rdbuf();
-    if (!in) {
-      s.error(imp.pathLoc, DiagCode::FileNotReadable, "cannot read imported file '" + name + "'");
+    std::string why;
+    std::optional<std::string> text = readWholeFile(name, why);
+    if (!text) {
+      s.error(imp.pathLoc, DiagCode::FileNotReadable, "cannot read imported file '" + name + "': " + why);
       ok = false;
       return;
     }
-    uint32_t file = s.sources.addBuffer(name, text.str());
+    uint32_t file = s.sources.addBuffer(name, std::move(*text));
     load(file);
   }
 };

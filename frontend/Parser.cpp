@@ -436,7 +436,7 @@ std::unique_ptr<ast::Module> parseFile(SourceManager &sources, uint32_t file,
   const std::string *text = sources.text(file);
   if (!text) {
     diags.error(Location{file, 0, 0}, DiagCode::FileNotReadable)
-        << "cannot read '" << sources.name(file) << "'";
+        << "cannot read '" << sources.name(file) << "': " << sources.readError(file);
     return nullptr;
   }
   if (text->size() > limits.maxBytes) {

@@ -8,14 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Bundle.h"
+
 #include "runtime/BundleMetadata.h"
 #include "support/AtomicFile.h"
+#include "support/ReadFile.h"
 
 #include <array>
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace kiln::rt {
 
@@ -282,34 +281,19 @@ std::optional<Bundle> parseBundle(std::span<const uint8_t> in, std::string &erro
 }
 
 std::optional<std::vector<uint8_t>> readBundleBytes(const std::string &path, std::string &error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = "cannot open '" + path + "': " + std::strerror(errno);
+  // Bounded, so that a wrong path (a device, a huge file) cannot fill memory; and a file
+  // that is no bundle at all is known from its first bytes, which are enough for
+  // parseBundle to say what it is instead.
+  auto notABundle = [](std::string_view soFar) {
+    return soFar.size() >= sizeof kMagic && std::memcmp(soFar.data(), kMagic, sizeof kMagic) != 0;
+  };
+  std::string why;
+  std::optional<std::string> text = readWholeFile(path, why, kMaxFileBytes, notABundle);
+  if (!text) {
+    error = "cannot read '" + path + "': " + why;
     return std::nullopt;
   }
-  std::vector<uint8_t> bytes;
-  uint8_t chunk[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      error = "cannot read '" + path + "': " + std::strerror(errno);
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0)
-      break;
-    bytes.insert(bytes.end(), chunk, chunk + n);
-    // Checked while reading: a wrong path (a device, a huge file) must not fill memory.
-    if (bytes.size() > kMaxFileBytes) {
-      error = "'" + path + "' is too large to be a Kiln bundle";
-      ::close(fd);
-      return std::nullopt;
-    }
-  }
-  ::close(fd);
-  return bytes;
+  return std::vector<uint8_t>(text->begin(), text->end());
 }
 
 std::optional<Bundle> readBundle(const std::string &path, std::string &error, bool *ioError) {

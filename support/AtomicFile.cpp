@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace kiln {
 
@@ -25,8 +26,9 @@ static std::string writeAll(int fd, std::span<const uint8_t> bytes) {
   return "";
 }
 
-std::string writeFileAtomically(const std::string &path, std::initializer_list<std::span<const uint8_t>> parts,
-                                const AtomicWriteOptions &options) {
+std::optional<StagedFile> StagedFile::stage(const std::string &path,
+                                            std::initializer_list<std::span<const uint8_t>> parts,
+                                            const AtomicWriteOptions &options, std::string &error) {
   std::string target = path;
   mode_t mode = 0644;
   bool keepMode = false;
@@ -48,8 +50,10 @@ std::string writeFileAtomically(const std::string &path, std::initializer_list<s
   std::string tmp = target + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   // Messages name the file the caller asked for; the temporary name means nothing to a user.
-  if (fd < 0)
-    return "cannot write '" + path + "': " + std::strerror(errno);
+  if (fd < 0) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    return std::nullopt;
+  }
   std::string why;
   for (std::span<const uint8_t> part : parts)
     if (why.empty())
@@ -64,13 +68,40 @@ std::string writeFileAtomically(const std::string &path, std::initializer_list<s
     why = std::strerror(errno);
   if (!why.empty()) {
     ::unlink(tmp.c_str());
-    return "cannot write '" + path + "': " + why;
+    error = "cannot write '" + path + "': " + why;
+    return std::nullopt;
   }
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
-    why = "cannot replace '" + path + "': " + std::strerror(errno);
-    ::unlink(tmp.c_str());
+  return StagedFile(path, std::move(target), std::move(tmp));
+}
+
+StagedFile::StagedFile(std::string path, std::string target, std::string tmp)
+    : path_(std::move(path)), target_(std::move(target)), tmp_(std::move(tmp)) {}
+
+StagedFile::StagedFile(StagedFile &&other) noexcept
+    : path_(std::move(other.path_)), target_(std::move(other.target_)), tmp_(std::exchange(other.tmp_, "")) {}
+
+StagedFile::~StagedFile() {
+  if (!tmp_.empty())
+    ::unlink(tmp_.c_str());
+}
+
+std::string StagedFile::commit() {
+  if (tmp_.empty())
+    return "cannot replace '" + path_ + "': nothing staged";
+  std::string why;
+  if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
+    why = "cannot replace '" + path_ + "': " + std::strerror(errno);
+    ::unlink(tmp_.c_str());
   }
+  tmp_.clear();
   return why;
+}
+
+std::string writeFileAtomically(const std::string &path, std::initializer_list<std::span<const uint8_t>> parts,
+                                const AtomicWriteOptions &options) {
+  std::string error;
+  std::optional<StagedFile> staged = StagedFile::stage(path, parts, options, error);
+  return staged ? staged->commit() : error;
 }
 
 } // namespace kiln

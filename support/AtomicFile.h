@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -22,10 +23,35 @@ struct AtomicWriteOptions {
   bool updateInPlace = false;
 };
 
-/// Writes the concatenation of `parts` to `path`: a uniquely named temporary file in
-/// the same directory (so the rename stays on one file system), flushed to disk, then
-/// renamed over `path`. Returns "" on success, else why it failed; no temporary file is
-/// left behind either way.
+/// New contents for a file, written whole beside it (a uniquely named temporary file
+/// in the same directory, so the rename stays on one file system) and flushed to disk,
+/// but not yet in its place. commit() renames it over the file; a staged write that is
+/// never committed removes its temporary file. Several files replaced together are
+/// all staged first, then all committed: a failure to write any leaves every one as it
+/// was.
+class StagedFile {
+public:
+  /// Stages the concatenation of `parts` for `path`; nullopt with `error` set when it
+  /// cannot be written whole (no temporary file is left behind).
+  static std::optional<StagedFile> stage(const std::string &path, std::initializer_list<std::span<const uint8_t>> parts,
+                                         const AtomicWriteOptions &options, std::string &error);
+  /// Puts the contents in place. Returns "" on success, else why it failed.
+  std::string commit();
+
+  StagedFile(StagedFile &&other) noexcept;
+  StagedFile &operator=(StagedFile &&) = delete;
+  StagedFile(const StagedFile &) = delete;
+  ~StagedFile();
+
+private:
+  StagedFile(std::string path, std::string target, std::string tmp);
+  std::string path_;   ///< as the caller named it, for messages
+  std::string target_; ///< the file replaced (through a symbolic link when updating in place)
+  std::string tmp_;    ///< "" once committed or moved from
+};
+
+/// Stages and commits at once: the concatenation of `parts` replaces `path`. Returns
+/// "" on success, else why it failed; no temporary file is left behind either way.
 std::string writeFileAtomically(const std::string &path, std::initializer_list<std::span<const uint8_t>> parts,
                                 const AtomicWriteOptions &options = {});
 

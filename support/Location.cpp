@@ -1,8 +1,8 @@
 //===- Location.cpp - SourceManager ---------------------------------------===//
 #include "support/Location.h"
 
-#include <fstream>
-#include <sstream>
+#include "support/ReadFile.h"
+
 
 namespace kiln {
 
@@ -56,16 +56,15 @@ const std::string *SourceManager::text(uint32_t file) {
   File &f = files_[file];
   if (!f.text && !f.triedLoad) {
     f.triedLoad = true;
-    std::ifstream in(f.name, std::ios::binary);
-    if (in) {
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      f.text = ss.str();
-      if (f.text->compare(0, 3, "\xEF\xBB\xBF") == 0)
-        f.text->erase(0, 3);
-    }
+    f.text = readWholeFile(f.name, f.readError);
+    if (f.text && f.text->compare(0, 3, "\xEF\xBB\xBF") == 0)
+      f.text->erase(0, 3);
   }
   return f.text ? &*f.text : nullptr;
+}
+
+std::string_view SourceManager::readError(uint32_t file) const {
+  return file < files_.size() && !files_[file].text ? std::string_view(files_[file].readError) : std::string_view();
 }
 
 std::optional<std::string_view> SourceManager::lineText(uint32_t file, uint32_t line) {

@@ -42,8 +42,10 @@ public:
 
   std::string_view name(uint32_t file) const;
   /// The text of the file, loading it from disk on first use if only the name is known.
-  /// nullptr when the file cannot be read.
+  /// nullptr when the file cannot be read; readError() then says why.
   const std::string *text(uint32_t file);
+  /// Why text() of `file` is nullptr ("Is a directory"), or "" when it is not.
+  std::string_view readError(uint32_t file) const;
   /// The line (without its newline) or nullopt when out of range / unreadable.
   std::optional<std::string_view> lineText(uint32_t file, uint32_t line);
   size_t size() const { return files_.size(); }
@@ -53,6 +55,7 @@ private:
     std::string name;
     std::optional<std::string> text;
     bool triedLoad = false;
+    std::string readError;
     std::vector<size_t> lineStarts; // computed lazily
   };
   std::vector<File> files_;

@@ -2,7 +2,10 @@
 #include "support/Npy.h"
 #include "support/AtomicFile.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -104,6 +107,11 @@ std::string npyDescrDescription(const std::string &descr) {
 }
 
 std::optional<NpyArray> readNpy(const std::string &path, std::string &error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = "cannot open '" + path + "': " + std::strerror(EISDIR);
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
@@ -160,6 +168,10 @@ std::optional<NpyArray> readNpy(const std::string &path, std::string &error) {
     return std::nullopt;
   }
   // Shape: "(3, 4)" or "(5,)" or "()".
+  if (shape->size() < 2 || shape->front() != '(' || shape->back() != ')') {
+    error = "'" + path + "': malformed shape '" + *shape + "' (expected a tuple such as (3, 4))";
+    return std::nullopt;
+  }
   std::string dims = shape->substr(1, shape->size() - 2);
   std::stringstream ss(dims);
   std::string part;
@@ -181,17 +193,36 @@ std::optional<NpyArray> readNpy(const std::string &path, std::string &error) {
       return std::nullopt;
     }
   }
-  size_t bytes = static_cast<size_t>(count) * item;
-  arr.data.resize(bytes);
-  if (bytes && !in.read(reinterpret_cast<char *>(arr.data.data()), static_cast<std::streamsize>(bytes))) {
+  const size_t bytes = static_cast<size_t>(count) * item;
+  auto shorter = [&] {
     error = "'" + path + "': file is shorter than its header says (" + std::to_string(bytes) +
             " data bytes expected)";
     return std::nullopt;
+  };
+  // A header can claim any size: compare it with what the file holds before allocating,
+  // and read a stream that cannot tell its size in pieces, so that memory follows the
+  // bytes that actually arrive.
+  const std::streampos dataStart = in.tellg();
+  if (dataStart != std::streampos(-1) && in.seekg(0, std::ios::end)) {
+    const std::streampos end = in.tellg();
+    in.seekg(dataStart);
+    if (end < dataStart || static_cast<unsigned long long>(end - dataStart) < bytes)
+      return shorter();
+  } else {
+    in.clear();
+  }
+  constexpr size_t kPiece = size_t(1) << 24;
+  for (size_t done = 0; done < bytes;) {
+    const size_t n = std::min(kPiece, bytes - done);
+    arr.data.resize(done + n);
+    if (!in.read(reinterpret_cast<char *>(arr.data.data() + done), static_cast<std::streamsize>(n)))
+      return shorter();
+    done += n;
   }
   return arr;
 }
 
-bool writeNpyAtomic(const std::string &path, const NpyArray &array, std::string &error) {
+std::optional<StagedFile> stageNpy(const std::string &path, const NpyArray &array, std::string &error) {
   std::string shape = "(";
   for (size_t i = 0; i < array.shape.size(); ++i)
     shape += std::to_string(array.shape[i]) + (array.shape.size() == 1 ? "," : i + 1 < array.shape.size() ? ", " : "");
@@ -203,7 +234,7 @@ bool writeNpyAtomic(const std::string &path, const NpyArray &array, std::string 
   header += '\n';
   if (header.size() > 65535) {
     error = "header too long for '" + path + "'";
-    return false;
+    return std::nullopt;
   }
   const char preamble[10] = {kMagic[0], kMagic[1], kMagic[2], kMagic[3], kMagic[4], kMagic[5], 1, 0,
                              static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
@@ -212,12 +243,17 @@ bool writeNpyAtomic(const std::string &path, const NpyArray &array, std::string 
   // target, with its permissions kept.
   AtomicWriteOptions options;
   options.updateInPlace = true;
-  error = writeFileAtomically(
+  return StagedFile::stage(
       path, {bytes(preamble, sizeof preamble), bytes(header.data(), header.size()), bytes(array.data.data(), array.data.size())},
-      options);
-  if (!error.empty())
+      options, error);
+}
+
+bool writeNpyAtomic(const std::string &path, const NpyArray &array, std::string &error) {
+  std::optional<StagedFile> staged = stageNpy(path, array, error);
+  if (!staged)
     return false;
-  return true;
+  error = staged->commit();
+  return error.empty();
 }
 
 } // namespace kiln

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "ir/Type.h"
+#include "support/AtomicFile.h"
 
 #include <cstddef>
 #include <optional>
@@ -30,6 +31,9 @@ std::optional<NpyArray> readNpy(const std::string &path, std::string &error);
 /// Writes `array` to `path` atomically: a temporary file beside it, then rename, so a
 /// crash never leaves a half-written file. Returns false and sets `error` on failure.
 bool writeNpyAtomic(const std::string &path, const NpyArray &array, std::string &error);
+/// The same file staged, not yet in place (support/AtomicFile.h): for several arrays
+/// replaced together, or not at all.
+std::optional<StagedFile> stageNpy(const std::string &path, const NpyArray &array, std::string &error);
 
 /// Whether an .npy descr stores elements of exactly `dtype` (see the file comment).
 bool npyDescrMatches(const std::string &descr, DType dtype);

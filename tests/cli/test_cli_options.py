@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -211,8 +212,50 @@ class Emit(clitest.CliTestCase):
     def test_unwritable_output(self):
         os.mkdir(self.path("dir"))
         for target in ("dir", "no/such/dir/out.tir"):
-            with self.subTest(target=target):
-                self.assertUserError(self.dslc("add.kiln", "-o", target, "--diagnostics=json"), "E0001")
+            for emit in ("tir", "bundle"):
+                with self.subTest(target=target, emit=emit):
+                    self.assertUserError(self.dslc("add.kiln", "--emit=" + emit, "-o", target, "--diagnostics=json"),
+                                         "E0008")
+        # A full device: the reason is given, and the exit status says the output was lost.
+        for emit in ("tir", "ptx", "bundle"):
+            with self.subTest(target="/dev/full", emit=emit):
+                self.assertUserError(self.dslc("add.kiln", "--emit=" + emit, "-o", "/dev/full", "--diagnostics=json"),
+                                     "E0008", message="No space left on device")
+
+    def test_lost_stdout_is_an_error(self):
+        # Results printed to a standard output that cannot take them must not exit 0.
+        for args in (["add.kiln"], ["add.kiln", "--emit=ptx"], ["add.kiln", "--emit=bundle"]):
+            with self.subTest(args=args):
+                with open("/dev/full", "w") as full:
+                    p = subprocess.run([clitest.TOOLS["dslc"]] + args + ["--diagnostics=json"], cwd=self.tmp,
+                                       stdout=full, stderr=subprocess.PIPE, timeout=30,
+                                       env=dict(os.environ, **clitest.NO_DRIVER_ENV))
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn("E0008", p.stderr.decode())
+
+    def test_output_replaces_the_file_a_link_names(self):
+        # -o onto a symbolic link updates the file it names and keeps its permissions.
+        self.write("target.tir", "old\n")
+        os.chmod(self.path("target.tir"), 0o600)
+        os.symlink("target.tir", self.path("link.tir"))
+        for emit in ("tir", "bundle"):
+            with self.subTest(emit=emit):
+                self.assertOk(self.dslc("add.kiln", "--emit=" + emit, "-o", "link.tir"))
+                self.assertTrue(os.path.islink(self.path("link.tir")))
+                self.assertEqual(os.stat(self.path("target.tir")).st_mode & 0o777, 0o600)
+                with open(self.path("target.tir"), "rb") as f:
+                    self.assertNotEqual(f.read(), b"old\n")
+
+    def test_inputs_that_are_not_files(self):
+        os.mkdir(self.path("dir.kiln"))
+        os.mkdir(self.path("dir.tir"))
+        for args in (["dir.kiln"], ["dir.tir"], ["dir.kiln", "--emit=ast"], ["run", "dir.kiln", "--kernel", "k",
+                                                                          "--grid", "1", "--device", "interp"]):
+            with self.subTest(args=args):
+                self.assertUserError(self.dslc(*args, "--diagnostics=json"), "E0001", message="Is a directory")
+        # A device that never ends is refused after a bounded read, not read forever.
+        r = self.dslc("/dev/zero", "--diagnostics=json")
+        self.assertUserError(r, "E0001", message="more than [0-9]+ bytes")
 
     def test_print_locations(self):
         r = self.dslc("add.kiln", "--print-locations")
@@ -482,6 +525,10 @@ class VerifyDiagnostics(clitest.CliTestCase):
                          "malformed expectation")
         self.check_fails("neg.kiln", "kernel k(p: *f32) {\n    // expected-error@-5 {{x}}\n}\n",
                          "malformed expectation")
+        # Offsets no file can have, including ones past a 64-bit integer, are malformed too.
+        for offset in ("+99999999999999999999", "-9223372036854775808", "+9223372036854775807", "+1000000000"):
+            self.check_fails("big.kiln", "kernel k(p: *f32) {\n    // expected-error@%s {{x}}\n}\n" % offset,
+                             "malformed expectation", "out of range")
 
 
 class Fusion(clitest.CliTestCase):

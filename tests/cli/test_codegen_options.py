@@ -231,14 +231,14 @@ class OptionErrors(clitest.CliTestCase):
     def test_output_into_a_missing_folder(self):
         for emit in ("tir",) + CODEGEN_EMITS:
             with self.subTest(emit=emit):
-                errors = self.rejected("E0001", SOFTMAX, "--emit=" + emit, "-o", "no/such/dir/out")
+                errors = self.rejected("E0008", SOFTMAX, "--emit=" + emit, "-o", "no/such/dir/out")
                 self.assertIn("no/such/dir/out", errors[0]["message"])
 
     def test_output_onto_a_folder(self):
         os.mkdir(self.path("dir"))
         for emit in CODEGEN_EMITS:
             with self.subTest(emit=emit):
-                self.rejected("E0001", SOFTMAX, "--emit=" + emit, "-o", "dir")
+                self.rejected("E0008", SOFTMAX, "--emit=" + emit, "-o", "dir")
 
     def test_several_kernels(self):
         self.write("two.kiln", TWO)

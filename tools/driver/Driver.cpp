@@ -3,10 +3,9 @@
 
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
+#include "support/ReadFile.h"
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 namespace kiln::driver {
 
@@ -21,14 +20,13 @@ std::unique_ptr<ir::Module> loadModule(const std::string &path, const SemaOption
     TimingReport::Scope timer(timing, "frontend: parse, check and lower to Tile IR");
     return compileFileToTileIR(path, diags, options, std::move(sources));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.error(Location::commandLine(), DiagCode::FileNotReadable) << "cannot read '" << path << "'";
+  std::string why;
+  std::optional<std::string> text = readWholeFile(path, why);
+  if (!text) {
+    diags.error(Location::commandLine(), DiagCode::FileNotReadable) << "cannot read '" << path << "': " << why;
     return nullptr;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  uint32_t file = sources->addBuffer(path, text.str());
+  uint32_t file = sources->addBuffer(path, std::move(*text));
   std::unique_ptr<ir::Module> module;
   {
     TimingReport::Scope timer(timing, "tir: parse");
@@ -50,22 +48,6 @@ std::unique_ptr<ir::Module> loadModule(const std::string &path, const SemaOption
     }
   }
   return module;
-}
-
-bool writeOutput(const std::string &path, const std::string &text, DiagnosticEngine &diags) {
-  if (path.empty() || path == "-") {
-    std::cout << text;
-    std::cout.flush();
-    return true;
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.flush();
-  if (!out) {
-    diags.error(Location::commandLine(), DiagCode::FileNotReadable) << "cannot write '" << path << "'";
-    return false;
-  }
-  return true;
 }
 
 bool parseDefines(const std::vector<std::string> &raw,

@@ -35,10 +35,6 @@ std::unique_ptr<ir::Module> loadModule(const std::string &path, const SemaOption
                                        std::shared_ptr<SourceManager> sources,
                                        DiagnosticEngine &diags, TimingReport *timing);
 
-/// Writes `text` to `path`, or to stdout when `path` is empty or "-". Reports E0001 on
-/// failure.
-bool writeOutput(const std::string &path, const std::string &text, DiagnosticEngine &diags);
-
 /// Parses `-D NAME=VALUE` arguments; malformed ones are reported (E0108).
 bool parseDefines(const std::vector<std::string> &raw,
                   std::vector<std::pair<std::string, std::string>> &out, DiagnosticEngine &diags);

@@ -10,6 +10,7 @@
 #include "ir/Printer.h"
 #include "ir/transforms/Pipeline.h"
 #include "support/LargeStack.h"
+#include "support/ToolOutput.h"
 #include "tools/driver/Driver.h"
 
 #include "llvm/IR/PrintPasses.h"
@@ -93,7 +94,7 @@ int main(int argc, char **argv) {
         ir::runPipeline(*module, pipeline, diags);
       ir::PrintOptions printOptions;
       printOptions.locations = PrintLocations;
-      return driver::writeOutput(OutputFile, ir::printModule(*module, printOptions), diags)
+      return writeOutput(OutputFile, ir::printModule(*module, printOptions), diags)
                  ? int(driver::ExitSuccess)
                  : int(driver::ExitUserError);
     });

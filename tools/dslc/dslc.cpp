@@ -22,6 +22,8 @@
 #include "ir/transforms/Pipeline.h"
 #include "runtime/Bundle.h"
 #include "support/LargeStack.h"
+#include "support/ReadFile.h"
+#include "support/ToolOutput.h"
 #include "tools/driver/Driver.h"
 #include "tools/driver/KernelArguments.h"
 #include "tools/driver/VerifyDiagnostics.h"
@@ -32,9 +34,9 @@
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
+#include "support/ReadFile.h"
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <unistd.h>
@@ -134,7 +136,7 @@ cl::opt<std::string> DeviceName("device",
                                 cl::desc("Where to run: cuda, ze (Level Zero) or interp (the reference interpreter); "
                                          "default: CUDA, else Level Zero, else the interpreter, saying which"),
                                 cl::value_desc("cuda|ze|interp"), cl::sub(RunCommand), cl::cat(KilnCategory));
-cl::opt<std::string> MaxStepsText("max-steps", cl::desc("Interpreter: stop after this many executed ops (0: no limit)"),
+cl::opt<std::string> MaxStepsText("max-steps", cl::desc("Interpreter: stop after this many steps, one per element an op makes (0: no limit)"),
                                   cl::value_desc("N"), cl::init("4000000000"), cl::sub(RunCommand),
                                   cl::cat(KilnCategory));
 
@@ -385,6 +387,10 @@ bool applyAssumptions(const std::vector<Assumption> &assumptions, const ir::Kern
 const ir::Kernel *singleKernel(const ir::Module &module, const std::string &what, DiagnosticEngine &diags) {
   if (module.kernels.size() == 1)
     return module.kernels.front().get();
+  if (module.kernels.empty()) {
+    diags.error(Location::commandLine(), DiagCode::UnknownKernel) << "'" << InputFile << "' defines no kernel; " << what;
+    return nullptr;
+  }
   std::string names;
   for (const auto &k : module.kernels)
     names += (names.empty() ? "" : ", ") + k->name;
@@ -393,50 +399,21 @@ const ir::Kernel *singleKernel(const ir::Module &module, const std::string &what
   return nullptr;
 }
 
-/// Writes a bundle to -o: atomically for a regular file (through a symlink to its
-/// target), straight through for /dev/null, a pipe or another special file.
-bool writeBundleFile(const std::string &path, const rt::Bundle &bundle, DiagnosticEngine &diags) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::file_status status = fs::status(path, ec);
-  std::string error;
-  if (!ec && fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status)) {
-    std::vector<uint8_t> bytes = rt::serializeBundle(bundle, error);
-    if (bytes.empty())
-      KILN_ICE("code generation made an invalid bundle: " + error);
-    return driver::writeOutput(path, std::string(bytes.begin(), bytes.end()), diags);
-  }
-  // Follow a chain of symlinks (dangling ones too) to the file they name.
-  fs::path target = path;
-  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
-    fs::path next = fs::read_symlink(target, ec);
-    if (ec)
-      break;
-    target = next.is_absolute() ? next : target.parent_path() / next;
-  }
-  if (!rt::writeBundleAtomic(target.string(), bundle, error)) {
-    diags.error(Location::commandLine(), DiagCode::FileNotReadable) << error;
-    return false;
-  }
-  return true;
-}
-
 /// `dslc FILE --emit=ast`: the syntax tree of the one file, no imports followed.
 int emitAST(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags) {
-  std::ifstream in(InputFile, std::ios::binary);
-  if (!in) {
-    diags.error(Location::commandLine(), DiagCode::FileNotReadable) << "cannot read '" << InputFile << "'";
+  std::string why;
+  std::optional<std::string> text = readWholeFile(InputFile, why);
+  if (!text) {
+    diags.error(Location::commandLine(), DiagCode::FileNotReadable) << "cannot read '" << InputFile << "': " << why;
     return driver::ExitUserError;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  uint32_t file = sources->addBuffer(InputFile, text.str());
+  uint32_t file = sources->addBuffer(InputFile, std::move(*text));
   auto module = parseFile(*sources, file, diags);
   if (!module)
     return driver::ExitUserError;
   std::ostringstream os;
   printAST(*module, os);
-  return driver::writeOutput(OutputFile, os.str(), diags) ? driver::ExitSuccess : driver::ExitUserError;
+  return writeOutput(OutputFile, os.str(), diags) ? driver::ExitSuccess : driver::ExitUserError;
 }
 
 /// `dslc FILE [--emit=tir|llvm|ptx|spirv|spirv-asm|bundle]`; `emit` false only checks
@@ -469,7 +446,7 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
       printOptions.locations = PrintLocations;
       text = ir::printModule(*module, printOptions);
     }
-    return driver::writeOutput(OutputFile, text, diags) ? driver::ExitSuccess : driver::ExitUserError;
+    return writeOutput(OutputFile, text, diags) ? driver::ExitSuccess : driver::ExitUserError;
   }
 
   const ir::Kernel *kernel = singleKernel(*module, "code generation compiles one", diags);
@@ -502,13 +479,11 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
         KILN_ICE("code generation made an invalid bundle: " + why);
     }
     TimingReport::Scope timer(timing, "emit: write the bundle");
-    if (!OutputFile.empty() && OutputFile != "-")
-      return writeBundleFile(OutputFile, bundle, diags) ? driver::ExitSuccess : driver::ExitUserError;
     std::string error;
     std::vector<uint8_t> bytes = rt::serializeBundle(bundle, error);
     if (bytes.empty())
       KILN_ICE("code generation made an invalid bundle: " + error);
-    return driver::writeOutput(OutputFile, std::string(bytes.begin(), bytes.end()), diags) ? driver::ExitSuccess
+    return writeOutput(OutputFile, std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()), diags) ? driver::ExitSuccess
                                                                                          : driver::ExitUserError;
   }
   std::string out;
@@ -520,7 +495,7 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   default: KILN_ICE("unhandled --emit kind");
   }
   TimingReport::Scope timer(timing, "emit: " + emitName(plan.kind));
-  return driver::writeOutput(OutputFile, out, diags) ? driver::ExitSuccess : driver::ExitUserError;
+  return writeOutput(OutputFile, out, diags) ? driver::ExitSuccess : driver::ExitUserError;
 }
 
 //===--------------------------------------------------------------------===//
@@ -534,7 +509,7 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   bool ok = true;
   SemaOptions options = semaOptions(diags, ok);
   std::optional<std::array<int64_t, 3>> grid;
-  if (Grid.empty())
+  if (Grid.getNumOccurrences() == 0)
     diags.error(Location::commandLine(), DiagCode::BadGrid).hint("e.g. --grid 128 or --grid 16,16")
         << "dslc run needs --grid";
   else
@@ -680,11 +655,10 @@ int verify(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Timi
     compile(sources, diags, timing, plan, /*emit=*/false);
   }
   diags.setHandler(nullptr);
-  std::ifstream in(InputFile, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string why;
+  std::string text = readWholeFile(InputFile, why).value_or("");
   std::vector<std::string> malformed;
-  auto expected = driver::parseExpectations(text.str(), malformed);
+  auto expected = driver::parseExpectations(text, malformed);
   for (const std::string &m : malformed)
     std::cerr << InputFile << ": malformed expectation: " << m << "\n";
   auto file = sources->find(InputFile);
@@ -698,6 +672,11 @@ int compileCommand(std::shared_ptr<SourceManager> sources, DiagnosticEngine &dia
   std::optional<EmitPlan> plan = planEmit(diags);
   if (!plan)
     return driver::ExitUserError;
+  if (OutputFile.getNumOccurrences() && OutputFile.empty()) {
+    diags.error(Location::commandLine(), DiagCode::FileNotWritable).hint("write -o - for standard output")
+        << "-o needs a file name";
+    return driver::ExitUserError;
+  }
   if (VerifyDiagnostics)
     return verify(sources, diags, timing, *plan);
   // Like clang, refuse to put binary data on a terminal before doing any work.
@@ -759,6 +738,8 @@ int main(int argc, char **argv) {
     });
     if (timing)
       timingReport.print(std::cerr);
+    if (!finishStdout(diags) && status == driver::ExitSuccess)
+      status = driver::ExitUserError;
     return status;
   } catch (const InternalCompilerError &error) {
     return driver::reportInternalCompilerError(error, "dslc");

@@ -15,6 +15,7 @@
 #include "runtime/Bundle.h"
 #include "runtime/DTypes.h"
 #include "support/Location.h"
+#include "support/ToolOutput.h"
 #include "tools/launch/DeviceLaunch.h"
 #include "tools/launch/HostArguments.h"
 
@@ -344,6 +345,8 @@ int run(int argc, char **argv, DiagnosticEngine &diags) {
   signature.kernel = bundle->kernelName;
   for (const rt::BundleParam &p : bundle->params)
     signature.params.push_back(launch::ParamSpec{p.name, p.dtype, p.pointer});
+  for (const rt::ConstValue &c : bundle->consts)
+    signature.consts.push_back(c.name);
   std::optional<launch::HostArguments> host = launch::bindArguments(signature, o.args, diags);
   if (!host)
     return ExitUserError;
@@ -375,7 +378,10 @@ int main(int argc, char **argv) {
   DiagnosticEngine diags(sources, std::cerr, scanFormat(argc, argv));
   diags.setToolName("kiln-run");
   try {
-    return run(argc, argv, diags);
+    int status = run(argc, argv, diags);
+    if (!finishStdout(diags) && status == ExitSuccess)
+      status = ExitUserError;
+    return status;
   } catch (const std::bad_alloc &) {
     diags.error(Location::commandLine(), DiagCode::InputTooLarge) << "out of host memory";
     return ExitUserError;

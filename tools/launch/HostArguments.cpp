@@ -3,6 +3,7 @@
 
 #include "support/Npy.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -204,7 +205,11 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
     for (const ParamSpec &p : signature.params)
       known |= p.name == name;
     if (!known) {
+      const bool isConst = std::find(signature.consts.begin(), signature.consts.end(), name) != signature.consts.end();
       diags.error(Location::commandLine(), DiagCode::RunArgument)
+              .hint(isConst ? "'" + name + "' is a const parameter, fixed when the kernel is compiled: dslc -D " + name +
+                                  "=" + raw.substr(eq + 1)
+                            : "")
           << "kernel '" << signature.kernel << "' has no parameter '" << name << "'; its parameters are "
           << paramList(signature);
       ok = false;
@@ -289,17 +294,28 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
 }
 
 bool writeBack(const HostArguments &host, DiagnosticEngine &diags) {
+  // Every file is written beside its old self first; only when all of them are whole
+  // do they replace the old ones, so that a full disk leaves every file as it was.
+  std::vector<StagedFile> staged;
   bool ok = true;
   for (const HostBuffer &b : host.buffers) {
     if (!b.written)
       continue;
-    NpyArray array{b.descr, b.shape, b.data};
     std::string error;
-    if (!writeNpyAtomic(b.path, array, error)) {
+    if (std::optional<StagedFile> s = stageNpy(b.path, NpyArray{b.descr, b.shape, b.data}, error)) {
+      staged.push_back(std::move(*s));
+    } else {
       diags.error(Location::commandLine(), DiagCode::NpyError) << error;
       ok = false;
     }
   }
+  if (!ok)
+    return false;
+  for (StagedFile &s : staged)
+    if (std::string error = s.commit(); !error.empty()) {
+      diags.error(Location::commandLine(), DiagCode::NpyError) << error;
+      ok = false;
+    }
   return ok;
 }
 

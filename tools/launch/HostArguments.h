@@ -36,6 +36,9 @@ struct ParamSpec {
 struct Signature {
   std::string kernel;
   std::vector<ParamSpec> params;
+  /// The kernel's const parameters: fixed when it is compiled, so an --arg naming one
+  /// is pointed at -D.
+  std::vector<std::string> consts;
 };
 
 /// "x: *f32", "n: i32".
@@ -88,8 +91,9 @@ struct HostArguments {
 std::optional<HostArguments> bindArguments(const Signature &signature, const std::vector<std::string> &rawArgs,
                                            DiagnosticEngine &diags);
 
-/// Writes the buffers marked `written` back to their files, each atomically (a
-/// temporary file beside it, then rename; mode and symlinks are kept).
+/// Writes the buffers marked `written` back to their files, all or none: each is
+/// staged beside its file (support/AtomicFile.h; mode and symlinks are kept), and
+/// they replace the old files only once every one is written whole.
 bool writeBack(const HostArguments &host, DiagnosticEngine &diags);
 
 } // namespace kiln::launch

@@ -142,6 +142,16 @@ TEST_F(TempDir, ReportsEveryProblem) {
   EXPECT_TRUE(d.has(DiagCode::RunArgument, "missing argument for parameter 'y: *f32'"));
 }
 
+TEST_F(TempDir, AnArgumentForAConstPointsAtDefines) {
+  Signature s = addSignature();
+  s.consts = {"BLOCK"};
+  Diags d;
+  EXPECT_FALSE(bindArguments(s, {"BLOCK=16"}, d.engine));
+  EXPECT_TRUE(d.has(DiagCode::RunArgument, "has no parameter 'BLOCK'"));
+  ASSERT_FALSE(d.seen.empty()); // the unknown name first, then the missing arguments
+  EXPECT_EQ(d.seen[0].hint, "'BLOCK' is a const parameter, fixed when the kernel is compiled: dslc -D BLOCK=16");
+}
+
 TEST(Scalars, RangesAndKinds) {
   Signature s{"k", {{"b", DType::Bool, false}, {"u", DType::U8, false}, {"f", DType::F16, false}}};
   Diags d;
@@ -176,6 +186,28 @@ TEST_F(TempDir, WritesBackOnlyWrittenBuffers) {
   ASSERT_TRUE(back) << error;
   EXPECT_EQ(back->data, floats({5, 6}));
   EXPECT_EQ(back->shape, Shape{2});
+}
+
+TEST_F(TempDir, WritesBackAllOrNone) {
+  std::filesystem::create_directory(dir / "sub");
+  std::string x = npy("x.npy", "<f4", floats({1, 2}), {2});
+  std::string y = npy("sub/y.npy", "<f4", floats({0, 0}), {2});
+  Diags d;
+  auto host = bindArguments(addSignature(), {"x=" + x, "y=" + y, "n=2"}, d.engine);
+  ASSERT_TRUE(host) << d.out.str();
+  host->buffers[0].data = floats({7, 8});
+  host->buffers[1].data = floats({5, 6});
+  host->buffers[0].written = host->buffers[1].written = true;
+  // y's folder is gone by the time the run ends: y cannot be written, so x is not either.
+  std::filesystem::remove_all(dir / "sub");
+  EXPECT_FALSE(writeBack(*host, d.engine));
+  EXPECT_TRUE(d.has(DiagCode::NpyError, "sub/y.npy"));
+  std::string error;
+  auto back = readNpy(x, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->data, floats({1, 2}));
+  EXPECT_EQ(static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir), {})), 1u)
+      << "no temporary file is left behind";
 }
 
 TEST(RuntimeMessages, CodesAndLines) {

@@ -191,7 +191,7 @@ TEST(Bundle, ReadErrorsNameTheFile) {
   bool ioError = false;
   EXPECT_FALSE(readBundle("/nonexistent/dir/k.kbin", error, &ioError));
   EXPECT_TRUE(ioError);
-  EXPECT_TRUE(contains(error, "cannot open '/nonexistent/dir/k.kbin'")) << error;
+  EXPECT_TRUE(contains(error, "cannot read '/nonexistent/dir/k.kbin'")) << error;
 
   std::string path = tempPath("junk.kbin");
   std::ofstream(path) << "KILNBNDL but short";
@@ -202,6 +202,15 @@ TEST(Bundle, ReadErrorsNameTheFile) {
 
   EXPECT_FALSE(writeBundleAtomic("/nonexistent/dir/k.kbin", vaddBundle(), error));
   EXPECT_TRUE(contains(error, "cannot write '/nonexistent/dir/k.kbin'")) << error;
+}
+
+TEST(Bundle, AFileThatIsNoBundleIsNotReadToTheEnd) {
+  // /dev/zero never ends: its first bytes are enough to say it is no bundle.
+  std::string error;
+  bool ioError = true;
+  EXPECT_FALSE(readBundle("/dev/zero", error, &ioError));
+  EXPECT_FALSE(ioError);
+  EXPECT_TRUE(contains(error, "bad magic")) << error;
 }
 
 TEST(Bundle, ValidationRefusesMeaninglessBundles) {

@@ -404,7 +404,7 @@ TEST_F(CudaBackend, EventsMeasureDeviceTime) {
 TEST_F(CudaBackend, LoadingFromFilesReportsIoAndFormatErrors) {
   kiln_kernel *k = nullptr;
   EXPECT_EQ(kiln_kernel_load_file(rt, "/nonexistent/k.kbin", &k), KILN_ERROR_IO);
-  EXPECT_TRUE(contains(kiln_last_error(), "cannot open '/nonexistent/k.kbin'"));
+  EXPECT_TRUE(contains(kiln_last_error(), "cannot read '/nonexistent/k.kbin'"));
   std::string path =
       (std::filesystem::temp_directory_path() / ("kiln-cuda-test-" + std::to_string(::getpid()))).string();
   std::string error;

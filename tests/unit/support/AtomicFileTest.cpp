@@ -60,6 +60,32 @@ TEST(AtomicFile, FailuresNameTheFileAndLeaveNothing) {
   EXPECT_EQ(dir.entries(), 1u) << "no temporary file is left behind";
 }
 
+TEST(AtomicFile, StagedFilesReplaceOnlyWhenCommitted) {
+  TempDir dir;
+  std::string a = (dir.path / "a").string(), b = (dir.path / "b").string(), error;
+  ASSERT_EQ(writeFileAtomically(a, bytesOf("old a")), "");
+  ASSERT_EQ(writeFileAtomically(b, bytesOf("old b")), "");
+  {
+    std::optional<StagedFile> sa = StagedFile::stage(a, {bytesOf("new a")}, {}, error);
+    ASSERT_TRUE(sa) << error;
+    EXPECT_EQ(readFile(a), "old a") << "staging leaves the file as it was";
+    // A second file that cannot be written: the first is dropped, not committed.
+    EXPECT_FALSE(StagedFile::stage((dir.path / "no/such/dir/c").string(), {bytesOf("c")}, {}, error));
+    EXPECT_EQ(error, "cannot write '" + (dir.path / "no/such/dir/c").string() + "': No such file or directory");
+  }
+  EXPECT_EQ(readFile(a), "old a");
+  EXPECT_EQ(dir.entries(), 2u) << "a staged file never committed leaves no temporary file";
+  std::optional<StagedFile> sa = StagedFile::stage(a, {bytesOf("new a")}, {}, error);
+  std::optional<StagedFile> sb = StagedFile::stage(b, {bytesOf("new b")}, {}, error);
+  ASSERT_TRUE(sa && sb) << error;
+  EXPECT_EQ(sa->commit(), "");
+  EXPECT_EQ(sb->commit(), "");
+  EXPECT_EQ(readFile(a), "new a");
+  EXPECT_EQ(readFile(b), "new b");
+  EXPECT_EQ(sa->commit(), "cannot replace '" + a + "': nothing staged");
+  EXPECT_EQ(dir.entries(), 2u);
+}
+
 TEST(AtomicFile, UpdateInPlaceFollowsSymlinksAndKeepsTheMode) {
   TempDir dir;
   fs::path target = dir.path / "data.npy", link = dir.path / "link.npy";

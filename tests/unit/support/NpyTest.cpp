@@ -73,6 +73,30 @@ TEST(Npy, RejectsMalformedFilesWithReasons) {
   std::filesystem::remove(path);
 }
 
+TEST(Npy, ShapesMustBeTuples) {
+  std::string path = tempPath("shape.npy"), error;
+  for (std::string shape : {"''", "5", "'x'", "(3,"}) {
+    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }\n";
+    std::ofstream(path, std::ios::binary) << std::string("\x93NUMPY\x01\x00", 8) << char(header.size()) << char(0)
+                                          << header << std::string(16, '\0');
+    EXPECT_FALSE(readNpy(path, error)) << shape;
+    EXPECT_NE(error.find("malformed"), std::string::npos) << shape << ": " << error;
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Npy, AClaimedSizeIsCheckedBeforeItIsAllocated) {
+  // 2^36 float32 elements claimed (256 GiB), 16 bytes present: refused at once, not
+  // after allocating what the header says.
+  std::string path = tempPath("huge.npy"), error;
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (65536, 1048576), }\n";
+  std::ofstream(path, std::ios::binary) << std::string("\x93NUMPY\x01\x00", 8) << char(header.size()) << char(0)
+                                        << header << std::string(16, '\0');
+  EXPECT_FALSE(readNpy(path, error));
+  EXPECT_NE(error.find("shorter than its header says"), std::string::npos) << error;
+  std::filesystem::remove(path);
+}
+
 TEST(Npy, DescrsOfEveryDType) {
   EXPECT_TRUE(npyDescrMatches("|V2", DType::BF16));
   EXPECT_FALSE(npyDescrMatches("<f2", DType::BF16));
