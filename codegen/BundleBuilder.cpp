@@ -56,6 +56,23 @@ std::string sourceHash(const ir::Module &module) {
   return llvm::toHex(digest, /*LowerCase=*/true);
 }
 
+std::vector<rt::ConstValue> bundleConsts(const ir::Kernel &kernel) {
+  std::vector<rt::ConstValue> out;
+  for (const auto &[name, value] : kernel.constValues) {
+    rt::ConstValue c{name, int64_t(0)};
+    if (auto *i = std::get_if<int64_t>(&value))
+      c.value = *i;
+    else if (auto *d = std::get_if<double>(&value))
+      c.value = *d;
+    else if (auto *flag = std::get_if<bool>(&value))
+      c.value = *flag;
+    else
+      continue; // const parameters are numbers or bools; the verifier keeps them so
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 rt::Bundle makeBundle(const ir::Module &module, const ir::Kernel &kernel, Target target,
                       const CodegenOptions &options, const CodegenResult &result) {
   rt::Bundle b;
@@ -73,18 +90,7 @@ rt::Bundle makeBundle(const ir::Module &module, const ir::Kernel &kernel, Target
   for (const auto &[index, divisor] : options.paramDivisibility)
     if (index < b.params.size() && !b.params[index].pointer && divisor > 1)
       b.params[index].divisibility = static_cast<uint32_t>(divisor);
-  for (const auto &[name, value] : kernel.constValues) {
-    rt::ConstValue c{name, int64_t(0)};
-    if (auto *i = std::get_if<int64_t>(&value))
-      c.value = *i;
-    else if (auto *d = std::get_if<double>(&value))
-      c.value = *d;
-    else if (auto *flag = std::get_if<bool>(&value))
-      c.value = *flag;
-    else
-      continue; // const parameters are numbers or bools; the verifier keeps them so
-    b.consts.push_back(std::move(c));
-  }
+  b.consts = bundleConsts(kernel);
   b.numWarps = static_cast<uint32_t>(kernel.numWarps);
   b.sharedBytes = static_cast<uint32_t>(result.sharedBytes);
   b.target = bundleTarget(target);

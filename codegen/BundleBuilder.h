@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kiln::codegen {
 
@@ -34,6 +35,9 @@ std::string compilerVersion();
 /// and its imports, in the order they were loaded). Two modules with the same hash were
 /// compiled from the same program text.
 std::string sourceHash(const ir::Module &module);
+
+/// The const values of `kernel` as a bundle records them.
+std::vector<rt::ConstValue> bundleConsts(const ir::Kernel &kernel);
 
 /// Packs `result`, generated from `kernel` of `module` for `target` with `options`, into
 /// a bundle with one code section. The divisibility the code assumes (16-byte aligned

@@ -52,6 +52,12 @@ SemaOptions semaOptions(const kiln_compile_options *options) {
   SemaOptions out;
   if (!options)
     return out;
+  if (!options->defines && options->num_defines)
+    throw Failure{KILN_ERROR_INVALID_VALUE, "num_defines is " + std::to_string(options->num_defines) +
+                                                " but defines is null"};
+  if (!options->include_dirs && options->num_include_dirs)
+    throw Failure{KILN_ERROR_INVALID_VALUE, "num_include_dirs is " + std::to_string(options->num_include_dirs) +
+                                                " but include_dirs is null"};
   for (size_t i = 0; i < options->num_defines; ++i) {
     const kiln_define &d = options->defines[i];
     if (!d.name || !d.value)

@@ -43,8 +43,7 @@ void DiskCache::reportDamaged(const std::string &path, const std::string &why) {
     log_.note("the cache entry '" + path + "' is damaged (" + why + "); compiling it again");
 }
 
-std::optional<rt::Bundle> DiskCache::loadBundle(const std::string &key, const std::string &kernelName,
-                                                rt::Target target) {
+std::optional<rt::Bundle> DiskCache::loadBundle(const std::string &key, const Expected &expected) {
   if (!enabled())
     return std::nullopt;
   std::string path = pathOf(key, "kbin"), error;
@@ -57,9 +56,19 @@ std::optional<rt::Bundle> DiskCache::loadBundle(const std::string &key, const st
       reportDamaged(path, error.substr(error.rfind("': ") == std::string::npos ? 0 : error.rfind("': ") + 3));
     return std::nullopt;
   }
-  // A whole bundle of another kernel under this key is damage too (a file copied over).
-  if (bundle->kernelName != kernelName || bundle->target != target) {
-    reportDamaged(path, "it holds kernel '" + bundle->kernelName + "' for " + std::string(rt::targetName(bundle->target)));
+  // A whole bundle of anything else under this key is damage too (a file copied over).
+  std::string other;
+  if (bundle->kernelName != expected.kernelName)
+    other = "kernel '" + bundle->kernelName + "', not '" + expected.kernelName + "'";
+  else if (bundle->target != expected.target)
+    other = "code for " + std::string(rt::targetName(bundle->target)) + ", not " +
+            std::string(rt::targetName(expected.target));
+  else if (bundle->sourceHash != expected.sourceHash)
+    other = "code compiled from another program text";
+  else if (bundle->consts != expected.consts || bundle->numWarps != expected.numWarps)
+    other = "code compiled with other const values or num_warps";
+  if (!other.empty()) {
+    reportDamaged(path, "it holds " + other);
     return std::nullopt;
   }
   return bundle;

@@ -42,9 +42,19 @@ public:
   /// Where the entry `key` with extension `ext` ("kbin", "tune") lives.
   std::string pathOf(const std::string &key, const char *ext) const;
 
-  /// The bundle stored under `key`, if there is one that is whole and is `expected`'s
-  /// kernel (same name and target). A damaged one is reported (once) and missed.
-  std::optional<rt::Bundle> loadBundle(const std::string &key, const std::string &kernelName, rt::Target target);
+  /// What a bundle under a key must be: the kernel, target, program text and const
+  /// values the key was computed from.
+  struct Expected {
+    std::string kernelName;
+    rt::Target target = rt::Target::SM90;
+    std::string sourceHash;
+    std::vector<rt::ConstValue> consts;
+    uint32_t numWarps = 0;
+  };
+  /// The bundle stored under `key`, if there is one that is whole and is `expected`. A
+  /// damaged one, or a whole bundle of anything else (a file copied over), is reported
+  /// (once) and missed.
+  std::optional<rt::Bundle> loadBundle(const std::string &key, const Expected &expected);
   void storeBundle(const std::string &key, const rt::Bundle &bundle);
 
   /// A text entry (the tuning records). `check` says whether the content is sound; an

@@ -161,7 +161,10 @@ kiln_kernel *KernelFamily::variant(size_t index, const ArgFacts &facts) {
   JitState &jit = *jit_;
   codegen::CodegenOptions options = facts.applyTo(jit.codegen);
   std::string key = KeyText(config.lowered->key).append(codegenKey(jit.target, options)).digest();
-  std::optional<rt::Bundle> bundle = jit.cache.loadBundle(key, name_, codegen::bundleTarget(jit.target));
+  DiskCache::Expected expected{name_, codegen::bundleTarget(jit.target), codegen::sourceHash(*config.lowered->module),
+                               codegen::bundleConsts(*config.lowered->kernel),
+                               static_cast<uint32_t>(config.lowered->kernel->numWarps)};
+  std::optional<rt::Bundle> bundle = jit.cache.loadBundle(key, expected);
   if (!bundle) {
     std::string diagnostics;
     bundle = generateBundle(*config.lowered, jit.target, options, diagnostics);

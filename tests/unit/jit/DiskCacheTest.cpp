@@ -26,6 +26,12 @@ struct Captured {
 
 const std::string kKey = "ab" + std::string(62, '0');
 
+/// What the key of vaddBundle() asks for, for kernel `name` on `target`.
+DiskCache::Expected expectedOf(const std::string &name, rt::Target target) {
+  rt::Bundle b = vaddBundle();
+  return DiskCache::Expected{name, target, b.sourceHash, b.consts, b.numWarps};
+}
+
 TEST(DiskCache, DirectoryFromTheEnvironment) {
   {
     ScopedEnv dir("KILN_CACHE_DIR", "/tmp/kiln-here");
@@ -54,11 +60,11 @@ TEST(DiskCache, StoresWholeFilesUnderTheKeyAndLeavesNoTemporaries) {
   Captured captured;
   Log log = captured.log();
   DiskCache cache(dir.path(), log);
-  EXPECT_FALSE(cache.loadBundle(kKey, "vadd", rt::Target::SM90)) << "empty cache: a miss";
+  EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90))) << "empty cache: a miss";
   cache.storeBundle(kKey, vaddBundle());
   EXPECT_EQ(cache.pathOf(kKey, "kbin"), dir.path() + "/ab/" + kKey + ".kbin");
   EXPECT_EQ(filesEndingIn(dir.path(), ""), std::vector<std::string>{cache.pathOf(kKey, "kbin")});
-  std::optional<rt::Bundle> back = cache.loadBundle(kKey, "vadd", rt::Target::SM90);
+  std::optional<rt::Bundle> back = cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90));
   ASSERT_TRUE(back);
   EXPECT_EQ(*back, vaddBundle());
   cache.storeBundle(kKey, vaddBundle()); // replacing an entry is a rename over it
@@ -76,8 +82,8 @@ TEST(DiskCache, DamagedEntriesAreNotedOnceAndMissed) {
   std::string bytes = test::readFile(path);
 
   test::writeFile(path, bytes.substr(0, bytes.size() / 2)); // a copy cut short
-  EXPECT_FALSE(cache.loadBundle(kKey, "vadd", rt::Target::SM90));
-  EXPECT_FALSE(cache.loadBundle(kKey, "vadd", rt::Target::SM90));
+  EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
+  EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
   ASSERT_EQ(captured.messages.size(), 1u) << "reported once, not on every lookup";
   EXPECT_EQ(captured.messages[0].first, KILN_JIT_NOTE);
   EXPECT_TRUE(contains(captured.messages[0].second, "the cache entry '" + path + "' is damaged (truncated"))
@@ -85,7 +91,7 @@ TEST(DiskCache, DamagedEntriesAreNotedOnceAndMissed) {
   EXPECT_TRUE(contains(captured.messages[0].second, "compiling it again"));
 
   cache.storeBundle(kKey, vaddBundle()); // the rebuild
-  EXPECT_TRUE(cache.loadBundle(kKey, "vadd", rt::Target::SM90));
+  EXPECT_TRUE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
 
   TempDir other;
   DiskCache flipped(other.path(), log);
@@ -93,7 +99,7 @@ TEST(DiskCache, DamagedEntriesAreNotedOnceAndMissed) {
   std::string damaged = bytes;
   damaged[damaged.size() - 3] ^= 0x20; // one bit of the PTX
   test::writeFile(flipped.pathOf(kKey, "kbin"), damaged);
-  EXPECT_FALSE(flipped.loadBundle(kKey, "vadd", rt::Target::SM90));
+  EXPECT_FALSE(flipped.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
   ASSERT_EQ(captured.messages.size(), 2u);
   EXPECT_TRUE(contains(captured.messages[1].second, "checksum mismatch")) << captured.messages[1].second;
 }
@@ -104,11 +110,28 @@ TEST(DiskCache, AnotherKernelUnderTheKeyIsDamage) {
   Log log = captured.log();
   DiskCache cache(dir.path(), log);
   cache.storeBundle(kKey, vaddBundle());
-  EXPECT_FALSE(cache.loadBundle(kKey, "softmax", rt::Target::SM90));
-  EXPECT_FALSE(cache.loadBundle(kKey, "vadd", rt::Target::SM80));
+  EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("softmax", rt::Target::SM90)));
+  EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM80)));
   ASSERT_EQ(captured.messages.size(), 1u);
-  EXPECT_TRUE(contains(captured.messages[0].second, "it holds kernel 'vadd' for sm_90"))
+  EXPECT_TRUE(contains(captured.messages[0].second, "it holds kernel 'vadd', not 'softmax'"))
       << captured.messages[0].second;
+
+  // The same kernel and target, compiled from other text or with other consts.
+  DiskCache::Expected otherText = expectedOf("vadd", rt::Target::SM90);
+  otherText.sourceHash = std::string(64, 'f');
+  DiskCache::Expected otherConsts = expectedOf("vadd", rt::Target::SM90);
+  otherConsts.consts.push_back(rt::ConstValue{"BLOCK", int64_t(128)});
+  for (const auto &[expected, why] : {std::pair{otherText, "it holds code compiled from another program text"},
+                                      std::pair{otherConsts, "it holds code compiled with other const values"}}) {
+    TempDir otherDir;
+    DiskCache other(otherDir.path(), log);
+    other.storeBundle(kKey, vaddBundle());
+    const size_t before = captured.messages.size();
+    EXPECT_FALSE(other.loadBundle(kKey, expected));
+    ASSERT_EQ(captured.messages.size(), before + 1);
+    EXPECT_TRUE(contains(captured.messages.back().second, why)) << captured.messages.back().second;
+    EXPECT_TRUE(other.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
+  }
 }
 
 TEST(DiskCache, UnwritableDirectoryWarnsOnceAndCarriesOn) {
@@ -119,7 +142,7 @@ TEST(DiskCache, UnwritableDirectoryWarnsOnceAndCarriesOn) {
   DiskCache cache(dir.file("file") + "/cache", log); // even root cannot create this
   cache.storeBundle(kKey, vaddBundle());
   cache.storeText(kKey, "tune", "x");
-  EXPECT_FALSE(cache.loadBundle(kKey, "vadd", rt::Target::SM90));
+  EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
   ASSERT_EQ(captured.messages.size(), 1u);
   EXPECT_EQ(captured.messages[0].first, KILN_JIT_WARNING);
   EXPECT_TRUE(contains(captured.messages[0].second, "the kernel cache in '" + dir.file("file") +
@@ -134,7 +157,7 @@ TEST(DiskCache, DisabledCacheNeitherReadsNorWrites) {
   DiskCache cache("", log);
   EXPECT_FALSE(cache.enabled());
   cache.storeBundle(kKey, vaddBundle());
-  EXPECT_FALSE(cache.loadBundle(kKey, "vadd", rt::Target::SM90));
+  EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
   EXPECT_TRUE(captured.messages.empty());
 }
 

@@ -248,6 +248,21 @@ TEST_F(JitOnFakeCuda, BadArgumentsAreRefusedBeforeAnythingIsCompiled) {
   EXPECT_EQ(fake.launchCount(), 0);
 }
 
+TEST_F(JitOnFakeCuda, NullOptionArraysWithCountsAreRefused) {
+  auto jit = makeJit();
+  const char *source = "kernel k(x: *f32) {}";
+  kiln_jit_kernel *k = nullptr;
+  kiln_compile_options options{};
+  options.num_defines = 2; // defines stays null
+  EXPECT_EQ(kiln_jit_compile_string(jit->handle(), source, nullptr, "k", &options, &k), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(kiln_last_error(), "num_defines is 2 but defines is null");
+  options = kiln_compile_options{};
+  options.num_include_dirs = 1; // include_dirs stays null
+  EXPECT_EQ(kiln_jit_compile_string(jit->handle(), source, nullptr, "k", &options, &k), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(kiln_last_error(), "num_include_dirs is 1 but include_dirs is null");
+  EXPECT_EQ(k, nullptr);
+}
+
 TEST_F(JitOnFakeCuda, DamagedEntryIsNotedOnceAndRebuilt) {
   Rows data(*runtime, 1, 1024);
   makeJit()->compile_file(kSoftmax, "softmax").launch({1, 1, 1}, data.x, data.y, 1024, 1024);
