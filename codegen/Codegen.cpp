@@ -167,9 +167,15 @@ static bool checkSupported(const ir::Kernel &kernel, Target target, DiagnosticEn
       return;
     ir::walk(*op.region(0), [&](ir::Op &inner) {
       if (ok && !combinerOpAllowed(inner)) {
+        bool tiles = false;
+        for (const auto &r : inner.results())
+          tiles |= !r->type.isScalar();
+        for (const ir::Value *v : inner.operands())
+          tiles |= !v->type.isScalar();
         diags.error(inner.loc(), DiagCode::Unsupported)
-            << "code generation for " << targetName(target) << " does not support '"
-            << inner.mnemonic() << "' with tile operands or results inside a combiner";
+                .hint(tiles ? "" : "a combiner may use scalar arithmetic, comparisons, select and math functions")
+            << "code generation for " << targetName(target) << " does not support '" << inner.mnemonic() << "'"
+            << (tiles ? " with tile operands or results" : "") << " inside a combiner";
         ok = false;
       }
     });

@@ -96,6 +96,17 @@ static std::optional<int64_t> intArith(BinaryOp op, int64_t a, int64_t b, DType 
   case BinaryOp::Shr: {
     unsigned bits = weak ? 64 : dtypeBits(dtype);
     bool sign = weak || isSigned(dtype);
+    // Exact arithmetic has no value for a negative amount (1 << -1 is 1/2), and a left
+    // shift of a nonzero value by 64 or more overflows like any other: errors, not the
+    // run-time rule for out-of-range amounts, which typed constants keep.
+    if (weak && b < 0) {
+      error = "negative shift amount " + std::to_string(b) + " in a constant expression";
+      return std::nullopt;
+    }
+    if (weak && op == BinaryOp::Shl && b >= 64 && a != 0) {
+      error = "integer overflow in a constant expression";
+      return std::nullopt;
+    }
     if (b < 0 || b >= static_cast<int64_t>(bits)) {
       // Ops.def: out-of-range amounts give 0, or the sign fill for a signed shr.
       r = (op == BinaryOp::Shr && sign && a < 0) ? -1 : 0;
@@ -295,9 +306,9 @@ ir::Attr constAttr(const ConstVal &c) {
   return ir::Attr(int64_t(0));
 }
 
-std::string defineText(const ConstVal &c) {
+std::string defineText(const ConstVal &c, DType dtype) {
   if (!c.isFloat() || !std::isfinite(c.f))
-    return constString(c, DType::I64);
+    return constString(c, dtype == DType::U64 ? DType::U64 : DType::I64);
   // The shortest text that reads back to the same double, kept a float by its '.'.
   char buffer[64];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, c.f);
@@ -307,11 +318,12 @@ std::string defineText(const ConstVal &c) {
   return text;
 }
 
-std::optional<ConstVal> parseDefineValue(std::string_view text) {
+std::optional<DefineValue> parseDefineValue(std::string_view text, std::string &why) {
   if (text == "true")
-    return ConstVal::ofBool(true);
+    return DefineValue{ConstVal::ofBool(true), DType::Bool};
   if (text == "false")
-    return ConstVal::ofBool(false);
+    return DefineValue{ConstVal::ofBool(false), DType::Bool};
+  why = "'" + std::string(text) + "' is not an integer, a float, true or false";
   if (text.empty())
     return std::nullopt;
   // Integers: optional sign, decimal or 0x hex, underscores as digit separators.
@@ -333,15 +345,18 @@ std::optional<ConstVal> parseDefineValue(std::string_view text) {
   if (!digits.empty()) {
     uint64_t u = 0;
     auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), u, base);
-    if (ec == std::errc() && p == digits.data() + digits.size()) {
-      if (negative) {
-        if (u > uint64_t(std::numeric_limits<int64_t>::max()) + 1)
-          return std::nullopt;
-        return ConstVal::ofInt(static_cast<int64_t>(0 - u));
-      }
-      if (u > uint64_t(std::numeric_limits<int64_t>::max()))
+    if (p == digits.data() + digits.size()) {
+      const uint64_t i64Max = uint64_t(std::numeric_limits<int64_t>::max());
+      if (ec == std::errc::result_out_of_range || (negative && u > i64Max + 1)) {
+        why = "'" + std::string(text) + "' is outside the range of every integer type (i64 and u64)";
         return std::nullopt;
-      return ConstVal::ofInt(static_cast<int64_t>(u));
+      }
+      if (ec == std::errc()) {
+        if (negative)
+          return DefineValue{ConstVal::ofInt(static_cast<int64_t>(0 - u)), DType::I64};
+        // Above i64's range only u64 holds it: its bits, as u64 constants keep them.
+        return DefineValue{ConstVal::ofInt(static_cast<int64_t>(u)), u > i64Max ? DType::U64 : DType::I64};
+      }
     }
   }
   // Floats: what strtod reads, consuming everything (inf and nan included).
@@ -349,7 +364,7 @@ std::optional<ConstVal> parseDefineValue(std::string_view text) {
   char *end = nullptr;
   double d = std::strtod(s.c_str(), &end);
   if (end && *end == '\0' && end != s.c_str() && s.find_first_of("xX") == std::string::npos)
-    return ConstVal::ofFloat(d);
+    return DefineValue{ConstVal::ofFloat(d), DType::F64};
   return std::nullopt;
 }
 

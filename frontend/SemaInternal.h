@@ -98,10 +98,19 @@ std::optional<double> foldMath(std::string_view name, double x);
 std::string constString(const ConstVal &c, DType dtype);
 /// The value as an IR attribute (int64 / double / bool), for Kernel::constValues.
 ir::Attr constAttr(const ConstVal &c);
-/// Parses a -D value: an integer (decimal or 0x hex, optional sign), a float, true/false.
-std::optional<ConstVal> parseDefineValue(std::string_view text);
-/// The value as a -D value that parseDefineValue reads back to the same value and kind.
-std::string defineText(const ConstVal &c);
+/// A -D value and the type its text has: i64 for an integer (u64 for one above i64's
+/// range), f64 for a float, bool for true or false.
+struct DefineValue {
+  ConstVal value;
+  DType dtype = DType::I64;
+};
+/// Parses a -D value: an integer (decimal or 0x hex, optional sign, `_` separators), a
+/// float, true/false. nullopt with `why` set when it is none of them, or an integer
+/// outside both i64 and u64.
+std::optional<DefineValue> parseDefineValue(std::string_view text, std::string &why);
+/// The value, of type `dtype`, as a -D value that parseDefineValue reads back to the
+/// same value and kind.
+std::string defineText(const ConstVal &c, DType dtype);
 
 //===--------------------------------------------------------------------===//
 // The analyser

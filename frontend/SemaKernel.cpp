@@ -190,7 +190,7 @@ static std::optional<KernelAutotune> checkAutotune(Sema &s, const ast::FunctionI
         else if (v.isConst() && launch)
           (entry.key == "num_warps" ? config.numWarps : config.numStages) = v.cst->i;
         else if (v.isConst())
-          config.defines.emplace_back(entry.key, defineText(*v.cst));
+          config.defines.emplace_back(entry.key, defineText(*v.cst, v.type.dtype));
       }
     }
   }
@@ -305,10 +305,12 @@ static Val constParamValue(Sema &s, const ast::Param &p) {
   std::optional<ConstVal> c;
   DType from = DType::I32;
   if (define) {
-    c = parseDefineValue(*define);
-    if (!c)
+    std::string why;
+    std::optional<DefineValue> parsed = parseDefineValue(*define, why);
+    if (!parsed)
       return Val::poison(); // reported by compileKernels
-    from = c->isInt() ? DType::I64 : kindDType(*c);
+    c = parsed->value;
+    from = parsed->dtype == DType::U64 ? DType::U64 : c->isInt() ? DType::I64 : kindDType(*c);
     if (declared) {
       std::string why;
       auto fitted = fitConst(*c, from, *declared, why);
@@ -320,8 +322,8 @@ static Val constParamValue(Sema &s, const ast::Param &p) {
       }
       return Val::ofConst(Type::scalar(*declared), *fitted, true, p.loc);
     }
-    if (c->isInt() && !intFitsDType(c->i, false, DType::I32))
-      return Val::ofConst(Type::scalar(DType::I64), *c, true, p.loc);
+    if (c->isInt() && (from == DType::U64 || !intFitsDType(c->i, false, DType::I32)))
+      return Val::ofConst(Type::scalar(from), *c, true, p.loc);
     return Val::ofConst(Type::scalar(kindDType(*c)), *c, true, p.loc);
   }
   if (!p.defaultValue) {
@@ -451,10 +453,8 @@ void Sema::compileKernels() {
   // Every -D must be a value and name a const parameter of a kernel being compiled.
   bool definesOk = true;
   for (const auto &[name, value] : options.defines) {
-    if (!parseDefineValue(value)) {
-      error(cmdLoc, DiagCode::BadConstOverride,
-            "-D " + name + "=" + value + ": '" + value +
-                "' is not an integer, a float, true or false");
+    if (std::string why; !parseDefineValue(value, why)) {
+      error(cmdLoc, DiagCode::BadConstOverride, "-D " + name + "=" + value + ": " + why);
       definesOk = false;
     }
     bool found = false;

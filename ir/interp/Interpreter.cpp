@@ -34,7 +34,7 @@ using ir::OpKind;
 
 const PreparedOp *Machine::run(const PreparedBlock &block) {
   for (const PreparedOp &op : block.ops) {
-    step(op.op->loc());
+    step(op.op->loc(), op.work);
     if (ir::isTerminator(op.kind))
       return &op;
     exec(op);

@@ -47,7 +47,8 @@ struct KernelArg {
 
 struct RunOptions {
   std::array<int64_t, 3> grid = {1, 1, 1};
-  /// Upper bound on executed ops (summed over programs) before E0605; 0: no limit.
+  /// Upper bound on executed steps (summed over programs) before E0605; 0: no limit.
+  /// An op counts one step per element it makes (a store, per element it writes).
   uint64_t maxSteps = 4'000'000'000ull;
   std::ostream *printStream = nullptr; ///< where print() goes (stdout when null)
 };

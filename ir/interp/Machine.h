@@ -93,6 +93,10 @@ struct PreparedOp {
   uint8_t sub = 0;   ///< a CmpPred, BinaryKind, UnaryKind, ReduceKind or RmwKind
   bool flag = false; ///< sort's `descending`
   Slot value{};      ///< constant's value, already in the result's representation
+  /// Steps the op counts against the limit: the elements it makes (or, for a store,
+  /// takes), at least one, so that a loop over large tiles meets the limit as soon as
+  /// one over scalars doing the same work would.
+  uint64_t work = 1;
 };
 
 struct PreparedBlock {
@@ -170,9 +174,10 @@ public:
   /// "(3, 0, 0)": the running program, for messages.
   std::string programString() const;
 
-  /// Counts one step; fails with E0605 beyond the limit.
-  void step(Location loc) {
-    if (++steps > stepLimit)
+  /// Counts `work` steps; fails with E0605 beyond the limit.
+  void step(Location loc, uint64_t work = 1) {
+    steps += work;
+    if (steps > stepLimit)
       stepLimitExceeded(loc);
   }
 

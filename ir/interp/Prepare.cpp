@@ -10,6 +10,7 @@
 #include "ir/Verifier.h"
 #include "ir/interp/Scalar.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace kiln::interp::detail {
@@ -282,8 +283,13 @@ private:
     p.kind = op.kind();
     for (const ir::Value *v : op.operands())
       p.operands.push_back(idOf(v));
-    for (const auto &r : op.results())
+    for (const auto &r : op.results()) {
       p.results.push_back(idOf(r.get()));
+      p.work = std::max<uint64_t>(p.work, static_cast<uint64_t>(r->type.numElements()));
+    }
+    if (op.numResults() == 0)
+      for (const ir::Value *v : op.operands())
+        p.work = std::max<uint64_t>(p.work, static_cast<uint64_t>(v->type.numElements()));
     for (const auto &region : op.regions())
       p.regions.push_back(buildBlock(*region));
 

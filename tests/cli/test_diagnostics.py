@@ -311,6 +311,23 @@ class Limits(DiagnosticsCase):
         self.assertEqual(rc, 0, "one scope of %d bindings: stopped after %.1fs of CPU (exit %d); "
                                 "%d separate scopes took %.1fs" % (n, used, rc, n, baseline))
 
+    def test_many_parameters_compile_in_linear_time(self):
+        # One kernel of 80,000 parameters against eight kernels of 10,000: the same
+        # parameters, so the same CPU time unless some check compares every pair.
+        n, parts = 80000, 8
+
+        def kernels(count, size):
+            return "".join("kernel k%d(%s) {}\n" % (k, ", ".join("p%d: i32" % i for i in range(size)))
+                           for k in range(count))
+        self.write("split.kiln", kernels(parts, n // parts))
+        self.write("one.kiln", kernels(1, n))
+        rc, baseline = clitest.run_tool_cpu("dslc", ["split.kiln"], self.tmp)
+        self.assertEqual(rc, 0)
+        limit = int(2.5 * baseline + 1.5)
+        rc, used = clitest.run_tool_cpu("dslc", ["one.kiln"], self.tmp, cpu_limit_s=limit)
+        self.assertEqual(rc, 0, "one kernel of %d parameters: stopped after %.1fs of CPU (exit %d); "
+                                "%d kernels of %d took %.1fs" % (n, used, rc, parts, n // parts, baseline))
+
     def test_error_limit_is_50(self):
         body = "\n".join("    store(p, missing_%d);" % i for i in range(80))
         r = self.compile("kernel k(p: *f32) {\n%s\n}\n" % body)

@@ -444,6 +444,21 @@ class RunArgs(clitest.CliTestCase):
         argvs += [["add.kiln", "-D", "BLOCK=" + v] for v in values]
         self.rejected_many("E0108", argvs, message="BLOCK")
 
+    def test_defines_across_the_integer_range(self):
+        # u64 holds what i64 cannot; beyond both, the message says so instead of
+        # calling the digits a float.
+        self.write("u.kiln", "kernel k(x: *u64, const A: u64 = 0) {\n    store(x, A);\n}\n")
+        for value, bits in (("18446744073709551615", "-1"), ("9223372036854775808", "-9223372036854775808"),
+                            ("0xffff_ffff_ffff_ffff", "-1"), ("7", "7")):
+            with self.subTest(value=value):
+                r = self.dslc("u.kiln", "-D", "A=" + value)
+                self.assertOk(r)
+                self.assertIn("constant {value = %s} : u64" % bits, r.stdout)
+        for value in ("99999999999999999999", "-9223372036854775809"):
+            with self.subTest(value=value):
+                self.rejected("E0108", "u.kiln", "-D", "A=" + value, message="outside the range of every integer type")
+        self.rejected("E0108", "add.kiln", "-D", "BLOCK=9223372036854775808", message="does not fit")
+
     # ---- option values the option parser itself rejects -------------------------
 
     def test_bad_option_values_are_coded_json(self):

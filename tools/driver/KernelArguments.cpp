@@ -11,6 +11,8 @@ launch::Signature signatureOf(const ir::Kernel &kernel) {
     const ir::Value &p = *kernel.params()[i];
     s.params.push_back(launch::ParamSpec{p.nameHint, p.type.dtype, p.type.pointer});
   }
+  for (const auto &[name, value] : kernel.constValues)
+    s.consts.push_back(name);
   return s;
 }
 

@@ -1,6 +1,7 @@
 //===- VerifyDiagnostics.cpp - expected-error matching --------------------===//
 #include "tools/driver/VerifyDiagnostics.h"
 
+#include <cstdint>
 #include <ostream>
 #include <sstream>
 
@@ -47,10 +48,19 @@ std::vector<ExpectedDiagnostic> parseExpectations(const std::string &text,
             errors.push_back("line " + std::to_string(lineNo) + ": expected a line offset after '@'");
             continue;
           }
-          long offset = std::stol(line.substr(digits, q - digits)) * sign;
-          long target = static_cast<long>(lineNo) + offset;
+          // No file has a billion lines: a longer offset is refused before it can overflow.
+          if (q - digits > 9) {
+            errors.push_back("line " + std::to_string(lineNo) + ": line offset '" + line.substr(digits, q - digits) +
+                             "' is out of range");
+            continue;
+          }
+          const int64_t target = static_cast<int64_t>(lineNo) + sign * std::stoll(line.substr(digits, q - digits));
           if (target < 1) {
             errors.push_back("line " + std::to_string(lineNo) + ": line offset points before the file");
+            continue;
+          }
+          if (target > UINT32_MAX) {
+            errors.push_back("line " + std::to_string(lineNo) + ": line offset points past the file");
             continue;
           }
           e.line = static_cast<uint32_t>(target);

@@ -255,6 +255,23 @@ TEST(InterpWhile, EndlessLoopHitsTheStepLimit) {
   EXPECT_EQ(intsOf(bufs[0]), (Ints{42}));
 }
 
+TEST(InterpSteps, AnOpCountsItsElements) {
+  // One store of 1024 elements is 1024 steps: an endless loop over a large tile meets
+  // the limit as soon as a scalar one doing the same work.
+  KernelBuilder kb;
+  Value *out = kb.ptrParam(DType::I32, "out");
+  kb.store(kb.ptrs(out, kb.arange(0, 1024)), kb.splat(kb.programId(0), {1024}));
+  kb.finish();
+  std::vector<Buffer> bufs = {zeroBuffer("out", DType::I32, 1024)};
+  RunOptions opts;
+  opts.maxSteps = 1000;
+  Outcome o = runKernelChecked(kb, {KernelArg::ofBuffer(0)}, bufs, opts);
+  ASSERT_FALSE(o.ok);
+  EXPECT_EQ(o.diags[0].code, DiagCode::StepLimit);
+  opts.maxSteps = 10000;
+  EXPECT_TRUE(runKernelChecked(kb, {KernelArg::ofBuffer(0)}, bufs, opts).ok);
+}
+
 TEST(InterpSteps, LimitCountsOpsOverAllPrograms) {
   // A straight-line kernel of a handful of ops: fine once, too many over 1000 programs.
   KernelBuilder kb;
