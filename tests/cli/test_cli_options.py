@@ -122,6 +122,9 @@ class HelpAndVersion(clitest.CliTestCase):
         r = self.dslc("absent.kiln", "--diagnostics=json")
         errors = self.assertUserError(r, "E0001")
         self.assertIn("absent.kiln", errors[0]["message"])
+        for args in ([], ["run", "--kernel", "k", "--grid", "1"]):
+            with self.subTest(args=args):
+                self.assertUserError(self.dslc(*args, "--diagnostics=json"), "E0001", message="no input file")
 
     def test_readme_commands_work(self):
         os.makedirs(self.path("examples"))

@@ -50,7 +50,9 @@ cl::OptionCategory KilnCategory("dslc options");
 cl::SubCommand RunCommand("run", "Run a kernel on a GPU (CUDA, Level Zero) or the reference interpreter");
 
 // Options of both `dslc FILE` and `dslc run FILE`.
-cl::opt<std::string> InputFile(cl::Positional, cl::desc("<input .kiln or .tir file>"), cl::Required,
+// Not cl::Required: a missing file is reported like every other error (coded, and JSON
+// under --diagnostics=json), not by the option parser.
+cl::opt<std::string> InputFile(cl::Positional, cl::desc("<input .kiln or .tir file>"),
                                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand),
                                cl::cat(KilnCategory));
 cl::opt<std::string> KernelName("kernel", cl::desc("The kernel to compile or run (default: every kernel at its defaults)"),
@@ -730,6 +732,11 @@ int main(int argc, char **argv) {
                          Diagnostics == DiagStyle::Json ? DiagFormat::Json : DiagFormat::Text);
   TimingReport timingReport;
   TimingReport *timing = TimePasses ? &timingReport : nullptr;
+  if (InputFile.getNumOccurrences() == 0) {
+    diags.error(Location::commandLine(), DiagCode::FileNotReadable).hint("see dslc --help")
+        << "no input file";
+    return driver::ExitUserError;
+  }
   try {
     int status = runOnLargeStack([&] {
       if (RunCommand)
