@@ -32,8 +32,9 @@ extern "C" {
 #define KILN_RUNTIME_ABI_VERSION 1
 
 /* Each enum ends in a *_MAX_ENUM entry that is not a valid value: it fixes the enum's
- * width at 32 bits, so a value from a newer or careless caller is an error the runtime
- * reports rather than undefined behaviour in the C++ code reading it. */
+ * width at 32 bits, so any value from 0 to 0x7fffffff that names no entry (one from a
+ * newer or careless caller) is an error the runtime reports rather than undefined
+ * behaviour in the C++ code reading it. A negative value is outside every enum here. */
 
 typedef enum kiln_status {
   KILN_SUCCESS = 0,
