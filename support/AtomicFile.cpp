@@ -33,12 +33,18 @@ std::optional<StagedFile> StagedFile::stage(const std::string &path,
   mode_t mode = 0644;
   bool keepMode = false;
   if (options.updateInPlace) {
+    // Follow a chain of symbolic links, dangling ones too, to the file they name: that
+    // file is updated (or created), the links stay.
+    namespace fs = std::filesystem;
     std::error_code ec;
-    if (std::filesystem::is_symlink(path, ec)) {
-      auto resolved = std::filesystem::canonical(path, ec);
-      if (!ec)
-        target = resolved.string();
+    fs::path resolved = path;
+    for (int hops = 0; hops < 40 && fs::is_symlink(resolved, ec); ++hops) {
+      fs::path next = fs::read_symlink(resolved, ec);
+      if (ec)
+        break;
+      resolved = next.is_absolute() ? next : resolved.parent_path() / next;
     }
+    target = resolved.string();
     struct stat st;
     if (::stat(target.c_str(), &st) == 0) {
       mode = st.st_mode & 07777;

@@ -17,8 +17,9 @@
 namespace kiln {
 
 struct AtomicWriteOptions {
-  /// Update an existing file as the user knows it: write through a symbolic link to
-  /// its target, and keep the target's permission bits. Off, the name is replaced by
+  /// Update an existing file as the user knows it: write through a symbolic link (a
+  /// chain of them, a dangling one too) to its target, and keep the target's
+  /// permission bits. Off, the name is replaced by
   /// a new file with mode 0644 (less the umask).
   bool updateInPlace = false;
 };

@@ -35,19 +35,10 @@ bool writeOutput(const std::string &path, std::string_view bytes, DiagnosticEngi
       return fail("cannot write '" + path + "'" + (errno ? std::string(": ") + std::strerror(errno) : ""));
     return true;
   }
-  // Follow a chain of symbolic links, dangling ones too, to the file they name: that
-  // file is updated, the links stay.
-  fs::path target = path;
-  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
-    fs::path next = fs::read_symlink(target, ec);
-    if (ec)
-      break;
-    target = next.is_absolute() ? next : target.parent_path() / next;
-  }
   AtomicWriteOptions options;
-  options.updateInPlace = true;
+  options.updateInPlace = true; // through symbolic links, keeping the file's mode
   auto data = std::span(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
-  if (std::string why = writeFileAtomically(target.string(), data, options); !why.empty())
+  if (std::string why = writeFileAtomically(path, data, options); !why.empty())
     return fail(why);
   return true;
 }

@@ -22,7 +22,6 @@
 #include "ir/transforms/Pipeline.h"
 #include "runtime/Bundle.h"
 #include "support/LargeStack.h"
-#include "support/ReadFile.h"
 #include "support/ToolOutput.h"
 #include "tools/driver/Driver.h"
 #include "tools/driver/KernelArguments.h"
@@ -485,8 +484,8 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
     std::vector<uint8_t> bytes = rt::serializeBundle(bundle, error);
     if (bytes.empty())
       KILN_ICE("code generation made an invalid bundle: " + error);
-    return writeOutput(OutputFile, std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()), diags) ? driver::ExitSuccess
-                                                                                         : driver::ExitUserError;
+    std::string_view text(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+    return writeOutput(OutputFile, text, diags) ? driver::ExitSuccess : driver::ExitUserError;
   }
   std::string out;
   switch (plan.kind) {
@@ -657,13 +656,13 @@ int verify(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Timi
     compile(sources, diags, timing, plan, /*emit=*/false);
   }
   diags.setHandler(nullptr);
-  std::string why;
-  std::string text = readWholeFile(InputFile, why).value_or("");
+  // The expectations are read from the text the compilation read.
+  auto file = sources->find(InputFile);
+  const std::string *text = file ? sources->text(*file) : nullptr;
   std::vector<std::string> malformed;
-  auto expected = driver::parseExpectations(text, malformed);
+  auto expected = driver::parseExpectations(text ? *text : std::string(), malformed);
   for (const std::string &m : malformed)
     std::cerr << InputFile << ": malformed expectation: " << m << "\n";
-  auto file = sources->find(InputFile);
   bool ok = malformed.empty() &&
             driver::checkExpectations(expected, collected, file ? *file : UINT32_MAX, *sources, std::cerr);
   return ok ? driver::ExitSuccess : driver::ExitUserError;

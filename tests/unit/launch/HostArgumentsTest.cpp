@@ -63,7 +63,7 @@ std::vector<std::byte> floats(std::initializer_list<float> values) {
 }
 
 Signature addSignature() {
-  return Signature{"add", {{"x", DType::F32, true}, {"y", DType::F32, true}, {"n", DType::I32, false}}};
+  return Signature{"add", {{"x", DType::F32, true}, {"y", DType::F32, true}, {"n", DType::I32, false}}, {}};
 }
 
 TEST(Grid, Forms) {
@@ -96,7 +96,7 @@ TEST(IntLiteral, Edges) {
 
 TEST(Signature, Spelling) {
   EXPECT_EQ(paramList(addSignature()), "x: *f32, y: *f32, n: i32");
-  EXPECT_EQ(paramList(Signature{"k", {}}), "(none)");
+  EXPECT_EQ(paramList(Signature{"k", {}, {}}), "(none)");
   EXPECT_EQ(dtypeSizeBytes(DType::Bool), 1u);
   EXPECT_EQ(dtypeSizeBytes(DType::BF16), 2u);
   EXPECT_TRUE(dtypeIsInteger(DType::U64));
@@ -153,7 +153,7 @@ TEST_F(TempDir, AnArgumentForAConstPointsAtDefines) {
 }
 
 TEST(Scalars, RangesAndKinds) {
-  Signature s{"k", {{"b", DType::Bool, false}, {"u", DType::U8, false}, {"f", DType::F16, false}}};
+  Signature s{"k", {{"b", DType::Bool, false}, {"u", DType::U8, false}, {"f", DType::F16, false}}, {}};
   Diags d;
   auto host = bindArguments(s, {"b=false", "u=255", "f=-inf"}, d.engine);
   ASSERT_TRUE(host);
