@@ -343,6 +343,7 @@ AxisInfo AxisAnalysis::compute(const Op &op) const {
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
   case OpKind::Fence:
+  case OpKind::ClusterExchange:
   case OpKind::Reduce:
   case OpKind::Argmax:
   case OpKind::Argmin:

@@ -105,6 +105,7 @@ static bool combinerOpAllowed(const ir::Op &op) {
   case ir::OpKind::Condition:
     return true;
   case ir::OpKind::Fence:
+  case ir::OpKind::ClusterExchange:
   case ir::OpKind::ProgramId:
   case ir::OpKind::NumPrograms:
   case ir::OpKind::Arange:
@@ -148,6 +149,13 @@ static bool checkSupported(const ir::Kernel &kernel, Target target, DiagnosticEn
   if (kernel.numWarps < 1 || kernel.numWarps > 32 || (kernel.numWarps & (kernel.numWarps - 1))) {
     diags.error(kernel.loc, DiagCode::Unsupported)
         << "num_warps must be a power of two between 1 and 32, not " << kernel.numWarps;
+    return false;
+  }
+  if (kernel.gridSplit.cluster && target != Target::SM90 && target != Target::SM90a) {
+    diags.error(kernel.loc, DiagCode::Unsupported)
+            .hint("compile for sm_90, or with --reduction-split=1")
+        << "kernel '" << kernel.name << "' runs its split reduction in thread-block clusters, which "
+        << targetName(target) << " does not have";
     return false;
   }
   const int64_t threads = kernel.numWarps * 32;

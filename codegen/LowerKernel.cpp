@@ -404,6 +404,10 @@ bool Lowering::run() {
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   if (nvptx) {
     fn->addFnAttr("nvvm.maxntid", std::to_string(T));
+    // The segments of a requested program run as one cluster (ir::GridSplit):
+    // .reqnctapercluster, which a plain launch honours.
+    if (kernel.gridSplit.cluster)
+      fn->addFnAttr("nvvm.cluster_dim", std::to_string(kernel.gridSplit.segments) + ",1,1");
   } else {
     llvm::Metadata *wg[] = {llvm::ConstantAsMetadata::get(b.getInt32(static_cast<uint32_t>(T))),
                             llvm::ConstantAsMetadata::get(b.getInt32(1)),
@@ -549,6 +553,8 @@ void Lowering::lowerOpBlocked(const ir::Op &op) {
     return lowerAtomicCas(op);
   case OpKind::Fence:
     return lowerFence(op);
+  case OpKind::ClusterExchange:
+    return lowerClusterExchange(op);
   case OpKind::Reduce:
     return lowerReduce(op);
   case OpKind::Argmax:

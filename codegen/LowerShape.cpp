@@ -147,6 +147,7 @@ static bool rematerializableKind(OpKind k) {
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
   case OpKind::Fence:
+  case OpKind::ClusterExchange:
   case OpKind::Reduce:
   case OpKind::Argmax:
   case OpKind::Argmin:

@@ -270,6 +270,10 @@ public:
   void lowerAtomicRMW(const ir::Op &op);
   void lowerAtomicCas(const ir::Op &op);
   void lowerFence(const ir::Op &op);
+  // LowerCluster.cpp
+  void lowerClusterExchange(const ir::Op &op);
+  /// barrier.cluster arrive and wait: every thread of every program of the cluster.
+  void clusterBarrier();
 
   // LowerShape.cpp
   void lowerConstant(const ir::Op &op);

@@ -135,6 +135,14 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool war
   }
   case OpKind::Dot:
     return dotScratchAreas(op, DotPath::Fma);
+  case OpKind::ClusterExchange: {
+    // Each thread's registers of each operand, register j of thread t at j·T + t: the
+    // other programs of the cluster, laid out alike, read the same places.
+    std::vector<int64_t> areas;
+    for (unsigned i = 0; i < op.numOperands(); ++i)
+      areas.push_back(Layout::forType(op.operand(i)->type, numThreads, maxVec).numRegs() * numThreads * eb(i));
+    return areas;
+  }
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
     // A scalar atomic runs on one thread; the old value reaches the others here.

@@ -196,6 +196,7 @@ std::string Lowering::mathName(OpKind kind, bool isDouble) const {
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
   case OpKind::Fence:
+  case OpKind::ClusterExchange:
   case OpKind::Reduce:
   case OpKind::Argmax:
   case OpKind::Argmin:

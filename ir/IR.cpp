@@ -96,6 +96,7 @@ bool isElementwise(OpKind kind) {
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
   case OpKind::Fence:
+  case OpKind::ClusterExchange:
   case OpKind::Reduce:
   case OpKind::Argmax:
   case OpKind::Argmin:
@@ -126,6 +127,7 @@ bool isPure(OpKind kind) {
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
   case OpKind::Fence:
+  case OpKind::ClusterExchange:
   case OpKind::Assert:
   case OpKind::Print:
   // Control flow: purity would depend on the regions' contents.

@@ -165,16 +165,27 @@ private:
   Block *parent_ = nullptr;
 };
 
+/// The most programs one thread-block cluster may hold and still launch on every sm_90
+/// device (CUDA's portable cluster size).
+constexpr int64_t kMaxClusterSize = 8;
+
 /// How a kernel whose reduction runs over several programs is launched (the
 /// multi-segment strategy of reduction-chain fusion, SplitReduction.cpp). For every
 /// program the caller asks for, the launcher runs `segments` programs along axis 0
-/// (program x of the request is programs x·segments .. x·segments + segments - 1), and
-/// passes as the kernel's last parameter a workspace of `workspaceBytes` bytes per
-/// requested program, zero before the first launch; the kernel leaves it zero again.
+/// (program x of the request is programs x·segments .. x·segments + segments - 1). The
+/// segments then merge in one of two ways:
+///  * through a workspace: the launcher passes as the kernel's last parameter a
+///    workspace of `workspaceBytes` bytes per requested program, zero before the first
+///    launch; the kernel leaves it zero again;
+///  * in a cluster (`cluster`, sm_90): the segments of a requested program run as one
+///    thread-block cluster of `segments` programs along x and share their states with
+///    `cluster_exchange`; there is no workspace.
 struct GridSplit {
   int64_t segments = 1;       ///< 1: launched as asked
-  int64_t workspaceBytes = 0; ///< per requested program
+  int64_t workspaceBytes = 0; ///< per requested program, when not `cluster`
+  bool cluster = false;       ///< the segments of a requested program form a cluster
   bool active() const { return segments > 1; }
+  bool usesWorkspace() const { return active() && !cluster; }
 };
 
 /// One specialization of a `kernel`: runtime parameters are the body's arguments.
@@ -190,7 +201,7 @@ struct Kernel {
   /// Runtime parameters (names come from the arguments' nameHint).
   const std::vector<std::unique_ptr<Value>> &params() const { return body->arguments(); }
   /// How many of them the caller passes: all but the workspace of a split kernel.
-  size_t numLaunchParams() const { return params().size() - (gridSplit.active() ? 1 : 0); }
+  size_t numLaunchParams() const { return params().size() - (gridSplit.usesWorkspace() ? 1 : 0); }
 };
 
 struct Module {

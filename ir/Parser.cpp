@@ -315,6 +315,8 @@ private:
   void parseKernelAttrs(Kernel &k) {
     expect(Tok::LBrace, "'{' starting the kernel attributes");
     std::unordered_set<std::string> seen;
+    std::optional<Token> clusterSize;
+    int64_t clusterPrograms = 0;
     if (!accept(Tok::RBrace)) {
       do {
         const Token &key = expect(Tok::Ident, "a kernel attribute name");
@@ -329,12 +331,22 @@ private:
         } else if (key.text == "grid_split" || key.text == "workspace_bytes") {
           int64_t v = expect(Tok::Int, "an integer").intValue;
           (key.text == "grid_split" ? k.gridSplit.segments : k.gridSplit.workspaceBytes) = v;
+        } else if (key.text == "cluster_size") {
+          clusterSize = key;
+          clusterPrograms = expect(Tok::Int, "an integer").intValue;
         } else {
           fail(key, "unknown kernel attribute '" + key.text +
-                        "' (expected consts, grid_split, num_stages, num_warps or workspace_bytes)");
+                        "' (expected cluster_size, consts, grid_split, num_stages, num_warps or workspace_bytes)");
         }
       } while (accept(Tok::Comma));
       expect(Tok::RBrace, "'}' ending the kernel attributes");
+    }
+    // A cluster holds the segments of one requested program: its size is the split's.
+    if (clusterSize) {
+      if (clusterPrograms != k.gridSplit.segments)
+        fail(*clusterSize, "cluster_size " + std::to_string(clusterPrograms) + " must equal grid_split (" +
+                               std::to_string(k.gridSplit.segments) + ")");
+      k.gridSplit.cluster = true;
     }
   }
 

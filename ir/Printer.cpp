@@ -192,10 +192,12 @@ public:
       os_ << (i ? ", " : "") << keyName(k.constValues[i].first) << " = "
           << printAttr(k.constValues[i].second);
     os_ << "}";
+    if (k.gridSplit.cluster)
+      os_ << ", cluster_size = " << k.gridSplit.segments;
     if (k.gridSplit.active())
       os_ << ", grid_split = " << k.gridSplit.segments;
     os_ << ", num_stages = " << k.numStages << ", num_warps = " << k.numWarps;
-    if (k.gridSplit.active())
+    if (k.gridSplit.usesWorkspace())
       os_ << ", workspace_bytes = " << k.gridSplit.workspaceBytes;
     os_ << "}";
     printLoc(k.loc);

@@ -58,7 +58,8 @@ private:
     verifyBlock(*k.body);
   }
 
-  /// A split kernel takes its workspace, whole 32-bit words, as its last parameter.
+  /// A split kernel takes its workspace, whole 32-bit words, as its last parameter; one
+  /// split over a cluster takes none, and its segments fit one cluster.
   void verifyGridSplit(const Kernel &k, const std::string &where) {
     const GridSplit &s = k.gridSplit;
     if (s.segments < 1)
@@ -66,6 +67,16 @@ private:
     if (!s.active()) {
       if (s.workspaceBytes != 0)
         error(k.loc, where + ": workspace_bytes needs grid_split > 1");
+      if (s.cluster)
+        error(k.loc, where + ": cluster_size needs grid_split > 1");
+      return;
+    }
+    if (s.cluster) {
+      if (s.segments > kMaxClusterSize)
+        error(k.loc, where + ": cluster_size " + std::to_string(s.segments) + " is more than " +
+                         std::to_string(kMaxClusterSize) + " programs");
+      if (s.workspaceBytes != 0)
+        error(k.loc, where + ": a kernel split over a cluster has no workspace_bytes");
       return;
     }
     if (s.workspaceBytes <= 0 || s.workspaceBytes % 4 != 0)
@@ -160,7 +171,7 @@ private:
     for (const auto &op : b.ops()) {
       OpKind k = op->kind();
       if (k == OpKind::Load || k == OpKind::Store || k == OpKind::AtomicRMW ||
-          k == OpKind::AtomicCas || k == OpKind::Fence || k == OpKind::Assert || k == OpKind::Print)
+          k == OpKind::AtomicCas || k == OpKind::Fence || k == OpKind::ClusterExchange || k == OpKind::Assert || k == OpKind::Print)
         opError(owner, std::string("combiner region must not contain '") + op->mnemonic() +
                            "'");
       for (const auto &r : op->regions())
@@ -256,6 +267,7 @@ private:
     case OpKind::AtomicRMW:
     case OpKind::AtomicCas:
     case OpKind::Fence:
+    case OpKind::ClusterExchange:
     case OpKind::Argmax:
     case OpKind::Argmin:
     case OpKind::Sort:

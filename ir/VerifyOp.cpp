@@ -406,6 +406,26 @@ static Err checkLoad(const Op &op) {
   return resultIs(op, p.withDType(p.dtype));
 }
 
+/// N operands, `ranks` (2..8, a cluster's size) times N results: rank r's copy of each.
+static Err checkClusterExchange(const Op &op) {
+  const int64_t *ranks = findAttr<int64_t>(op, "ranks");
+  if (!ranks || *ranks < 2 || *ranks > kMaxClusterSize)
+    return "needs an int attribute 'ranks' in 2.." + std::to_string(kMaxClusterSize);
+  const unsigned n = op.numOperands();
+  if (op.numResults() != n * *ranks)
+    return "has " + std::to_string(n) + " operands and 'ranks' " + std::to_string(*ranks) + ", so " +
+           std::to_string(n * *ranks) + " results, got " + std::to_string(op.numResults());
+  for (unsigned i = 0; i < n; ++i) {
+    if (op.operand(i)->type.pointer)
+      return "operand " + std::to_string(i) + " is a pointer, which means nothing to another program";
+    for (int64_t r = 0; r < *ranks; ++r)
+      if (op.result(r * n + i)->type != op.operand(i)->type)
+        return "result " + std::to_string(r * n + i) + " must have the type of operand " + std::to_string(i) + ", " +
+               op.operand(i)->type.str();
+  }
+  return std::nullopt;
+}
+
 static Err checkAtomicRMW(const Op &op) {
   std::string kind;
   if (auto e = needChoice(op, "kind", {"add", "max", "min", "xchg"}, kind))
@@ -623,6 +643,8 @@ static Err checkKind(const Op &op) {
     return checkAtomicCas(op);
   case OpKind::Fence:
     return std::nullopt;
+  case OpKind::ClusterExchange:
+    return checkClusterExchange(op);
   case OpKind::Reduce:
     return checkReduceLike(op, false);
   case OpKind::Scan:

@@ -86,6 +86,10 @@ struct Bundle {
   /// written before the fields existed).
   uint32_t gridSplit = 1;
   uint64_t workspaceBytes = 0;
+  /// The `gridSplit` programs of each program asked for run as one thread-block cluster
+  /// (sm_90) and need no workspace. The code itself fixes the cluster's size
+  /// (.reqnctapercluster), so an ordinary launch of the split grid runs it.
+  bool clusterSplit = false;
   Target target = Target::SM90; ///< the target the kernel was compiled for
   std::string compilerVersion;
   std::string sourceHash; ///< lowercase hex digest of the Kiln source

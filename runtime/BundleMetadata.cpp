@@ -26,6 +26,7 @@ static constexpr uint32_t kMaxNumWarps = 32;           // 1024 threads per progr
 static constexpr uint32_t kMaxSharedBytes = 16u << 20; // far above any GPU today
 static constexpr uint32_t kMaxGridSplit = 1024;        // what dslc produces at most
 static constexpr uint64_t kMaxWorkspaceBytes = 1ull << 30; // per program asked for
+static constexpr uint32_t kMaxClusterSize = 8;             // CUDA's portable cluster size
 static constexpr size_t kMaxSectionBytes = size_t(1) << 30;
 
 static bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -108,7 +109,13 @@ std::string validateBundle(const Bundle &b) {
     return "grid_split " + std::to_string(b.gridSplit) + " is outside 1.." + std::to_string(kMaxGridSplit);
   if (b.gridSplit == 1 && b.workspaceBytes != 0)
     return "workspace_bytes without grid_split";
-  if (b.gridSplit > 1 && (b.workspaceBytes == 0 || b.workspaceBytes % 4 != 0 || b.workspaceBytes > kMaxWorkspaceBytes))
+  if (b.clusterSplit && (b.gridSplit < 2 || b.gridSplit > kMaxClusterSize))
+    return "cluster_size " + std::to_string(b.gridSplit) + " is outside 2.." + std::to_string(kMaxClusterSize);
+  if (b.clusterSplit && b.workspaceBytes != 0)
+    return "workspace_bytes with cluster_size";
+  if (b.clusterSplit && b.target != Target::SM90 && b.target != Target::SM90a)
+    return "cluster_size on " + std::string(targetName(b.target)) + ", which has no thread-block clusters";
+  if (b.gridSplit > 1 && !b.clusterSplit && (b.workspaceBytes == 0 || b.workspaceBytes % 4 != 0 || b.workspaceBytes > kMaxWorkspaceBytes))
     return "workspace_bytes " + std::to_string(b.workspaceBytes) + " is not a multiple of 4 in 4.." +
            std::to_string(kMaxWorkspaceBytes);
   if (!parseTarget(targetName(b.target)))
@@ -192,7 +199,10 @@ std::string encodeBundleMetadata(const Bundle &b) {
   // Only split kernels carry these, so every other bundle reads as it always did.
   if (b.gridSplit > 1) {
     line("grid_split", std::to_string(b.gridSplit));
-    line("workspace_bytes", std::to_string(b.workspaceBytes));
+    if (b.clusterSplit)
+      line("cluster_size", std::to_string(b.gridSplit));
+    else
+      line("workspace_bytes", std::to_string(b.workspaceBytes));
   }
   line("target", targetName(b.target));
   line("compiler", b.compilerVersion);
@@ -280,6 +290,7 @@ bool decodeBundleMetadata(std::string_view text, Bundle &b, std::string &error) 
   static constexpr std::string_view kRequired[] = {"kernel", "entry",    "num_warps",  "shared_bytes",
                                                    "target", "compiler", "source_hash"};
   size_t lineNo = 0;
+  uint32_t clusterSize = 0;
   while (!text.empty()) {
     ++lineNo;
     size_t nl = text.find('\n');
@@ -316,6 +327,9 @@ bool decodeBundleMetadata(std::string_view text, Bundle &b, std::string &error) 
       ok = parseInt(rest, b.gridSplit);
     } else if (key == "workspace_bytes") {
       ok = parseInt(rest, b.workspaceBytes);
+    } else if (key == "cluster_size") {
+      ok = parseInt(rest, clusterSize);
+      b.clusterSplit = true;
     } else if (key == "target") {
       auto t = parseTarget(rest);
       ok = t.has_value();
@@ -338,6 +352,12 @@ bool decodeBundleMetadata(std::string_view text, Bundle &b, std::string &error) 
       error = "metadata lacks the required key '" + std::string(key) + "'";
       return false;
     }
+  // A cluster holds the segments of one program asked for: its size is the split's.
+  if (b.clusterSplit && clusterSize != b.gridSplit) {
+    error = "metadata: cluster_size " + std::to_string(clusterSize) + " differs from grid_split " +
+            std::to_string(b.gridSplit);
+    return false;
+  }
   return true;
 }
 

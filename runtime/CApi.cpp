@@ -512,10 +512,12 @@ kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *arg
     if (b.gridSplit > 1) {
       if (std::string bad = planSplitLaunch(b, grid, max, split); !bad.empty())
         return fail(KILN_ERROR_INVALID_VALUE, bad);
-      if (Status s = kernel->workspace.reserve(*rt.backend, split.workspaceBytes); !s.ok())
-        return failAfterLaunch(rt, s);
-      packed.slots.push_back(kernel->workspace.address());
-      packed.sizes.push_back(8);
+      if (!b.clusterSplit) {
+        if (Status s = kernel->workspace.reserve(*rt.backend, split.workspaceBytes); !s.ok())
+          return failAfterLaunch(rt, s);
+        packed.slots.push_back(kernel->workspace.address());
+        packed.sizes.push_back(8);
+      }
     }
     Status s = kernel->device->launch(split.grid, packed);
     if (!s.ok())

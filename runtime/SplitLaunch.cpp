@@ -13,7 +13,7 @@ std::string planSplitLaunch(const Bundle &b, kiln_grid grid, kiln_grid maxGrid, 
     return "kernel '" + b.kernelName + "' runs " + std::to_string(b.gridSplit) +
            " programs for each program asked for (its reduction is split over them): a grid x of " +
            std::to_string(grid.x) + " becomes " + std::to_string(x) + ", above the limit of " + std::to_string(limit);
-  uint64_t bytes = b.workspaceBytes;
+  uint64_t bytes = b.clusterSplit ? 0 : b.workspaceBytes;
   for (uint32_t g : {grid.x, grid.y, grid.z})
     if (__builtin_mul_overflow(bytes, uint64_t(g), &bytes) || bytes > uint64_t(INT64_MAX))
       return "kernel '" + b.kernelName + "' needs a workspace of " + std::to_string(b.workspaceBytes) +

@@ -78,6 +78,7 @@ FoldClass classify(OpKind kind) {
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
   case OpKind::Fence:
+  case OpKind::ClusterExchange:
   case OpKind::Reduce:
   case OpKind::Argmax:
   case OpKind::Argmin:

@@ -4,7 +4,8 @@
 // copies the argument buffers, and runs the programs one after another, x fastest. A
 // kernel whose reduction is split over programs (ir::GridSplit) is launched as its
 // contract says: S programs per program of the grid, and a zeroed workspace passed
-// after the caller's arguments.
+// after the caller's arguments, or, split over clusters, the S programs of each
+// cluster run together (Cluster.cpp).
 // Only when every program finished without error are the copies of the buffers that
 // were stored to handed back; any error leaves the caller's buffers as they were.
 //
@@ -143,13 +144,18 @@ void Machine::exec(const PreparedOp &op) {
   case OpKind::Load:
     return execLoad(*this, op);
   case OpKind::Store:
+    noteWrite();
     return execStore(*this, op);
   case OpKind::AtomicRMW:
+    noteWrite();
     return execAtomicRMW(*this, op);
   case OpKind::AtomicCas:
+    noteWrite();
     return execAtomicCas(*this, op);
   case OpKind::Fence:
     return; // programs run one after another: their accesses are already ordered
+  case OpKind::ClusterExchange:
+    return execClusterExchange(*this, op);
   case OpKind::Reduce:
     return execReduce(*this, op);
   case OpKind::Scan:
@@ -175,6 +181,7 @@ void Machine::exec(const PreparedOp &op) {
   case OpKind::Assert:
     return execAssert(*this, op);
   case OpKind::Print:
+    noteWrite();
     return execPrint(*this, op);
   case OpKind::Yield:
   case OpKind::Condition:
@@ -300,8 +307,10 @@ bool runKernel(const ir::Kernel &kernel, const std::vector<KernelArg> &args,
 
   // Private copies of the argument buffers (others stay empty and unreachable), and the
   // workspace of a split kernel, zeroed, after them.
-  std::vector<Buffer> memory(buffers.size() + (split.active() ? 1 : 0));
-  if (split.active()) {
+  std::vector<Buffer> memory(buffers.size() + (split.usesWorkspace() ? 1 : 0));
+  if (split.active())
+    grid[0] *= split.segments;
+  if (split.usesWorkspace()) {
     int64_t bytes = split.workspaceBytes;
     bool tooLarge = buffers.size() >= detail::kMaxBuffers;
     for (int64_t g : options.grid)
@@ -319,7 +328,6 @@ bool runKernel(const ir::Kernel &kernel, const std::vector<KernelArg> &args,
     memory.back().name = "the workspace of the split reduction";
     memory.back().dtype = DType::I32;
     values.back() = detail::intSlot(detail::makePointer(buffers.size(), 0));
-    grid[0] *= split.segments;
   }
   detail::Machine m(options, diags, memory);
   m.bound.assign(memory.size(), 0);
@@ -332,7 +340,7 @@ bool runKernel(const ir::Kernel &kernel, const std::vector<KernelArg> &args,
       m.bound[a.buffer] = 1;
       memory[a.buffer].data = buffers[a.buffer].data;
     }
-  if (split.active())
+  if (split.usesWorkspace())
     m.bound.back() = 1;
   m.grid = grid;
   m.stepLimit = options.maxSteps ? options.maxSteps : std::numeric_limits<uint64_t>::max();
@@ -341,9 +349,14 @@ bool runKernel(const ir::Kernel &kernel, const std::vector<KernelArg> &args,
     detail::PreparedBlock body = detail::prepareKernel(kernel, m);
     for (size_t i = 0; i < params.size(); ++i)
       m.env[body.args[i]].assign(1, values[i]);
+    const int64_t clusterSize = split.cluster ? split.segments : 1;
     for (int64_t z = 0; z < grid[2]; ++z)
       for (int64_t y = 0; y < grid[1]; ++y)
-        for (int64_t x = 0; x < grid[0]; ++x) {
+        for (int64_t x = 0; x < grid[0]; x += clusterSize) {
+          if (split.cluster) {
+            detail::runCluster(m, body, {x, y, z}, clusterSize);
+            continue;
+          }
           m.pid = {x, y, z};
           m.run(body);
         }

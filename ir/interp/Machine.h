@@ -125,6 +125,27 @@ struct AxisView {
 /// Thrown after a diagnostic has been reported; runKernel catches it and fails.
 struct RunFailed {};
 
+/// How the interpreter runs the programs of a thread-block cluster (Cluster.cpp): one
+/// after another, again and again. Pass k runs each program up to its k-th
+/// `cluster_exchange`, keeps what it offers there and stops it (ClusterSuspended); from
+/// pass k + 1 on, that exchange hands every program all the offers. A program may not
+/// write memory before an exchange it stops at, so running it again repeats nothing
+/// that can be seen.
+struct ClusterReplay {
+  int64_t ranks = 1;
+  size_t round = 0; ///< the exchange this pass collects
+  /// Per exchange before `round`, per rank, the operands that rank offered.
+  std::vector<std::vector<std::vector<TileData>>> exchanged;
+  std::vector<const ir::Op *> exchangeOps; ///< per exchange before `round`, rank 0's op
+  size_t reached = 0;  ///< exchanges the running program has passed in this pass
+  bool wrote = false;  ///< the running program stored, printed or ran an atomic
+  std::vector<TileData> offered; ///< the running program's operands at exchange `round`
+  const ir::Op *offeredAt = nullptr;
+};
+
+/// Thrown by a program of a cluster at the exchange its pass collects.
+struct ClusterSuspended {};
+
 //===--------------------------------------------------------------------===//
 // The machine state of one run
 //===--------------------------------------------------------------------===//
@@ -149,6 +170,7 @@ public:
   std::array<int64_t, 3> grid{}; ///< the grid
   uint64_t steps = 0;
   uint64_t stepLimit = 0; ///< UINT64_MAX when unlimited
+  ClusterReplay *cluster = nullptr; ///< set while a cluster's programs run
 
   const TileData &in(const PreparedOp &op, unsigned i) const { return env[op.operands[i]]; }
   const Type &inType(const PreparedOp &op, unsigned i) const { return *types[op.operands[i]]; }
@@ -183,6 +205,13 @@ public:
 
   /// Executes one non-terminator op (the dispatch over every op kind).
   void exec(const PreparedOp &op);
+
+  /// Records that the running program wrote memory or output (a cluster's program may
+  /// not before an exchange it is stopped at).
+  void noteWrite() {
+    if (cluster)
+      cluster->wrote = true;
+  }
 
 private:
   [[noreturn]] void stepLimitExceeded(Location loc);
@@ -236,6 +265,10 @@ void execWhile(Machine &m, const PreparedOp &op);
 // Print.cpp: print and assert.
 void execPrint(Machine &m, const PreparedOp &op);
 void execAssert(Machine &m, const PreparedOp &op);
+// Cluster.cpp: cluster_exchange, and running the programs of one cluster.
+void execClusterExchange(Machine &m, const PreparedOp &op);
+/// Runs the `ranks` programs of the cluster whose first program is `first` (axis 0).
+void runCluster(Machine &m, const PreparedBlock &body, std::array<int64_t, 3> first, int64_t ranks);
 /// Renders a tile's elements readably (scalars bare, tiles as nested lists).
 std::string formatTile(const Machine &m, const Type &type, const TileData &data);
 

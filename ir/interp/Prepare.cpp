@@ -122,6 +122,7 @@ void decodeOp(const ir::Op &op, PreparedOp &p) {
   case OpKind::Store:
   case OpKind::AtomicCas:
   case OpKind::Fence:
+  case OpKind::ClusterExchange:
   case OpKind::Dot:
   case OpKind::Yield:
   case OpKind::Condition:

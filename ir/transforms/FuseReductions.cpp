@@ -50,7 +50,8 @@ public:
     b.setInsertionPoint(first);
     std::optional<SegmentSplit> split;
     if (chain_.split.segments > 1)
-      split.emplace(kernel_, static_cast<ChainAlgebra &>(*this), chain_.split.segments);
+      split.emplace(kernel_, static_cast<ChainAlgebra &>(*this), chain_.split.segments, chain_.split.cluster);
+    Value *wholeLb = first->operand(0), *wholeUb = first->operand(1);
     Op *loop = createLoop(b, split ? &*split : nullptr);
     b.setInsertionPointToEnd(loop->region(0));
     buildBody(b, *loop);
@@ -59,13 +60,38 @@ public:
     for (const auto &r : loop->results())
       finals.push_back(r.get());
     if (split)
-      finals = split->mergeSegments(b, *loop, layout());
+      finals = chain_.split.cluster ? split->exchangeSegments(b, *loop, layout())
+                                    : split->mergeSegments(b, *loop, layout());
     replaceUses(*parent(), buildEpilogue(b, finals));
     for (ChainLoop *l : fused())
       parent()->erase(parent()->find(l->loop));
+    if (chain_.split.cluster)
+      shareTrailingLoop(*loop, wholeLb, wholeUb);
   }
 
 private:
+  /// In a cluster split every segment runs the trailing loop, over its own share, and
+  /// holds the share on chip when it is one block or none (HeldShare.cpp).
+  void shareTrailingLoop(Op &loop, Value *wholeLb, Value *wholeUb) {
+    Op *trailing = chain_.loops.back().loop;
+    Value *lb = loop.operand(0), *ub = loop.operand(1);
+    trailing->operands()[0] = lb;
+    trailing->operands()[1] = ub;
+    // 0 <= whole ub - whole lb <= S·step, computed where the share's bounds are.
+    Builder b;
+    b.setInsertionPoint(&loop);
+    Location loc = loop.loc();
+    Type cond = Type::scalar(DType::Bool);
+    Value *span = b.createValue(OpKind::Sub, loc, {wholeUb, wholeLb}, wholeUb->type);
+    const int64_t step = *integerConstant(loop.operand(2));
+    Value *nonNegative = b.createValue(OpKind::Cmp, loc, {span, b.intConstant(loc, span->type, 0)}, cond,
+                                       {{"pred", std::string("ge")}});
+    Value *small = b.createValue(OpKind::Cmp, loc, {span, b.intConstant(loc, span->type, chain_.split.segments * step)},
+                                 cond, {{"pred", std::string("le")}});
+    Value *fits = b.createValue(OpKind::And, loc, {nonNegative, small}, cond);
+    holdShareOnChip(*parent(), &loop, trailing, lb, ub, fits);
+  }
+
   /// Moves the pure ops between the fused loops that do not read the chain's results
   /// above the first fused loop, where the fused loop can use them.
   void hoistInvariants() {

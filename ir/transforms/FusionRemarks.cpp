@@ -149,6 +149,9 @@ std::string strategyText(const SegmentPlan &plan) {
   if (plan.segments == 1)
     return "single segment: each program walks the whole range once; " + plan.why;
   std::string s = std::to_string(plan.segments);
+  if (plan.cluster)
+    return s + " segments: each program's range is split over a thread-block cluster of " + s +
+           " programs, which exchange their partial states and each merge them all; " + plan.why;
   return s + " segments: each program's range is split over " + s +
          " programs, whose partial states the last to finish merges; " + plan.why;
 }
@@ -175,7 +178,10 @@ void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags) 
       if (!l.fused) {
         auto r = diags.remark(l.refusalLoc, DiagCode::FusionRefused);
         r << "the loop at line " << l.loop->loc().line << " is not fused: " << l.refusal;
-        if (l.trailing && chain.split.segments > 1)
+        if (l.trailing && chain.split.cluster)
+          r << ", which every program of the cluster runs on its own share with the merged results; when "
+               "each share is one block, without a loop, each element read once";
+        else if (l.trailing && chain.split.segments > 1)
           r << ", which the last segment of each program runs on the merged results";
         if (l.trailing && chain.onChipBlocks >= 1)
           r << "; when the range fits in one block, the whole chain runs as one iteration that reads each "

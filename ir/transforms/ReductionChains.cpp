@@ -48,6 +48,7 @@ bool writesOrFails(OpKind kind) {
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:
   case OpKind::Fence:
+  case OpKind::ClusterExchange:
   case OpKind::Assert:
   case OpKind::Print:
   case OpKind::While:

@@ -12,9 +12,12 @@
 //     32-bit floats (f16 and bf16 widen exactly) and merge with the float algebra;
 //   * no other chain of the kernel is split (the grid is split once).
 // Then --reduction-split=S forces S, and otherwise the cost model (SplitCostModel.cpp)
-// chooses — except for a chain whose results feed another pass over the range (the
-// trailing loop of softmax or layernorm): only the last segment would run that pass,
-// so splitting only pays when it is forced.
+// chooses. A chain whose results feed another pass over the range (the trailing loop
+// of softmax or layernorm) is split in a thread-block cluster where the target has
+// clusters: every segment merges every state and runs the rest of the kernel, the
+// trailing loop on its own share, so the rest may not hold an atomic, a fence or a
+// print, which would run S times. Without clusters only the last segment would run
+// that pass, so such a chain is split only when it is forced.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/ReductionChains.h"
@@ -79,16 +82,59 @@ bool feedsAnotherPass(const ReductionChain &chain) {
   return false;
 }
 
-SegmentPlan plan(const Kernel &kernel, const ReductionChain &chain, const ReductionSplitOptions &options) {
+/// Why the segments of `chain` cannot form a cluster that runs the rest of the kernel in
+/// every segment, each on its share of the trailing loop; empty when they can.
+std::string whyNotCluster(const Kernel &kernel, const ReductionChain &chain, const ReductionSplitOptions &options) {
+  if (options.maxClusterSize < 2)
+    return "the target has no thread-block clusters";
+  const ChainLoop &trailing = chain.loops.back();
+  if (!trailing.trailing || trailing.loop->parentBlock() != kernel.body.get())
+    return "no loop at the kernel's top level walks the range again";
+  // The rest of the kernel runs in every segment: what it writes outside the trailing
+  // loop each writes alike, but an atomic or a print would happen S times.
+  bool after = false;
+  for (const auto &op : kernel.body->ops()) {
+    after = after || op.get() == chain.loops.front().loop;
+    if (!after || op.get() == trailing.loop)
+      continue;
+    std::string found;
+    auto check = [&](Op &inner) {
+      if (found.empty() && (inner.kind() == OpKind::AtomicRMW || inner.kind() == OpKind::AtomicCas ||
+                            inner.kind() == OpKind::Print || inner.kind() == OpKind::Fence))
+        found = "the `" + std::string(inner.mnemonic()) + "` at line " + line(&inner) +
+                " would run in every program of the cluster";
+    };
+    check(*op);
+    for (const auto &region : op->regions())
+      walk(*region, check);
+    if (!found.empty())
+      return found;
+  }
+  return "";
+}
+
+SegmentPlan plan(const Kernel &kernel, ReductionChain &chain, const ReductionSplitOptions &options) {
   std::string forced = "--reduction-split=" + std::to_string(options.forced);
   if (options.forced == 1)
     return {1, "as " + forced + " asks"};
   if (std::string why = whyNotSplit(kernel, chain); !why.empty())
     return {1, options.forced > 1 ? forced + " does not apply: " + why : why};
-  if (options.forced > 1)
+  const bool another = feedsAnotherPass(chain);
+  const std::string whyNoCluster = another ? whyNotCluster(kernel, chain, options) : "";
+  const bool cluster = another && whyNoCluster.empty();
+  if (options.forced > 1) {
+    if (cluster && options.forced <= options.maxClusterSize)
+      return {options.forced, "as " + forced + " asks, in a thread-block cluster", true};
     return {std::min(options.forced, kMaxSegments), "as " + forced + " asks"};
-  if (feedsAnotherPass(chain))
-    return {1, "a later loop walks the range again with the results, and only one segment would run it"};
+  }
+  if (another) {
+    if (!cluster)
+      return {1, "a later loop walks the range again with the results, and only one segment would run it (" +
+                     whyNoCluster + ")"};
+    SegmentChoice choice =
+        chooseClusterSegments(rangeBlocks(chain), onChipCapacity(kernel, chain), options.maxClusterSize);
+    return {choice.segments, choice.why, choice.segments > 1};
+  }
   SegmentChoice choice = chooseSegments({options.programs, options.processors, rangeBlocks(chain)});
   return {choice.segments, choice.why};
 }

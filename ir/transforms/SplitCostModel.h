@@ -21,6 +21,9 @@ inline constexpr int64_t kDefaultProcessors = 132;
 /// (A100), 132 for sm_90 and sm_90a (H100, H200), 64 for spirv64 (one stack of an Intel
 /// Data Center GPU Max); kDefaultProcessors for anything else.
 int64_t processorsOf(std::string_view target);
+/// The largest thread-block cluster a target launches portably: 8 for sm_90 and sm_90a,
+/// 0 (no clusters) for the others.
+int64_t clusterSizeOf(std::string_view target);
 
 /// The most segments a range is split into, forced or chosen: the last segment merges
 /// every partial state alone.
@@ -33,6 +36,8 @@ struct ReductionSplitOptions {
   /// Programs in the grid the kernel is launched with, when known when compiling.
   std::optional<int64_t> programs;
   int64_t processors = kDefaultProcessors;
+  /// The largest thread-block cluster the target launches; 0 when it has none.
+  int64_t maxClusterSize = 0;
 };
 
 struct SplitCostInputs {
@@ -45,6 +50,12 @@ struct SegmentChoice {
   int64_t segments = 1;
   std::string why; ///< for --explain-fusion, e.g. "256 programs fill fewer than 2 waves of 132 processors"
 };
+
+/// How many programs of a cluster a chain whose results feed a trailing loop is split
+/// over, so that each holds its share of the range on chip: the range's `rangeBlocks`
+/// blocks, one each, when they are 2 to `maxClusterSize` and one program cannot hold
+/// them all (`heldBlocks`, OnChipPath.cpp); else 1.
+SegmentChoice chooseClusterSegments(std::optional<int64_t> rangeBlocks, int64_t heldBlocks, int64_t maxClusterSize);
 
 /// The rule: one segment when the number of programs is unknown or at least two per
 /// processor; else the fewest segments that make two per processor, at most one per

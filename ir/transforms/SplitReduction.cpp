@@ -31,6 +31,19 @@
 // launch, no second grid, and the merged state never leaves the program that computed
 // the last part of it. The price is one atomic per segment and the S reads of the merge.
 //
+// On sm_90, where a later loop walks the range again (softmax's output, layernorm's),
+// the S segments of a program run as one thread-block cluster instead, and no segment
+// waits for a last one:
+//
+//   states = cluster_exchange(this segment's carried values)   // all S of them
+//   merged = state 0; for s in 1 .. S-1: merged = merged ⊕ state s
+//   the rest of the kernel, the trailing loop over this segment's share only
+//
+// Every segment merges in the same order, so all hold the same values bit for bit,
+// and each writes its own share of the output. There is no workspace and no counter;
+// the exchange goes through distributed shared memory (codegen/LowerCluster.cpp). A
+// share of at most one block is then held on chip (HeldShare.cpp).
+//
 // Workspace, in 32-bit words, per program the caller asked for: the arrival counter
 // (padded to 4 words), then S states; each carried value is stored as f32 bits (f16 and
 // bf16 widen exactly), row-major, padded to 4 words.
@@ -53,7 +66,7 @@ int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 } // namespace
 
-SegmentSplit::SegmentSplit(Kernel &kernel, ChainAlgebra &algebra, int64_t segments)
+SegmentSplit::SegmentSplit(Kernel &kernel, ChainAlgebra &algebra, int64_t segments, bool cluster)
     : kernel_(kernel), algebra_(algebra), segments_(segments) {
   step_ = integerConstant(algebra.fused().front()->loop->operand(2)).value_or(1);
   Block &body = *kernel.body;
@@ -82,8 +95,10 @@ SegmentSplit::SegmentSplit(Kernel &kernel, ChainAlgebra &algebra, int64_t segmen
   for (Op *op : counts)
     remap[op->result()] = requestedCount_;
   replaceUses(body, remap);
-  workspace_ = body.addArgument(Type::ptr(DType::I32), "workspace");
   kernel.gridSplit.segments = segments;
+  kernel.gridSplit.cluster = cluster;
+  if (!cluster)
+    workspace_ = body.addArgument(Type::ptr(DType::I32), "workspace");
 }
 
 //===--------------------------------------------------------------------===//
@@ -385,6 +400,35 @@ std::vector<Value *> SegmentSplit::mergeSegments(Builder &b, Op &loop, const Fus
   for (const auto &r : merge->results())
     results.push_back(r.get());
   return results;
+}
+
+std::vector<Value *> SegmentSplit::exchangeSegments(Builder &b, Op &loop, const FusedLayout &layout) {
+  Location loc = loop.loc();
+  std::vector<Value *> own;
+  std::vector<Type> types;
+  for (const auto &r : loop.results()) {
+    own.push_back(r.get());
+    types.push_back(r->type);
+  }
+  const size_t n = own.size();
+  std::vector<Type> resultTypes;
+  for (int64_t s = 0; s < segments_; ++s)
+    resultTypes.insert(resultTypes.end(), types.begin(), types.end());
+  Op *exchange = b.create(OpKind::ClusterExchange, loc, own, resultTypes, {{"ranks", segments_}});
+  auto state = [&](int64_t s) {
+    std::vector<Value *> v;
+    for (size_t k = 0; k < n; ++k) {
+      Value *r = exchange->result(static_cast<unsigned>(s * n + k));
+      r->nameHint = loop.result(static_cast<unsigned>(k))->nameHint;
+      v.push_back(r);
+    }
+    return v;
+  };
+  // The same merges in the same order in every segment: bit for bit the same values.
+  std::vector<Value *> merged = state(0);
+  for (int64_t s = 1; s < segments_; ++s)
+    merged = combine(b, merged, state(s), layout, loc);
+  return merged;
 }
 
 } // namespace kiln::ir

@@ -28,9 +28,10 @@ struct FusedLayout {
 
 class SegmentSplit {
 public:
-  /// Gives `kernel` its workspace parameter and the program's segment index, and makes
-  /// program_id(0) and num_programs(0) read the program the caller asked for.
-  SegmentSplit(Kernel &kernel, ChainAlgebra &algebra, int64_t segments);
+  /// Gives `kernel` the program's segment index, and its workspace parameter unless the
+  /// segments form a `cluster`, and makes program_id(0) and num_programs(0) read the
+  /// program the caller asked for.
+  SegmentSplit(Kernel &kernel, ChainAlgebra &algebra, int64_t segments, bool cluster);
 
   /// This segment's share of the range [lb, ub), computed where `b` stands: whole
   /// blocks of the chain's (constant) step, as even as they divide.
@@ -45,6 +46,11 @@ public:
   /// the rest of the kernel, which moves under that condition. Returns the merged
   /// values, with `b` where the rest of the kernel now begins.
   std::vector<Value *> mergeSegments(Builder &b, Op &loop, const FusedLayout &layout);
+
+  /// After `loop`, in a cluster: every segment offers its carried values to the others
+  /// (cluster_exchange) and merges all S states, in segment order, so that every
+  /// segment holds the same merged values, which it returns; `b` stays after them.
+  std::vector<Value *> exchangeSegments(Builder &b, Op &loop, const FusedLayout &layout);
 
 private:
   struct Words {
@@ -73,5 +79,11 @@ private:
   Value *requestedCount_ = nullptr; ///< i32: num_programs(0) of the caller's grid
   int64_t step_ = 1;
 };
+
+/// In a cluster split: when `fits` (every segment's share [lb, ub) is at most one
+/// block), runs the ops of `parent` from `first` to `last` with each loop over the share
+/// replaced by its body once, guarded (HeldShare.cpp); else as they are. Returns false,
+/// changing nothing, when a loop's body has accesses a mask cannot turn off.
+bool holdShareOnChip(Block &parent, Op *first, Op *last, Value *lb, Value *ub, Value *fits);
 
 } // namespace kiln::ir

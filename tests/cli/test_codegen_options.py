@@ -48,8 +48,10 @@ TARGETS = ("sm_80", "sm_90", "sm_90a", "spirv64")
 
 def accepted(emit, target):
     """Whether dslc accepts --emit=emit with --target=target (None: not given)."""
-    if emit in ("ast", "tir"):
+    if emit == "ast":
         return target is None
+    if emit == "tir":  # the Tile IR as the passes compile it for the target
+        return True
     if target is None or emit in ("llvm", "bundle"):
         return True
     return (target == "spirv64") == (emit in ("spirv", "spirv-asm"))
@@ -199,10 +201,21 @@ class OptionErrors(clitest.CliTestCase):
     def test_emit_target_mismatch(self):
         cases = [("ptx", "spirv64", "needs an NVIDIA target"), ("spirv", "sm_90", "needs --target=spirv64"),
                  ("spirv-asm", "sm_80", "needs --target=spirv64"), ("spirv-asm", "sm_90a", "produces PTX"),
-                 ("tir", "sm_90", "applies to code generation"), ("ast", "spirv64", "applies to code generation")]
+                 ("ast", "spirv64", "applies to code generation")]
         for emit, target, message in cases:
             with self.subTest(emit=emit, target=target):
                 self.rejected("E0900", SOFTMAX, "--emit=" + emit, "--target=" + target, message=message)
+
+    def test_tir_is_compiled_for_the_target(self):
+        # Fusion splits a row over a thread-block cluster only where the target has them.
+        chain = os.path.join(clitest.REPO, "stdlib", "softmax.kiln")
+        sm90 = self.dslc(chain, "--kernel=softmax", "--emit=tir", "--target=sm_90", "--reduction-split=4")
+        sm80 = self.dslc(chain, "--kernel=softmax", "--emit=tir", "--target=sm_80", "--reduction-split=4")
+        self.assertOk(sm90)
+        self.assertOk(sm80)
+        self.assertIn("cluster_exchange", sm90.stdout)
+        self.assertNotIn("cluster_exchange", sm80.stdout)
+        self.assertIn("atomic_rmw", sm80.stdout)
 
     def test_bad_emit_and_target_reported_together(self):
         r = self.dslc(SOFTMAX, "--emit=obj", "--target=sm_75", "--diagnostics=json")

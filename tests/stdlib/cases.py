@@ -31,6 +31,14 @@ _ROWS = [
 ]
 
 
+# On the GPU the row-wise kernels with two reductions (softmax, log_softmax, layernorm;
+# rmsnorm has one, which is not split) also run split into 2 and 4 segments a row: on sm_90 a
+# thread-block cluster whose programs each hold a share of one block or none (rows of
+# up to 2 or 4 blocks) or walk their share in loops (longer rows); on sm_80 through the
+# workspace, the last segment writing the row.
+_ROW_SPLITS = (2, 4)
+
+
 def _defines(block):
     return {"BLOCK": block} if block else {}
 
@@ -49,7 +57,7 @@ def _softmax_family(kernel, ref, tol):
             name="stdlib.%s%s" % (kernel, suffix), file="stdlib/softmax.kiln", kernel=kernel,
             sizes=sizes, defines=_defines(block), grid=("rows",),
             args=strided_row_args(), ref=on_first_columns(ref),
-            tol=tol))
+            tol=tol, gpu_splits=_ROW_SPLITS))
 
 
 _softmax_family("softmax", softmax_rows, Tol(1e-5, 1e-7))
@@ -86,7 +94,7 @@ for _suffix, _sizes, _block in _ROWS:
               Arr("y", "f32", ("rows", "n")),
               Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-5)],
         ref=lambda v, s: {"y": _layernorm(v.x, v.w, v.b, float(v.eps))},
-        tol=Tol(1e-4, 1e-4)))
+        tol=Tol(1e-4, 1e-4), gpu_splits=_ROW_SPLITS))
     # The sum h = x + residual has mean 50 and spread about 2.2: the same cancellation
     # test, on a value the kernel computes and writes out itself.
     CASES.append(Case(
@@ -99,7 +107,8 @@ for _suffix, _sizes, _block in _ROWS:
               Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-5)],
         ref=lambda v, s: {"h": f32(v.x) + f32(v.residual),
                           "y": _layernorm(f32(v.x) + f32(v.residual), v.w, v.b, float(v.eps))},
-        tol={"h": Tol(0.0, 0.0), "y": Tol(1e-4, 1e-4)}))  # h: one f32 addition, bit-exact
+        tol={"h": Tol(0.0, 0.0), "y": Tol(1e-4, 1e-4)},  # h: one f32 addition, bit-exact
+        gpu_splits=_ROW_SPLITS))
 
 
 # ---- rmsnorm / rmsnorm_residual -----------------------------------------------------------

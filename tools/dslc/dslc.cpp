@@ -87,8 +87,9 @@ cl::opt<bool> ExplainFusion("explain-fusion",
 cl::opt<std::string> ReductionSplitText(
     "reduction-split",
     cl::desc("Split the range of each fused reduction chain over S programs per program of the grid, their "
-             "partial states merged by the last to finish (1: never split; default: a cost model decides "
-             "where the grid is known, as in dslc run)"),
+             "partial states merged by the last to finish, or on sm_90, where a later loop walks the range "
+             "again and S <= 8, by every program of a thread-block cluster (1: never split; default: a cost "
+             "model decides)"),
     cl::value_desc("S"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<std::string> LibdevicePath("libdevice",
                                    cl::desc("libdevice bitcode, linked for math functions on NVIDIA targets "
@@ -264,9 +265,13 @@ std::optional<EmitPlan> planEmit(DiagnosticEngine &diags) {
               : target ? (codegen::isNvptxTarget(*target) ? EmitKind::PTX : EmitKind::SPIRV)
                        : EmitKind::TIR;
   if (!generatesCode(plan.kind)) {
-    if (target) {
-      optionError(diags, "--target applies to code generation, not to --emit=" + emitName(plan.kind),
-                  "use --emit=llvm, ptx, spirv, spirv-asm or bundle with --target, or leave --target out");
+    // The passes make the target's choices (its SMs, clusters, rows held on chip), so
+    // --emit=tir shows the Tile IR compiled for a target; the AST has none.
+    if (target && plan.kind == EmitKind::TIR) {
+      plan.target = *target;
+    } else if (target) {
+      optionError(diags, "--target applies to code generation and the Tile IR, not to --emit=" + emitName(plan.kind),
+                  "use --emit=tir, llvm, ptx, spirv, spirv-asm or bundle with --target, or leave --target out");
       ok = false;
     }
     if (!AssumeMultiple.empty()) {
@@ -433,6 +438,7 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   if (!NoOptimize) {
     int64_t processors = ir::processorsOf(codegen::targetName(plan.target));
     ir::PipelineOptions pipeline = pipelineOptions(timing, diags, *split, std::nullopt, processors);
+    pipeline.reductionSplit.maxClusterSize = ir::clusterSizeOf(codegen::targetName(plan.target));
     pipeline.maxOnChipBlocks = ir::onChipBlocksOf(codegen::targetName(plan.target));
     ir::runPipeline(*module, pipeline, diags);
   }
@@ -546,9 +552,12 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   if (!singleKernel(*module, "dslc run runs one", diags))
     return driver::ExitUserError;
   if (!NoOptimize) {
-    // The pipeline runs before the device is chosen: the cost model assumes sm_90's SMs.
+    // The pipeline runs before the device is chosen: the cost model assumes sm_90's SMs
+    // and clusters.
     int64_t programs = (*grid)[0] * (*grid)[1] * (*grid)[2];
-    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, programs, ir::kDefaultProcessors), diags);
+    ir::PipelineOptions pipeline = pipelineOptions(timing, diags, *split, programs, ir::kDefaultProcessors);
+    pipeline.reductionSplit.maxClusterSize = ir::clusterSizeOf("sm_90");
+    ir::runPipeline(*module, pipeline, diags);
   }
   const ir::Kernel &kernel = *module->kernels.front();
   auto host = launch::bindArguments(driver::signatureOf(kernel), std::vector<std::string>(Args.begin(), Args.end()),

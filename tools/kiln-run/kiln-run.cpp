@@ -237,7 +237,10 @@ void describe(const std::string &path, const rt::Bundle &b, std::ostream &os) {
   }
   row("num_warps", std::to_string(b.numWarps) + " (" + std::to_string(b.numWarps * 32) + " threads per program)");
   row("shared", std::to_string(b.sharedBytes) + " bytes per program");
-  if (b.gridSplit > 1)
+  if (b.gridSplit > 1 && b.clusterSplit)
+    row("grid_split", std::to_string(b.gridSplit) + " programs per program of the grid (its reduction is split over "
+                      "them), each group one thread-block cluster");
+  else if (b.gridSplit > 1)
     row("grid_split", std::to_string(b.gridSplit) + " programs per program of the grid (its reduction is split over "
                       "them), with a workspace of " + std::to_string(b.workspaceBytes) + " bytes per program of the "
                       "grid, which the runtime passes");

@@ -206,9 +206,11 @@ TEST(Errors, SyntaxAndTypeErrorsHaveExactPositions) {
       {"kernel k() {\n}\n", "1:8: expected a kernel name such as @add, found 'k'"},
       {"%x = neg %y : i32\n", "1:1: expected 'kernel', found '%x'"},
       {"kernel @k() attributes {warps = 4} {\n}\n",
-       "1:25: unknown kernel attribute 'warps' (expected consts, grid_split, num_stages, num_warps or "
+       "1:25: unknown kernel attribute 'warps' (expected cluster_size, consts, grid_split, num_stages, num_warps or "
        "workspace_bytes)"},
       {"kernel @k() attributes {consts = {A = 1, A = 2}} {\n}\n", "1:42: duplicate const 'A'"},
+      {"kernel @k() attributes {cluster_size = 4, grid_split = 2} {\n}\n",
+       "1:25: cluster_size 4 must equal grid_split (2)"},
       {"kernel @k() loc(\"f\":1) {\n}\n", "1:22: expected ':' after the line number, found ')'"},
       {"kernel @k() loc(\"f\":1:-1) {\n}\n", "1:23: column number out of range"},
       {"kernel @k() {\n  %x = program_id {axis = 0} : i32\n  %y = neg % : i32\n}\n",

@@ -102,6 +102,18 @@ TEST(Bundle, MetadataIsReadableText) {
   bytes = serialize(b);
   EXPECT_TRUE(contains(std::string(bytes.begin(), bytes.end()),
                        "shared_bytes 0\ngrid_split 4\nworkspace_bytes 1168\ntarget sm_90\n"));
+  // One split over thread-block clusters has no workspace.
+  b.workspaceBytes = 0;
+  b.clusterSplit = true;
+  bytes = serialize(b);
+  EXPECT_TRUE(contains(std::string(bytes.begin(), bytes.end()),
+                       "shared_bytes 0\ngrid_split 4\ncluster_size 4\ntarget sm_90\n"));
+  std::string error;
+  std::optional<Bundle> back = parseBundle(bytes, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_TRUE(back->clusterSplit);
+  EXPECT_EQ(back->gridSplit, 4u);
+  EXPECT_EQ(back->workspaceBytes, 0u);
 }
 
 TEST(Bundle, EveryChangedByteIsDetected) {
@@ -259,6 +271,23 @@ TEST(Bundle, ValidationRefusesMeaninglessBundles) {
                          b.workspaceBytes = 6;
                        }),
                        "workspace_bytes 6"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) {
+                         b.gridSplit = 16;
+                         b.clusterSplit = true;
+                       }),
+                       "cluster_size 16 is outside 2..8"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) {
+                         b.gridSplit = 2;
+                         b.workspaceBytes = 16;
+                         b.clusterSplit = true;
+                       }),
+                       "workspace_bytes with cluster_size"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) {
+                         b.gridSplit = 2;
+                         b.clusterSplit = true;
+                         b.target = Target::SM80;
+                       }),
+                       "cluster_size on sm_80, which has no thread-block clusters"));
 }
 
 TEST(BundleMetadata, SyntaxErrorsNameTheLine) {
@@ -289,6 +318,7 @@ TEST(BundleMetadata, SyntaxErrorsNameTheLine) {
   EXPECT_TRUE(contains(decode(base + "grid_split four\n"), "malformed value for 'grid_split'"));
   EXPECT_TRUE(contains(decode(base + "workspace_bytes -4\n"), "malformed value for 'workspace_bytes'"));
   EXPECT_TRUE(contains(decode(base + "grid_split 2\ngrid_split 3\n"), "key 'grid_split' appears twice"));
+  EXPECT_TRUE(contains(decode(base + "grid_split 2\ncluster_size 4\n"), "cluster_size 4 differs from grid_split 2"));
 }
 
 TEST(BundleMetadata, RandomlyDamagedTextNeverCrashesAndReencodesFaithfully) {

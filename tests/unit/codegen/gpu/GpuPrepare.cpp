@@ -172,15 +172,26 @@ int prepareFile(const fs::path &file, const fs::path &out, uint64_t seed, int &c
   // A Kiln program is compiled as dslc compiles it, through the pass pipeline (fusion
   // included), while the interpreter runs it as written: the check covers the passes
   // and code generation together. Hand-written .tir kernels test code generation alone.
+  // The passes run for each target, as dslc runs them: a split row of sm_90 runs in
+  // thread-block clusters, sm_80's through a workspace.
   std::unique_ptr<ir::Module> written = ir::cloneModule(*module);
-  if (file.extension() != ".tir") {
+  std::vector<std::unique_ptr<ir::Module>> compiled; // per kTargets
+  for (codegen::Target t : kTargets) {
+    compiled.push_back(ir::cloneModule(*module));
+    if (file.extension() == ".tir")
+      continue;
     ir::PipelineOptions pipeline;
     pipeline.reductionSplit.forced = spec->reductionSplit; // a split the runtime launches
+    pipeline.reductionSplit.processors = ir::processorsOf(codegen::targetName(t));
     pipeline.fusionPolicy.quantized = spec->fuseQuantized;
-    ir::runPipeline(*module, pipeline, diags);
-    if (spec->fuseQuantized) // fused on purpose to compute differently: compare like with like
-      written = ir::cloneModule(*module);
+    // Quantized fusion computes differently on purpose, and the interpreter runs what
+    // was compiled: one form (no clusters) for every target.
+    if (!spec->fuseQuantized)
+      pipeline.reductionSplit.maxClusterSize = ir::clusterSizeOf(codegen::targetName(t));
+    ir::runPipeline(*compiled.back(), pipeline, diags);
   }
+  if (spec->fuseQuantized) // fused on purpose to compute differently: compare like with like
+    written = ir::cloneModule(*compiled.front());
   int failures = 0;
   for (const auto &kernel : module->kernels) {
     const ir::Kernel &asWritten = *written->findKernel(kernel->name);
@@ -189,7 +200,10 @@ int prepareFile(const fs::path &file, const fs::path &out, uint64_t seed, int &c
       std::cerr << file.string() << ": kernel " << kernel->name << ": " << why << "\n";
       ++failures;
     };
-    if (!checkSpec(*spec, *kernel, error)) {
+    bool specOk = true;
+    for (const auto &forTarget : compiled)
+      specOk = specOk && checkSpec(*spec, *forTarget->findKernel(kernel->name), error);
+    if (!specOk) {
       failed(error);
       continue;
     }
@@ -233,18 +247,19 @@ int prepareFile(const fs::path &file, const fs::path &out, uint64_t seed, int &c
       }
       c.args.push_back(a);
     }
-    for (codegen::Target t : kTargets) {
-      if (!ok)
-        break;
+    for (size_t ti = 0; ti < std::size(kTargets) && ok; ++ti) {
+      const codegen::Target t = kTargets[ti];
+      const ir::Module &forTarget = *compiled[ti];
+      const ir::Kernel &compiledKernel = *forTarget.findKernel(kernel->name);
       codegen::CodegenOptions cgOptions;
       cgOptions.paramDivisibility = spirvtest::paramDivisibility(*spec);
-      std::optional<codegen::CodegenResult> gen = codegen::generate(*module, *kernel, t, diags, cgOptions);
+      std::optional<codegen::CodegenResult> gen = codegen::generate(forTarget, compiledKernel, t, diags, cgOptions);
       if (!gen) {
         error = "no code for " + std::string(codegen::targetName(t));
         ok = false;
         break;
       }
-      rt::Bundle bundle = codegen::makeBundle(*module, *kernel, t, cgOptions, *gen);
+      rt::Bundle bundle = codegen::makeBundle(forTarget, compiledKernel, t, cgOptions, *gen);
       const std::string bundleName = std::string(codegen::targetName(t)) + ".kbin";
       ok = rt::writeBundleAtomic((dir / bundleName).string(), bundle, error);
       c.bundles.push_back(bundleName);
