@@ -73,6 +73,14 @@ static Workload softmaxChain(int64_t rows, int64_t cols, int64_t block, int64_t 
   return chunked(rowwise(WorkloadKind::Softmax, rows, cols, warps, kernel), block);
 }
 
+/// `w` with its chain split over `segments` programs a row (--reduction-split): on
+/// sm_90 one thread-block cluster whose programs each hold a block of the row.
+static Workload splitRows(Workload w, int64_t segments) {
+  w.segments = segments;
+  w.name += "_s" + std::to_string(segments);
+  return w;
+}
+
 static Workload matmul(int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages,
                        int64_t size = 4096) {
   Workload w;
@@ -236,6 +244,17 @@ const std::vector<Workload> &workloads() {
       softmaxChain(16384, 1024, 1024, 2, "softmax_chain_bf16_exp2"),
       softmaxChain(4096, 8192, 8192, 8, "softmax_chain_bf16_exp2"),
       softmaxChain(1024, 32768, 32768, 16, "softmax_chain_bf16_exp2"),
+      // Rows split over a thread-block cluster, each program holding one block: more,
+      // smaller programs per row than one program per row allows.
+      softmaxChain(1024, 32768, 8192, 8, "softmax_chain_bf16_exp2"), // the same BLOCKs unsplit
+      softmaxChain(4096, 8192, 4096, 8, "softmax_chain_bf16_exp2"),
+      splitRows(softmaxChain(1024, 32768, 8192, 8, "softmax_chain_bf16_exp2"), 4),
+      splitRows(softmaxChain(1024, 32768, 8192, 16, "softmax_chain_bf16_exp2"), 4),
+      splitRows(softmaxChain(1024, 32768, 4096, 4, "softmax_chain_bf16_exp2"), 8),
+      splitRows(softmaxChain(1024, 32768, 4096, 8, "softmax_chain_bf16_exp2"), 8),
+      splitRows(softmaxChain(4096, 8192, 4096, 8, "softmax_chain_bf16_exp2"), 2),
+      splitRows(softmaxChain(4096, 8192, 2048, 4, "softmax_chain_bf16_exp2"), 4),
+      splitRows(softmaxChain(16384, 1024, 512, 2, "softmax_chain_bf16_exp2"), 2),
       rowwise(K::LayerNorm, 16384, 4096, 4, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 8, "layernorm_bf16"),
       rowwise(K::LayerNorm, 16384, 4096, 16, "layernorm_bf16"),

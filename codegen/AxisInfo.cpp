@@ -299,6 +299,16 @@ AxisInfo AxisAnalysis::compute(const Op &op) const {
         (isSigned(st.dtype) || !isSigned(rt.dtype) || dtypeBits(rt.dtype) > dtypeBits(st.dtype)))
       return s;
     r.constancy = s.constancy;
+    // Narrowing keeps the value modulo 2^bits: a multiple of 2^k (k <= bits) stays one,
+    // and a run aligned to it cannot straddle a multiple of 2^bits (a segment's i64
+    // bounds cast back to i32).
+    if (isInteger(st.dtype) && isInteger(rt.dtype)) {
+      const int64_t cap = dtypeBits(rt.dtype) >= 62 ? kMaxDivisibility : int64_t(1) << dtypeBits(rt.dtype);
+      for (unsigned d = 0; d < n; ++d) {
+        r.divisibility[d] = std::min(s.divisibility[d], cap);
+        r.contiguity[d] = std::min(s.contiguity[d], r.divisibility[d]);
+      }
+    }
     return r;
   }
   case OpKind::Div:

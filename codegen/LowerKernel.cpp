@@ -382,7 +382,8 @@ static DotPath dotPathQuery(const ir::Op &op, const void *ctx) {
 
 bool Lowering::run() {
   entryName = entrySymbol(kernel.name);
-  arenaBytes = planArena(kernel, T, hasWarpShuffle(), &dotPathQuery, this);
+  arenaBytes = planArena(kernel, T, hasWarpShuffle(), &dotPathQuery, this, &exchangeBase);
+  deferClusterWait = clusterWaitCanBeDeferred();
 
   // Parameters: the kernel ABI of docs/codegen.md.
   std::vector<llvm::Type *> paramTypes;
@@ -580,6 +581,8 @@ void Lowering::lowerOpBlocked(const ir::Op &op) {
   case OpKind::Print:
     return lowerPrint(op);
   case OpKind::Return:
+    if (deferClusterWait)
+      finishClusterExchanges();
     b.CreateRetVoid();
     // Anything after the return would be unreachable; start a fresh block for it.
     b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "dead", fn));

@@ -101,6 +101,7 @@ public:
 
   std::string entryName;
   int64_t arenaBytes = 0;
+  int64_t exchangeBase = 0; ///< where the cluster exchanges' area starts in the arena
 
   //===------------------------------------------------------------------===//
   // State
@@ -274,6 +275,13 @@ public:
   void lowerClusterExchange(const ir::Op &op);
   /// barrier.cluster arrive and wait: every thread of every program of the cluster.
   void clusterBarrier();
+  /// Whether the wait that lets the cluster's programs leave can move to the kernel's
+  /// end: every path runs at most one exchange, and the kernel returns only at its end.
+  bool clusterWaitCanBeDeferred() const;
+  /// At the kernel's end, when deferred: waits until every program of the cluster has
+  /// read what this one offered.
+  void finishClusterExchanges();
+  bool deferClusterWait = false;
 
   // LowerShape.cpp
   void lowerConstant(const ir::Op &op);

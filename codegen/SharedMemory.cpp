@@ -226,16 +226,20 @@ std::vector<int64_t> dotScratchAreas(const ir::Op &dot, DotPath path) {
 }
 
 int64_t planArena(const ir::Kernel &kernel, int64_t numThreads, bool warpShuffle,
-                  DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx) {
-  int64_t arena = 0;
+                  DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx, int64_t *exchangeBase) {
+  int64_t arena = 0, exchange = 0;
   const int64_t maxVec = chunkLimit(kernel);
   ir::walk(*kernel.body, [&](ir::Op &op) {
     const std::vector<int64_t> areas = op.kind() == OpKind::Dot && dotPath
                                            ? dotScratchAreas(op, dotPath(op, ctx))
                                            : scratchAreas(op, numThreads, warpShuffle, maxVec);
-    arena = std::max(arena, layoutAreas(areas).totalBytes);
+    int64_t &into = op.kind() == OpKind::ClusterExchange ? exchange : arena;
+    into = std::max(into, layoutAreas(areas).totalBytes);
   });
-  return arena;
+  arena = alignedTo16(arena);
+  if (exchangeBase)
+    *exchangeBase = arena;
+  return arena + exchange;
 }
 
 } // namespace kiln::codegen

@@ -75,7 +75,11 @@ ScratchPlan layoutAreas(const std::vector<int64_t> &sizes);
 /// The arena size of a whole kernel: the largest scratch of any op, over all regions.
 /// `dotPath(op)` says how each dot is lowered (null: the FMA path); `warpShuffle` as for
 /// scratchAreas.
+/// The exchanges of a cluster (cluster_exchange) get an area of their own after the
+/// rest, at `*exchangeBase` when asked: the other programs of the cluster may read it
+/// while this one goes on to ops that reuse the arena.
 int64_t planArena(const ir::Kernel &kernel, int64_t numThreads, bool warpShuffle,
-                  DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx);
+                  DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx,
+                  int64_t *exchangeBase = nullptr);
 
 } // namespace kiln::codegen

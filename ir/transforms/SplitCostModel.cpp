@@ -31,21 +31,6 @@ int64_t processorsOf(std::string_view target) {
 
 int64_t clusterSizeOf(std::string_view target) { return target == "sm_90" || target == "sm_90a" ? 8 : 0; }
 
-SegmentChoice chooseClusterSegments(std::optional<int64_t> rangeBlocks, int64_t heldBlocks, int64_t maxClusterSize) {
-  const std::string later = "a later loop walks the range again with the results";
-  if (maxClusterSize < 2)
-    return {1, later + ", and only one segment would run it (the target has no thread-block clusters)"};
-  if (!rangeBlocks)
-    return {1, later + ", and the length of the range is not known when compiling"};
-  const std::string blocks = std::to_string(*rangeBlocks) + " block" + (*rangeBlocks == 1 ? "" : "s");
-  if (*rangeBlocks <= std::max<int64_t>(heldBlocks, 1))
-    return {1, later + ", and one program holds the range's " + blocks + " on chip"};
-  if (*rangeBlocks > maxClusterSize)
-    return {1, later + ", and the range's " + blocks + " are more than a cluster of " +
-                   std::to_string(maxClusterSize) + " programs holds one each"};
-  return {*rangeBlocks, "the range's " + blocks + " are held on chip one by each program of a cluster"};
-}
-
 SegmentChoice chooseSegments(const SplitCostInputs &in) {
   if (!in.programs)
     return {1, "the number of programs is not known when compiling"};

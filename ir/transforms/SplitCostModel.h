@@ -51,12 +51,6 @@ struct SegmentChoice {
   std::string why; ///< for --explain-fusion, e.g. "256 programs fill fewer than 2 waves of 132 processors"
 };
 
-/// How many programs of a cluster a chain whose results feed a trailing loop is split
-/// over, so that each holds its share of the range on chip: the range's `rangeBlocks`
-/// blocks, one each, when they are 2 to `maxClusterSize` and one program cannot hold
-/// them all (`heldBlocks`, OnChipPath.cpp); else 1.
-SegmentChoice chooseClusterSegments(std::optional<int64_t> rangeBlocks, int64_t heldBlocks, int64_t maxClusterSize);
-
 /// The rule: one segment when the number of programs is unknown or at least two per
 /// processor; else the fewest segments that make two per processor, at most one per
 /// four blocks of a range of known length, and at most kMaxSegments.
