@@ -551,14 +551,8 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
     return driver::ExitUserError;
   if (!singleKernel(*module, "dslc run runs one", diags))
     return driver::ExitUserError;
-  if (!NoOptimize) {
-    // The pipeline runs before the device is chosen: the cost model assumes sm_90's SMs
-    // and clusters.
-    int64_t programs = (*grid)[0] * (*grid)[1] * (*grid)[2];
-    ir::PipelineOptions pipeline = pipelineOptions(timing, diags, *split, programs, ir::kDefaultProcessors);
-    pipeline.reductionSplit.maxClusterSize = ir::clusterSizeOf("sm_90");
-    ir::runPipeline(*module, pipeline, diags);
-  }
+  // The passes do not change what the caller passes: the arguments bind to the kernel
+  // as written, and the passes run once the device, hence the target, is known.
   const ir::Kernel &kernel = *module->kernels.front();
   auto host = launch::bindArguments(driver::signatureOf(kernel), std::vector<std::string>(Args.begin(), Args.end()),
                                     diags);
@@ -598,6 +592,24 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   if (!choice.empty() && Diagnostics != DiagStyle::Json)
     std::cerr << "dslc: " << choice << "\n";
 
+  // The device's target; the interpreter runs what sm_90 would (its SMs and clusters).
+  std::optional<codegen::Target> target = gpu ? codegen::targetForDevice(gpu->target()) : codegen::Target::SM90;
+  if (!target) {
+    diags.error(Location::commandLine(), DiagCode::DeviceError)
+            .hint("--device interp runs the kernel on the reference interpreter")
+        << launch::describeDevice(*gpu) << " runs " << gpu->target()
+        << " code, and Kiln generates code for sm_80 and newer NVIDIA GPUs and for spirv64";
+    return driver::ExitUserError;
+  }
+  if (!NoOptimize) {
+    const std::string targetName(codegen::targetName(*target));
+    int64_t programs = (*grid)[0] * (*grid)[1] * (*grid)[2];
+    ir::PipelineOptions pipeline = pipelineOptions(timing, diags, *split, programs, ir::processorsOf(targetName));
+    pipeline.reductionSplit.maxClusterSize = ir::clusterSizeOf(targetName);
+    pipeline.maxOnChipBlocks = ir::onChipBlocksOf(targetName);
+    ir::runPipeline(*module, pipeline, diags);
+  }
+
   if (!gpu) {
     interp::RunOptions runOptions;
     runOptions.grid = *grid;
@@ -613,14 +625,6 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   }
 
   // On a GPU: code for the device's target, a bundle in memory, the runtime.
-  std::optional<codegen::Target> target = codegen::targetForDevice(gpu->target());
-  if (!target) {
-    diags.error(Location::commandLine(), DiagCode::DeviceError)
-            .hint("--device interp runs the kernel on the reference interpreter")
-        << launch::describeDevice(*gpu) << " runs " << gpu->target()
-        << " code, and Kiln generates code for sm_80 and newer NVIDIA GPUs and for spirv64";
-    return driver::ExitUserError;
-  }
   codegen::CodegenOptions cg;
   cg.libdevicePath = LibdevicePath;
   cg.emitSpirvAsm = false;
