@@ -187,7 +187,7 @@ private:
 class RowwiseProblem final : public Problem {
 public:
   RowwiseProblem(Runtime &rt, const Workload &w, Random &r)
-      : kind_(w.kind), rows_(w.rows), cols_(w.cols) {
+      : kind_(w.kind), rows_(w.rows), cols_(w.cols), constCols_(w.constCols) {
     // Softmax sees logits of a realistic spread; layernorm a shifted, scaled input.
     const bool softmax = kind_ == WorkloadKind::Softmax;
     hx_ = softmax ? randomBF16(rows_ * cols_, r, -8, 8) : randomBF16(rows_ * cols_, r, -2, 4);
@@ -203,6 +203,8 @@ public:
     }
   }
   std::vector<kiln_arg> args() const override {
+    if (kind_ == WorkloadKind::Softmax && constCols_)
+      return {bufferArg(x_), bufferArg(y_), intArg(cols_)};
     if (kind_ == WorkloadKind::Softmax)
       return {bufferArg(x_), bufferArg(y_), intArg(cols_), intArg(cols_)};
     kiln_arg eps{};
@@ -275,6 +277,7 @@ private:
 
   WorkloadKind kind_;
   int64_t rows_, cols_;
+  bool constCols_; ///< the kernel has the row length as a const, not an argument
   std::vector<uint16_t> hx_, hw_, hb_;
   Buffer x_, y_, w_, b_;
 };

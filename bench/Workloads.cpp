@@ -73,6 +73,15 @@ static Workload softmaxChain(int64_t rows, int64_t cols, int64_t block, int64_t 
   return chunked(rowwise(WorkloadKind::Softmax, rows, cols, warps, kernel), block);
 }
 
+/// The three-loop softmax with the row length a const: the cost model sees the range.
+static Workload softmaxRows(int64_t rows, int64_t cols, int64_t block, int64_t warps) {
+  Workload w = softmaxChain(rows, cols, block, warps, "softmax_rows_bf16_exp2");
+  w.defines.push_back({"N", std::to_string(cols)});
+  w.divisibility = {{"row_stride", 16}};
+  w.constCols = true;
+  return w;
+}
+
 /// `w` with its chain split over `segments` programs a row (--reduction-split): on
 /// sm_90 one thread-block cluster whose programs each hold a block of the row.
 static Workload splitRows(Workload w, int64_t segments) {
@@ -246,6 +255,13 @@ const std::vector<Workload> &workloads() {
       softmaxChain(1024, 32768, 32768, 16, "softmax_chain_bf16_exp2"),
       // Rows split over a thread-block cluster, each program holding one block: more,
       // smaller programs per row than one program per row allows.
+      // The row length a const: the cost model splits 1024x32768 over clusters of 4 (blocks
+      // of 8192) and 8 (4096), and 4096x8192 in blocks of 4096 over 2.
+      softmaxRows(1024, 32768, 8192, 8),
+      softmaxRows(1024, 32768, 4096, 4),
+      softmaxRows(4096, 8192, 4096, 8),
+      softmaxRows(4096, 8192, 8192, 8),
+      softmaxRows(16384, 1024, 1024, 2),
       softmaxChain(1024, 32768, 8192, 8, "softmax_chain_bf16_exp2"), // the same BLOCKs unsplit
       softmaxChain(4096, 8192, 4096, 8, "softmax_chain_bf16_exp2"),
       splitRows(softmaxChain(1024, 32768, 8192, 8, "softmax_chain_bf16_exp2"), 4),

@@ -49,6 +49,8 @@ struct Workload {
   /// Segments a fused reduction chain is split into (--reduction-split); 0: one, as the
   /// pipeline does for a kernel compiled without its grid.
   int64_t segments = 0;
+  /// Row-wise kernels: the row length is the const N (no `n_cols` argument).
+  bool constCols = false;
   /// Integer parameters the launch guarantees to be multiples of a power of two.
   std::vector<std::pair<std::string, int64_t>> divisibility;
 

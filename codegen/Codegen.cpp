@@ -198,7 +198,8 @@ std::optional<CodegenResult> generate(const ir::Module &module, const ir::Kernel
   if (!checkSupported(kernel, target, diags))
     return std::nullopt;
   std::string error;
-  std::unique_ptr<llvm::TargetMachine> tm = detail::makeTargetMachine(target, options.optLevel, error);
+  std::unique_ptr<llvm::TargetMachine> tm =
+      detail::makeTargetMachine(target, options.optLevel, error, /*clusterStores=*/kernel.gridSplit.cluster);
   if (!tm) {
     diags.error(kernel.loc, DiagCode::Unsupported) << error;
     return std::nullopt;

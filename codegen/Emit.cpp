@@ -1,6 +1,7 @@
 //===- Emit.cpp - From an LLVM module to PTX or SPIR-V --------------------===//
 //
-// NVPTX: triple nvptx64-nvidia-cuda, CPU sm_80 / sm_90 / sm_90a, PTX ISA 8.0.
+// NVPTX: triple nvptx64-nvidia-cuda, CPU sm_80 / sm_90 / sm_90a, PTX ISA 8.0 (8.1 for a
+// kernel split over thread-block clusters).
 // libdevice supplies the math functions (`__nv_expf`, ...); it is linked with only the
 // functions the kernel needs, internalized and optimized together with the kernel. The
 // module flag nvvm-reflect-ftz = 0 keeps subnormals (IEEE results, as the interpreter).
@@ -82,7 +83,7 @@ static const char *targetCpu(Target target) {
 }
 
 std::unique_ptr<llvm::TargetMachine> makeTargetMachine(Target target, int optLevel,
-                                                       std::string &error) {
+                                                       std::string &error, bool clusterStores) {
   initializeTargets();
   const llvm::Triple triple(targetTriple(target));
   const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error);
@@ -100,7 +101,9 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(Target target, int optLev
   // SPIR-V but not understood by older consumers (the SPIR 1.2 route of the tests).
   if (!isNvptxTarget(target))
     level = llvm::CodeGenOptLevel::None;
-  const char *features = isNvptxTarget(target) ? "+ptx80" : "";
+  // PTX ISA 8.1 (CUDA 12.1 drivers) only for what needs it: the st.async of cluster
+  // exchanges (LowerCluster.cpp).
+  const char *features = !isNvptxTarget(target) ? "" : clusterStores ? "+ptx81" : "+ptx80";
   std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
       triple, targetCpu(target), features, to, llvm::Reloc::PIC_, std::nullopt, level));
   if (!tm)

@@ -21,9 +21,10 @@ namespace kiln::codegen::detail {
 std::string targetTriple(Target target);
 
 /// A target machine for `target` (the NVPTX and SPIR-V targets are initialized on
-/// first use). Null, with `error` set, when LLVM cannot create it.
-std::unique_ptr<llvm::TargetMachine> makeTargetMachine(Target target, int optLevel,
-                                                       std::string &error);
+/// first use); `clusterStores` asks for the PTX ISA of st.async (8.1 instead of 8.0).
+/// Null, with `error` set, when LLVM cannot create it.
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(Target target, int optLevel, std::string &error,
+                                                       bool clusterStores = false);
 
 struct Emitted {
   std::string llvmIR;

@@ -383,7 +383,7 @@ static DotPath dotPathQuery(const ir::Op &op, const void *ctx) {
 bool Lowering::run() {
   entryName = entrySymbol(kernel.name);
   arenaBytes = planArena(kernel, T, hasWarpShuffle(), &dotPathQuery, this, &exchangeBase);
-  deferClusterWait = clusterWaitCanBeDeferred();
+  pushClusterExchanges = clusterExchangesPush();
 
   // Parameters: the kernel ABI of docs/codegen.md.
   std::vector<llvm::Type *> paramTypes;
@@ -442,6 +442,7 @@ bool Lowering::run() {
         return canRematerialize(v, budget, /*scalarsLowered=*/false);
       });
   try {
+    beginClusterExchanges();
     lowerBlock(*kernel.body);
   } catch (const LoweringFailed &) {
     return false;
@@ -581,8 +582,7 @@ void Lowering::lowerOpBlocked(const ir::Op &op) {
   case OpKind::Print:
     return lowerPrint(op);
   case OpKind::Return:
-    if (deferClusterWait)
-      finishClusterExchanges();
+    finishClusterExchanges();
     b.CreateRetVoid();
     // Anything after the return would be unreachable; start a fresh block for it.
     b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "dead", fn));

@@ -273,15 +273,23 @@ public:
   void lowerFence(const ir::Op &op);
   // LowerCluster.cpp
   void lowerClusterExchange(const ir::Op &op);
-  /// barrier.cluster arrive and wait: every thread of every program of the cluster.
-  void clusterBarrier();
-  /// Whether the wait that lets the cluster's programs leave can move to the kernel's
-  /// end: every path runs at most one exchange, and the kernel returns only at its end.
-  bool clusterWaitCanBeDeferred() const;
-  /// At the kernel's end, when deferred: waits until every program of the cluster has
-  /// read what this one offered.
+  /// Whether the exchanges push their values (st.async onto the receivers' mbarriers):
+  /// every path runs at most one, the kernel returns only at its end, and the bytes fit
+  /// an mbarrier's count. Otherwise they go through cluster barriers and mapa reads.
+  bool clusterExchangesPush() const;
+  int64_t exchangeBytesPerRank(const ir::Op &op) const;
+  /// At the kernel's entry and end, when the exchanges push: the mbarrier's set-up, and
+  /// the wait that keeps every program until no store into another is in flight.
+  void beginClusterExchanges();
   void finishClusterExchanges();
-  bool deferClusterWait = false;
+  void clusterArrive(bool relaxed);
+  /// barrier.cluster.wait: every thread of every program of the cluster has arrived.
+  void clusterWait();
+  void clusterAsm(const char *text, const char *constraints, llvm::ArrayRef<llvm::Value *> args);
+  /// A value as the 32- or 64-bit word an exchange slot holds, and back.
+  llvm::Value *toWord(llvm::Value *v, const Type &t);
+  llvm::Value *fromWord(llvm::Value *w, const Type &t);
+  bool pushClusterExchanges = false;
 
   // LowerShape.cpp
   void lowerConstant(const ir::Op &op);

@@ -136,11 +136,16 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool war
   case OpKind::Dot:
     return dotScratchAreas(op, DotPath::Fma);
   case OpKind::ClusterExchange: {
-    // Each thread's registers of each operand, register j of thread t at j·T + t: the
-    // other programs of the cluster, laid out alike, read the same places.
-    std::vector<int64_t> areas;
-    for (unsigned i = 0; i < op.numOperands(); ++i)
-      areas.push_back(Layout::forType(op.operand(i)->type, numThreads, maxVec).numRegs() * numThreads * eb(i));
+    // An mbarrier, then for each rank the values it sends, each operand in 32- or 64-bit
+    // words: register j of thread t at j·T + t (a scalar: one word, which every thread
+    // holds). LowerCluster.cpp says who writes them.
+    std::vector<int64_t> areas{16};
+    for (int64_t r = 0; r < op.intAttr("ranks"); ++r)
+      for (unsigned i = 0; i < op.numOperands(); ++i) {
+        const Type &t = op.operand(i)->type;
+        const int64_t words = t.isScalar() ? 1 : Layout::forType(t, numThreads, maxVec).numRegs() * numThreads;
+        areas.push_back(words * (eb(i) == 8 ? 8 : 4));
+      }
     return areas;
   }
   case OpKind::AtomicRMW:

@@ -82,8 +82,8 @@ public:
 
   /// The most blocks the chain's range may span for a version without loops: 0 when it
   /// gets none, 1 for the one-block version alone, N >= 2 with the held-blocks version.
-  int64_t maxBlocks(const Kernel &kernel) const {
-    if (isVersionedGeneralBranch(parent_) || chain_.split.segments != 1 || chain_.loops.size() < 2 ||
+  int64_t maxBlocks(const Kernel &kernel, bool evenIfSplit = false) const {
+    if (isVersionedGeneralBranch(parent_) || (chain_.split.segments != 1 && !evenIfSplit) || chain_.loops.size() < 2 ||
         !chain_.loops.back().trailing || trailing_->numResults() != 0 ||
         integerConstant(first_->operand(2)).value_or(0) <= 0)
       return 0;
@@ -443,6 +443,15 @@ private:
 
 void planOnChip(const Kernel &kernel, ReductionChain &chain, int64_t maxBlocks) {
   chain.onChipBlocks = std::min(maxBlocks, OnChipVersioner(chain).maxBlocks(kernel));
+}
+
+int64_t onChipCapacity(const Kernel &kernel, ReductionChain &chain) {
+  return OnChipVersioner(chain).maxBlocks(kernel, /*evenIfSplit=*/true);
+}
+
+int64_t blockElementsPerThread(const Kernel &kernel, const ReductionChain &chain) {
+  const int64_t loaded = loadedElements(*chain.loops.back().loop->region(0));
+  return loaded / (kernel.numWarps * 32);
 }
 
 int64_t onChipBlocksOf(std::string_view target) {

@@ -162,6 +162,12 @@ std::optional<std::string> separate(Accumulator &acc, Op &loop, const std::vecto
 /// loops for ranges of up to `maxBlocks` blocks (OnChipPath.cpp), and for how many:
 /// sets chain.onChipBlocks. Needs the chain's segment plan.
 void planOnChip(const Kernel &kernel, ReductionChain &chain, int64_t maxBlocks);
+
+/// The most blocks of `chain`'s range one program would hold on chip (OnChipPath.cpp)
+/// were the range not split: 0 when none.
+int64_t onChipCapacity(const Kernel &kernel, ReductionChain &chain);
+/// Elements the trailing loop of `chain` loads per block, per thread of the program.
+int64_t blockElementsPerThread(const Kernel &kernel, const ReductionChain &chain);
 /// Gives the chain the versions planOnChip chose, in which every loop body runs once
 /// per block in order, reading each element once; the loops move into the last branch.
 /// Returns false when it has none.

@@ -16,10 +16,9 @@
 // of softmax or layernorm) is split in a thread-block cluster where the target has
 // clusters and S <= 8: every segment merges every state and runs the rest of the
 // kernel, the trailing loop on its own share, so the rest may not hold an atomic, a
-// fence or a print, which would run S times. Without clusters only the last segment
-// would run that pass. Either way such a chain is split only when it is forced: on an
-// H200 the cluster's programs wait for the slowest at the exchange, and split rows ran
-// slower than unsplit ones (docs/benchmarks.md).
+// fence or a print, which would run S times; the cost model picks S from the range's
+// length when it is a constant (SplitCostModel.cpp). Without clusters only the last
+// segment would run that pass, so such a chain is split only when it is forced.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/ReductionChains.h"
@@ -115,7 +114,7 @@ std::string whyNotCluster(const Kernel &kernel, const ReductionChain &chain, con
   return "";
 }
 
-SegmentPlan plan(const Kernel &kernel, const ReductionChain &chain, const ReductionSplitOptions &options) {
+SegmentPlan plan(const Kernel &kernel, ReductionChain &chain, const ReductionSplitOptions &options) {
   std::string forced = "--reduction-split=" + std::to_string(options.forced);
   if (options.forced == 1)
     return {1, "as " + forced + " asks"};
@@ -133,11 +132,9 @@ SegmentPlan plan(const Kernel &kernel, const ReductionChain &chain, const Reduct
     if (!cluster)
       return {1, "a later loop walks the range again with the results, and only one segment would run it (" +
                      whyNoCluster + ")"};
-    // Measured on an H200 (docs/benchmarks.md): the programs of a cluster wait at the
-    // exchange for its slowest, and the split rows ran slower than the same blocks in
-    // one program per row (51.1 against 48.7 us for 1024x32768 in blocks of 8192).
-    return {1, "a later loop walks the range again with the results; a split over a thread-block cluster is "
-               "used only when --reduction-split asks for it (its programs wait for the slowest at the exchange)"};
+    SegmentChoice choice = chooseClusterSegments({rangeBlocks(chain), onChipCapacity(kernel, chain),
+                                                  blockElementsPerThread(kernel, chain), options.maxClusterSize});
+    return {choice.segments, choice.why, choice.segments > 1};
   }
   SegmentChoice choice = chooseSegments({options.programs, options.processors, rangeBlocks(chain)});
   return {choice.segments, choice.why};

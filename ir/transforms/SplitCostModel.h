@@ -51,6 +51,21 @@ struct SegmentChoice {
   std::string why; ///< for --explain-fusion, e.g. "256 programs fill fewer than 2 waves of 132 processors"
 };
 
+/// What the cost model knows of a chain whose results feed a later pass over the range
+/// (softmax's output loop), for a split over a thread-block cluster.
+struct ClusterSplitInputs {
+  std::optional<int64_t> rangeBlocks; ///< iterations of the range, when its bounds are constants
+  int64_t heldBlocks = 0;             ///< blocks one program holds on chip (OnChipPath.cpp)
+  int64_t blockElementsPerThread = 0; ///< elements of one block of the loads, per thread
+  int64_t maxClusterSize = 0;         ///< 0: the target has no clusters
+};
+
+/// The rule: a cluster of S = rangeBlocks programs, each holding one block, when the
+/// range is 2 to maxClusterSize blocks that one program cannot hold, and a block gives
+/// each thread at least 16 elements (smaller shares spend more on the exchange than
+/// they gain); else one program.
+SegmentChoice chooseClusterSegments(const ClusterSplitInputs &inputs);
+
 /// The rule: one segment when the number of programs is unknown or at least two per
 /// processor; else the fewest segments that make two per processor, at most one per
 /// four blocks of a range of known length, and at most kMaxSegments.
