@@ -24,9 +24,8 @@
 // version of an unsplit chain (OnChipPath.cpp).
 //
 //===----------------------------------------------------------------------===//
+#include "ir/transforms/RangeVersions.h"
 #include "ir/transforms/SplitReduction.h"
-
-#include <unordered_set>
 
 namespace kiln::ir {
 
@@ -53,65 +52,18 @@ bool guardable(const Op &loop) {
   return true;
 }
 
-/// And-s `valid` into the mask of a load or store.
-void guardAccess(Builder &b, Op &access, Value *valid) {
-  const unsigned maskIndex = access.kind() == OpKind::Load ? 1 : 2;
-  Type maskType = access.operand(0)->type.withDType(DType::Bool);
-  Value *all = maskType.isScalar() ? valid : b.createValue(OpKind::Splat, access.loc(), {valid}, maskType);
-  std::vector<Value *> &operands = access.operands();
-  if (operands.size() > maskIndex)
-    operands[maskIndex] = b.createValue(OpKind::And, access.loc(), {operands[maskIndex], all}, maskType);
-  else
-    operands.push_back(all);
-}
-
-Value *choose(Builder &b, Location loc, Value *valid, Value *now, Value *before) {
-  Value *cond =
-      now->type.isScalar() ? valid : b.createValue(OpKind::Splat, loc, {valid}, now->type.withDType(DType::Bool));
-  return b.createValue(OpKind::Select, loc, {cond, now, before}, now->type);
-}
-
 } // namespace
 
 bool holdShareOnChip(Block &parent, Op *first, Op *last, Value *lb, Value *ub, Value *fits) {
-  std::vector<Op *> range;
-  for (auto it = parent.find(first);; ++it) {
-    range.push_back(it->get());
-    if (it->get() == last)
-      break;
-  }
+  std::vector<Op *> range = opsBetween(parent, first, last);
   for (Op *op : range)
     if (isShareLoop(*op, lb, ub) && !guardable(*op))
       return false;
-
-  // Values the range defines that later ops read.
-  std::unordered_set<const Value *> defined;
-  for (Op *op : range)
-    for (const auto &r : op->results())
-      defined.insert(r.get());
-  std::vector<Value *> escaping;
-  std::unordered_set<const Value *> seen;
-  auto consider = [&](Value *v) {
-    if (defined.count(v) && seen.insert(v).second)
-      escaping.push_back(v);
-  };
-  for (auto it = std::next(parent.find(last)); it != parent.ops().end(); ++it) {
-    for (Value *o : (*it)->operands())
-      consider(o);
-    for (const auto &region : (*it)->regions())
-      walk(*region, [&](Op &inner) {
-        for (Value *o : inner.operands())
-          consider(o);
-      });
-  }
-
+  std::vector<Value *> escaping = escapingValues(parent, range);
   Location loc = first->loc();
-  Builder b;
-  b.setInsertionPoint(first);
-  std::vector<Type> types;
-  for (Value *v : escaping)
-    types.push_back(v->type);
-  Op *branch = b.create(OpKind::If, loc, {fits}, types, {}, 2);
+  Op *branch = versionRange(parent, range, fits, escaping);
+  for (unsigned i = 0; i < escaping.size(); ++i)
+    branch->result(i)->nameHint = escaping[i]->nameHint;
 
   // The then-branch: the range with each loop over the share run once, guarded.
   Builder tb(branch->region(0));
@@ -130,39 +82,17 @@ bool holdShareOnChip(Block &parent, Op *first, Op *last, Value *lb, Value *ub, V
       if (isTerminator(inner->kind()))
         continue;
       Op *clone = cloneOp(tb, *inner, map);
-      if (clone->kind() == OpKind::Load || clone->kind() == OpKind::Store) {
-        Builder at;
-        at.setInsertionPoint(clone);
-        guardAccess(at, *clone, valid);
-      }
+      if (clone->kind() == OpKind::Load || clone->kind() == OpKind::Store)
+        guardAccess(*clone, valid);
     }
     for (unsigned k = 0; k < op->numResults(); ++k)
       map[op->result(k)] =
-          choose(tb, loc, valid, lookup(map, body.terminator()->operand(k)), lookup(map, op->operand(3 + k)));
+          selectIfValid(tb, loc, valid, lookup(map, body.terminator()->operand(k)), lookup(map, op->operand(3 + k)));
   }
   std::vector<Value *> results;
   for (Value *v : escaping)
     results.push_back(lookup(map, v));
   tb.create(OpKind::Yield, loc, results, {});
-
-  // The else-branch: the range as it was.
-  Block *general = branch->region(1);
-  for (Op *op : range)
-    general->append(parent.take(parent.find(op)));
-  Builder(general).create(OpKind::Yield, loc, escaping, {});
-
-  ValueMap after;
-  for (unsigned i = 0; i < escaping.size(); ++i) {
-    after[escaping[i]] = branch->result(i);
-    branch->result(i)->nameHint = escaping[i]->nameHint;
-  }
-  for (auto it = std::next(parent.find(branch)); it != parent.ops().end(); ++it) {
-    for (Value *&o : (*it)->operands())
-      if (auto r = after.find(o); r != after.end())
-        o = r->second;
-    for (const auto &region : (*it)->regions())
-      replaceUses(*region, after);
-  }
   return true;
 }
 

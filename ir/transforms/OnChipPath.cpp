@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/ChainAlgebra.h"
 #include "ir/transforms/Pipeline.h"
+#include "ir/transforms/RangeVersions.h"
 #include "ir/transforms/ReductionChains.h"
 
 #include <algorithm>
@@ -110,13 +111,8 @@ private:
   /// The held-blocks version goes in the else branch of the one-block one, so there the
   /// range spans more than one block.
   void version(int64_t blocks) {
-    std::vector<Op *> range;
-    for (auto it = parent_->find(first_);; ++it) {
-      range.push_back(it->get());
-      if (it->get() == trailing_)
-        break;
-    }
-    std::vector<Value *> escaping = escapingValues(range);
+    std::vector<Op *> range = opsBetween(*parent_, first_, trailing_);
+    std::vector<Value *> escaping = escapingValues(*parent_, range);
 
     Builder b;
     b.setInsertionPoint(first_);
@@ -130,33 +126,12 @@ private:
                                        {{"pred", std::string("ge")}});
     Value *small = b.createValue(OpKind::Cmp, loc, {span, limit}, cond, {{"pred", std::string("le")}});
     Value *fits = b.createValue(OpKind::And, loc, {nonNegative, small}, cond);
-    std::vector<Type> types;
-    for (Value *v : escaping)
-      types.push_back(v->type);
     AttrMap mark = blocks == 1 ? AttrMap{{kOneBlockPathAttr, true}} : AttrMap{{kOnChipBlocksAttr, blocks}};
-    Op *branch = b.create(OpKind::If, loc, {fits}, types, mark, 2);
-
+    Op *branch = versionRange(*parent_, range, fits, escaping, mark);
     if (blocks == 1)
       buildOneIteration(*branch->region(0), range, escaping);
     else
       buildBlocks(*branch->region(0), range, escaping, blocks);
-
-    Block *general = branch->region(1);
-    for (Op *op : range)
-      general->append(parent_->take(parent_->find(op)));
-    Builder(general).create(OpKind::Yield, loc, escaping, {});
-
-    // Later ops read the escaping values from the `if`.
-    ValueMap after;
-    for (unsigned i = 0; i < escaping.size(); ++i)
-      after[escaping[i]] = branch->result(i);
-    for (auto it = std::next(parent_->find(branch)); it != parent_->ops().end(); ++it) {
-      for (Value *&o : (*it)->operands())
-        if (auto r = after.find(o); r != after.end())
-          o = r->second;
-      for (const auto &region : (*it)->regions())
-        replaceUses(*region, after);
-    }
   }
 
   bool dependsOnChain(Value *v) {
@@ -185,30 +160,6 @@ private:
         parent_->insert(parent_->find(first_), parent_->take(it));
       it = next;
     }
-  }
-
-  /// Values defined by `range` (at its top level) that ops after it read.
-  std::vector<Value *> escapingValues(const std::vector<Op *> &range) {
-    std::unordered_set<const Value *> defined;
-    for (Op *op : range)
-      for (const auto &r : op->results())
-        defined.insert(r.get());
-    std::vector<Value *> out;
-    std::unordered_set<const Value *> seen;
-    auto consider = [&](Value *v) {
-      if (defined.count(v) && seen.insert(v).second)
-        out.push_back(v);
-    };
-    for (auto it = std::next(parent_->find(trailing_)); it != parent_->ops().end(); ++it) {
-      for (Value *o : (*it)->operands())
-        consider(o);
-      for (const auto &region : (*it)->regions())
-        walk(*region, [&](Op &inner) {
-          for (Value *o : inner.operands())
-            consider(o);
-        });
-    }
-    return out;
   }
 
   /// The then-branch: one iteration running every body in order (straight-line code
@@ -281,21 +232,6 @@ private:
     return true;
   }
 
-  /// Turns `access` (a load or store of a block that may not exist) off where `valid`
-  /// is false, by and-ing it into the access's mask.
-  static void guardAccess(Op &access, Value *valid) {
-    const unsigned maskIndex = access.kind() == OpKind::Load ? 1 : 2;
-    Builder b;
-    b.setInsertionPoint(&access);
-    Type maskType = access.operand(0)->type.withDType(DType::Bool);
-    Value *all = maskType.isScalar() ? valid : b.createValue(OpKind::Splat, access.loc(), {valid}, maskType);
-    std::vector<Value *> &operands = access.operands();
-    if (operands.size() > maskIndex)
-      operands[maskIndex] = b.createValue(OpKind::And, access.loc(), {operands[maskIndex], all}, maskType);
-    else
-      operands.push_back(all);
-  }
-
   /// Whether `f` is one of a copy's `guardedLoads` whose masked-off lanes read the
   /// identity of ⊕ already (softmax's `other = -inf` under max), so that a missing block
   /// needs no select.
@@ -305,13 +241,6 @@ private:
     if (!def || !guardedLoads.count(def))
       return false;
     return def->numOperands() == 3 ? isIdentity(def->operand(2), combiner) : identityOf(combiner) == 0.0;
-  }
-
-  /// `valid ? now : before`, for a value of any shape.
-  static Value *choose(Builder &b, Location loc, Value *valid, Value *now, Value *before) {
-    Value *cond = now->type.isScalar() ? valid
-                                       : b.createValue(OpKind::Splat, loc, {valid}, now->type.withDType(DType::Bool));
-    return b.createValue(OpKind::Select, loc, {cond, now, before}, now->type);
   }
 
   /// The then-branch of the held-blocks version: each loop's body once per block, in
@@ -369,12 +298,12 @@ private:
           if (const Accumulator *acc = merged[k]) {
             Value *f = lookup(copy, acc->term);
             if (valid[i] && !readsIdentityWhenOff(f, guardedLoads, acc->combiner)) // a missing block adds the identity of ⊕
-              f = choose(b, loc, valid[i], f, b.floatConstant(loc, f->type, identityOf(acc->combiner)));
+              f = selectIfValid(b, loc, valid[i], f, b.floatConstant(loc, f->type, identityOf(acc->combiner)));
             combined[k] = combined[k] ? b.createValue(acc->combineOp->kind(), loc, {combined[k], f}, f->type) : f;
             continue;
           }
           Value *next = lookup(copy, body.terminator()->operand(k));
-          carried[k] = valid[i] ? choose(b, loc, valid[i], next, carried[k]) : next;
+          carried[k] = valid[i] ? selectIfValid(b, loc, valid[i], next, carried[k]) : next;
         }
       }
       // d ⊕ reduce(F_0 ⊕ ... ⊕ F_{N-1}): one reduction across the program for every copy.
