@@ -230,11 +230,14 @@ void Lowering::lowerClusterExchange(const ir::Op &op) {
         push();
     }
   }
-  // Wait for phase 0 of this program's mbarrier: its arrival and all S ranks' bytes.
+  // Wait for phase 0 of this program's mbarrier: its arrival and all S ranks' bytes. The
+  // acquire is at cluster scope, as the stores come from the other programs.
   {
     auto *fty = llvm::FunctionType::get(b.getInt32Ty(), {bar->getType()}, false);
     auto *tryWait = llvm::InlineAsm::get(
-        fty, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], 0; selp.u32 $0, 1, 0, p; }", "=r,l",
+        fty,
+        "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [$1], 0; selp.u32 $0, 1, 0, p; }",
+        "=r,l",
         /*hasSideEffects=*/true);
     llvm::BasicBlock *loop = llvm::BasicBlock::Create(ctx, "exchange.wait", fn);
     llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "exchange.done", fn);
