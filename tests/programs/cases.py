@@ -1166,6 +1166,17 @@ add("fusion.softmax_in_place", "fusion_chains.kiln", "softmax_in_place",
     ref=lambda v, s: {"x": softmax_rows(v.x)}, tol=Tol(1e-5, 1e-7))
 
 
+# Rows with no element (rows past the grid's last full block of 4) stay masked off; the
+# GPU check also splits each program's rows over 2 and 3 programs, in a thread-block
+# cluster on sm_90a, exchanging tile states.
+add("fusion.softmax_row_blocks", "fusion_chains.kiln", "softmax_row_blocks",
+    sizes=lambda r: {"rows": int(r.integers(1, 11)), "n": int(r.integers(1, 300))},
+    grid=lambda s: (cdiv(s["rows"], 4),),
+    args=[Arr("x", "f32", ("rows", "n"), normal(4.0)), Arr("y", "f32", ("rows", "n")),
+          Scalar("rows", "i32", "rows"), Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"y": softmax_rows(v.x)}, tol=Tol(1e-5, 1e-7), gpu_splits=(2, 3))
+
+
 def _scale_by_max_ref(v, s):
     x, y = f64(v.x), np.zeros(s["n"])
     lo, hi = s["lo"], s["hi"]
