@@ -60,8 +60,7 @@ static bool prepare(const bench::Workload &w, const fs::path &root, const fs::pa
   // the benchmark times what a user of either would get.
   ir::PipelineOptions pipeline;
   pipeline.reductionSplit.forced = w.segments;
-  pipeline.reductionSplit.processors = ir::processorsOf(codegen::targetName(target));
-  pipeline.reductionSplit.maxClusterSize = ir::clusterSizeOf(codegen::targetName(target));
+  ir::setPipelineTarget(pipeline, codegen::targetName(target));
   if (!ir::runPipeline(*module, pipeline, diags))
     return false;
   ir::Kernel *kernel = module->findKernel(w.kernel);

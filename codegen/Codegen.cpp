@@ -42,6 +42,7 @@ std::string_view targetName(Target target) {
 }
 
 bool isNvptxTarget(Target target) { return target != Target::SPIRV64; }
+bool hasClusters(Target target) { return target == Target::SM90 || target == Target::SM90a; }
 
 /// Largest dynamic shared memory per program (bytes), 0 when the runtime decides.
 static int64_t sharedLimit(Target target) {
@@ -151,7 +152,7 @@ static bool checkSupported(const ir::Kernel &kernel, Target target, DiagnosticEn
         << "num_warps must be a power of two between 1 and 32, not " << kernel.numWarps;
     return false;
   }
-  if (kernel.gridSplit.cluster && target != Target::SM90 && target != Target::SM90a) {
+  if (kernel.gridSplit.cluster && !hasClusters(target)) {
     diags.error(kernel.loc, DiagCode::Unsupported)
             .hint("compile for sm_90, or with --reduction-split=1")
         << "kernel '" << kernel.name << "' runs its split reduction in thread-block clusters, which "

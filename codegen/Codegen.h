@@ -34,6 +34,8 @@ std::optional<Target> parseTarget(std::string_view name);
 std::string_view targetName(Target target);
 /// True for the NVIDIA targets (PTX output).
 bool isNvptxTarget(Target target);
+/// Whether the target launches thread-block clusters (sm_90, sm_90a).
+bool hasClusters(Target target);
 
 struct CodegenOptions {
   /// LLVM optimization level of the IR pipeline and the target code generator (0..3).

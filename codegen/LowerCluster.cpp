@@ -64,9 +64,6 @@ int64_t exchangesOnAPath(const ir::Block &block) {
   return n;
 }
 
-/// Bytes of one slot word of `t`.
-int64_t wordBytes(const Type &t) { return sharedElementBytes(t) == 8 ? 8 : 4; }
-
 } // namespace
 
 void Lowering::clusterAsm(const char *text, const char *constraints, llvm::ArrayRef<llvm::Value *> args) {
@@ -106,8 +103,12 @@ bool Lowering::clusterExchangesPush() const {
 int64_t Lowering::exchangeBytesPerRank(const ir::Op &op) const {
   int64_t bytes = 0;
   for (const ir::Value *v : op.operands())
-    bytes += (v->type.isScalar() ? 1 : layoutOf(v->type).numRegs() * T) * wordBytes(v->type);
+    bytes += exchangeWords(v->type, T, maxVec) * exchangeWordBytes(v->type);
   return bytes;
+}
+
+llvm::Type *Lowering::wordType(const Type &t) {
+  return exchangeWordBytes(t) == 8 ? b.getInt64Ty() : b.getInt32Ty();
 }
 
 void Lowering::beginClusterExchanges() {
@@ -129,7 +130,7 @@ void Lowering::finishClusterExchanges() {
 /// A value as the word a slot holds, and back.
 llvm::Value *Lowering::toWord(llvm::Value *v, const Type &t) {
   llvm::Value *s = toShared(v, t);
-  llvm::Type *word = wordBytes(t) == 8 ? b.getInt64Ty() : b.getInt32Ty();
+  llvm::Type *word = wordType(t);
   if (s->getType()->isFloatingPointTy())
     return b.CreateBitCast(s, word);
   if (s->getType()->isPointerTy())
@@ -152,24 +153,25 @@ void Lowering::lowerClusterExchange(const ir::Op &op) {
   const int64_t ranks = op.intAttr("ranks");
   auto slotOf = [&](int64_t rank, unsigned i) { return exchangeBase + plan.offsets[1 + rank * n + i]; };
   // This thread's word j of operand i in the slot of `rank`.
+  // Word j of this thread's share of operand i: a scalar's one word, else j·T + tid.
+  auto wordIndex = [&](unsigned i, size_t j) {
+    return op.operand(i)->type.isScalar() ? i32(0) : b.CreateAdd(tid, i32(static_cast<int64_t>(j) * T));
+  };
   auto word = [&](int64_t rank, unsigned i, size_t j) {
-    const Type &t = op.operand(i)->type;
-    llvm::Type *wty = wordBytes(t) == 8 ? b.getInt64Ty() : b.getInt32Ty();
-    llvm::Value *index = t.isScalar() ? i32(0) : b.CreateAdd(tid, i32(static_cast<int64_t>(j) * T));
-    return sharedAddr(slotOf(rank, i), index, wty);
+    return sharedAddr(slotOf(rank, i), wordIndex(i, j), wordType(op.operand(i)->type));
   };
   auto *remoteTy = llvm::PointerType::get(ctx, 7); // shared::cluster
   auto mapa = [&](llvm::Value *local, llvm::Value *rank) {
     return b.CreateIntrinsic(remoteTy, llvm::Intrinsic::nvvm_mapa_shared_cluster, {local, rank});
   };
-  auto readAll = [&](const std::function<llvm::Value *(int64_t, unsigned, size_t, llvm::Type *)> &load) {
+  // Result r·n + i from rank r's words of operand i, each at `at(r, i, j)`.
+  auto readAll = [&](const std::function<llvm::Value *(int64_t, unsigned, size_t)> &at) {
     for (int64_t r = 0; r < ranks; ++r)
       for (unsigned i = 0; i < n; ++i) {
         const Type &t = op.operand(i)->type;
-        llvm::Type *wty = wordBytes(t) == 8 ? b.getInt64Ty() : b.getInt32Ty();
         Regs out;
         for (size_t j = 0; j < get(op.operand(i)).v.size(); ++j)
-          out.v.push_back(fromWord(load(r, i, j, wty), t));
+          out.v.push_back(fromWord(b.CreateLoad(wordType(t), at(r, i, j)), t));
         set(op.result(static_cast<unsigned>(r * n + i)), std::move(out));
       }
   };
@@ -184,9 +186,7 @@ void Lowering::lowerClusterExchange(const ir::Op &op) {
     }
     clusterArrive(/*relaxed=*/false);
     clusterWait();
-    readAll([&](int64_t r, unsigned i, size_t j, llvm::Type *wty) {
-      return b.CreateLoad(wty, mapa(word(0, i, j), i32(r)));
-    });
+    readAll([&](int64_t r, unsigned i, size_t j) { return mapa(word(0, i, j), i32(r)); });
     clusterArrive(/*relaxed=*/false);
     clusterWait();
     return;
@@ -206,20 +206,19 @@ void Lowering::lowerClusterExchange(const ir::Op &op) {
       b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, llvm::ArrayRef<llvm::Value *>{});
   const int64_t rankStride = plan.offsets[1 + n] - plan.offsets[1];
   auto ownSlot = [&](unsigned i, size_t j) {
-    const Type &t = op.operand(i)->type;
-    llvm::Type *wty = wordBytes(t) == 8 ? b.getInt64Ty() : b.getInt32Ty();
     llvm::Value *at = b.CreateAdd(i32(exchangeBase + plan.offsets[1 + i]), b.CreateMul(self, i32(rankStride)));
-    llvm::Value *index = t.isScalar() ? i32(0) : b.CreateAdd(tid, i32(static_cast<int64_t>(j) * T));
-    return b.CreateInBoundsGEP(wty, b.CreateInBoundsGEP(b.getInt8Ty(), arena, at), index);
+    return b.CreateInBoundsGEP(wordType(op.operand(i)->type), b.CreateInBoundsGEP(b.getInt8Ty(), arena, at),
+                               wordIndex(i, j));
   };
   for (int64_t r = 0; r < ranks; ++r) {
     llvm::Value *remoteBar = mapa(bar, i32(r));
     for (unsigned i = 0; i < n; ++i) {
       const Type &t = op.operand(i)->type;
       const Regs &regs = get(op.operand(i));
-      const char *store = wordBytes(t) == 8 ? "st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [$0], $1, [$2];"
+      const bool wide = exchangeWordBytes(t) == 8;
+      const char *store = wide ? "st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [$0], $1, [$2];"
                                             : "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [$0], $1, [$2];";
-      const char *constraints = wordBytes(t) == 8 ? "l,l,l" : "l,r,l";
+      const char *constraints = wide ? "l,l,l" : "l,r,l";
       auto push = [&] {
         for (size_t j = 0; j < (t.isScalar() ? 1 : regs.v.size()); ++j)
           clusterAsm(store, constraints, {mapa(ownSlot(i, j), i32(r)), toWord(regs.v[j], t), remoteBar});
@@ -247,7 +246,7 @@ void Lowering::lowerClusterExchange(const ir::Op &op) {
     b.CreateCondBr(b.CreateICmpNE(ready, i32(0)), done, loop);
     b.SetInsertPoint(done);
   }
-  readAll([&](int64_t r, unsigned i, size_t j, llvm::Type *wty) { return b.CreateLoad(wty, word(r, i, j)); });
+  readAll([&](int64_t r, unsigned i, size_t j) { return word(r, i, j); });
   clusterArrive(/*relaxed=*/true);
 }
 

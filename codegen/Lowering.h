@@ -286,7 +286,9 @@ public:
   /// barrier.cluster.wait: every thread of every program of the cluster has arrived.
   void clusterWait();
   void clusterAsm(const char *text, const char *constraints, llvm::ArrayRef<llvm::Value *> args);
-  /// A value as the 32- or 64-bit word an exchange slot holds, and back.
+  /// The word of an exchange slot for a value of `t` (SharedMemory.h), and a value as
+  /// that word and back.
+  llvm::Type *wordType(const Type &t);
   llvm::Value *toWord(llvm::Value *v, const Type &t);
   llvm::Value *fromWord(llvm::Value *w, const Type &t);
   bool pushClusterExchanges = false;

@@ -43,6 +43,12 @@ int64_t sharedElementBytes(const Type &type) {
 
 static int64_t alignedTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
 
+int64_t exchangeWords(const Type &type, int64_t numThreads, int64_t maxVec) {
+  return type.isScalar() ? 1 : Layout::forType(type, numThreads, maxVec).numRegs() * numThreads;
+}
+
+int64_t exchangeWordBytes(const Type &type) { return sharedElementBytes(type) == 8 ? 8 : 4; }
+
 ScratchPlan layoutAreas(const std::vector<int64_t> &sizes) {
   ScratchPlan p;
   int64_t at = 0;
@@ -141,11 +147,8 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool war
     // holds). LowerCluster.cpp says who writes them.
     std::vector<int64_t> areas{16};
     for (int64_t r = 0; r < op.intAttr("ranks"); ++r)
-      for (unsigned i = 0; i < op.numOperands(); ++i) {
-        const Type &t = op.operand(i)->type;
-        const int64_t words = t.isScalar() ? 1 : Layout::forType(t, numThreads, maxVec).numRegs() * numThreads;
-        areas.push_back(words * (eb(i) == 8 ? 8 : 4));
-      }
+      for (const ir::Value *v : op.operands())
+        areas.push_back(exchangeWords(v->type, numThreads, maxVec) * exchangeWordBytes(v->type));
     return areas;
   }
   case OpKind::AtomicRMW:

@@ -69,6 +69,12 @@ int64_t partialAreaBytes(int64_t elementBytes, int64_t numThreads, bool warpShuf
 bool reducesInRegisters(const ir::Op &op, int64_t numThreads,
                         int64_t maxVec = kDefaultChunkLimit);
 
+/// The words a value of `type` takes in a slot of a cluster exchange (LowerCluster.cpp):
+/// one for a scalar, which every thread holds; a tile's registers of every thread.
+int64_t exchangeWords(const Type &type, int64_t numThreads, int64_t maxVec);
+/// Bytes of one such word: 8 for a 64-bit value, 4 for the others.
+int64_t exchangeWordBytes(const Type &type);
+
 /// Lays areas out back to back, each aligned to 16 bytes.
 ScratchPlan layoutAreas(const std::vector<int64_t> &sizes);
 

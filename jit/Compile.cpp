@@ -110,9 +110,7 @@ std::optional<rt::Bundle> generateBundle(LoweredKernel &lowered, codegen::Target
     ir::PipelineOptions pipeline;
     pipeline.reductionSplit.forced = lowered.fusion.reductionSplit;
     pipeline.fusionPolicy.quantized = lowered.fusion.fuseQuantized;
-    pipeline.reductionSplit.processors = ir::processorsOf(codegen::targetName(target));
-    pipeline.reductionSplit.maxClusterSize = ir::clusterSizeOf(codegen::targetName(target));
-    pipeline.maxOnChipBlocks = ir::onChipBlocksOf(codegen::targetName(target));
+    ir::setPipelineTarget(pipeline, codegen::targetName(target));
     if (!ir::runPipeline(module, pipeline, diags.engine)) {
       diagnostics = diags.stream.str();
       return std::nullopt;

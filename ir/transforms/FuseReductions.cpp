@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/ChainAlgebra.h"
 #include "ir/transforms/FusionRemarks.h"
+#include "ir/transforms/RangeVersions.h"
 #include "ir/transforms/Passes.h"
 #include "ir/transforms/SplitReduction.h"
 
@@ -77,19 +78,12 @@ private:
     Value *lb = loop.operand(0), *ub = loop.operand(1);
     trailing->operands()[0] = lb;
     trailing->operands()[1] = ub;
-    // 0 <= whole ub - whole lb <= S·step, computed where the share's bounds are.
+    // The whole range spans at most S blocks, computed where the share's bounds are.
     Builder b;
     b.setInsertionPoint(&loop);
-    Location loc = loop.loc();
-    Type cond = Type::scalar(DType::Bool);
-    Value *span = b.createValue(OpKind::Sub, loc, {wholeUb, wholeLb}, wholeUb->type);
     const int64_t step = *integerConstant(loop.operand(2));
-    Value *nonNegative = b.createValue(OpKind::Cmp, loc, {span, b.intConstant(loc, span->type, 0)}, cond,
-                                       {{"pred", std::string("ge")}});
-    Value *small = b.createValue(OpKind::Cmp, loc, {span, b.intConstant(loc, span->type, chain_.split.segments * step)},
-                                 cond, {{"pred", std::string("le")}});
-    Value *fits = b.createValue(OpKind::And, loc, {nonNegative, small}, cond);
-    holdShareOnChip(*parent(), &loop, trailing, lb, ub, fits);
+    Value *limit = b.intConstant(loop.loc(), wholeUb->type, chain_.split.segments * step);
+    holdShareOnChip(*parent(), &loop, trailing, lb, ub, spansAtMost(b, loop.loc(), wholeLb, wholeUb, limit));
   }
 
   /// Moves the pure ops between the fused loops that do not read the chain's results

@@ -118,14 +118,9 @@ private:
     b.setInsertionPoint(first_);
     Location loc = first_->loc();
     Value *lb = first_->operand(0), *ub = first_->operand(1), *step = first_->operand(2);
-    Type cond = Type::scalar(DType::Bool);
-    Value *span = b.createValue(OpKind::Sub, loc, {ub, lb}, ub->type);
-    Value *limit = blocks == 1 ? step : b.intConstant(loc, span->type, blocks * *integerConstant(step));
-    // An empty range may have ub < lb: the versions without loops must not take it.
-    Value *nonNegative = b.createValue(OpKind::Cmp, loc, {span, b.intConstant(loc, span->type, 0)}, cond,
-                                       {{"pred", std::string("ge")}});
-    Value *small = b.createValue(OpKind::Cmp, loc, {span, limit}, cond, {{"pred", std::string("le")}});
-    Value *fits = b.createValue(OpKind::And, loc, {nonNegative, small}, cond);
+    // A reversed (empty) range must not take the versions without loops.
+    Value *limit = blocks == 1 ? step : b.intConstant(loc, ub->type, blocks * *integerConstant(step));
+    Value *fits = spansAtMost(b, loc, lb, ub, limit);
     AttrMap mark = blocks == 1 ? AttrMap{{kOneBlockPathAttr, true}} : AttrMap{{kOnChipBlocksAttr, blocks}};
     Op *branch = versionRange(*parent_, range, fits, escaping, mark);
     if (blocks == 1)
@@ -221,14 +216,11 @@ private:
   }
 
   /// Whether the copies of a block that may not exist can run guarded: every body of
-  /// the chain is straight-line code whose only effects are loads and stores, which a
-  /// mask turns off (a nested loop or `if` could do more on the values such a block
-  /// reads in place of memory).
+  /// the chain can (RangeVersions.h).
   bool guardable() const {
     for (const ChainLoop &l : chain_.loops)
-      for (const auto &op : l.loop->region(0)->ops())
-        if (!op->regions().empty() || (writesOrFails(op->kind()) && op->kind() != OpKind::Store))
-          return false;
+      if (!guardableBody(*l.loop->region(0)))
+        return false;
     return true;
   }
 

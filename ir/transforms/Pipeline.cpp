@@ -66,6 +66,12 @@ const PassInfo *findPass(const std::string &name) {
   return nullptr;
 }
 
+void setPipelineTarget(PipelineOptions &options, std::string_view target) {
+  options.reductionSplit.processors = processorsOf(target);
+  options.reductionSplit.maxClusterSize = clusterSizeOf(target);
+  options.maxOnChipBlocks = onChipBlocksOf(target);
+}
+
 /// Verifies after a pass; invalid IR produced by a pass is a compiler bug.
 static void verifyAfter(Module &module, const char *passName, DiagnosticEngine &diags) {
   std::ostringstream messages;

@@ -60,6 +60,11 @@ struct PipelineOptions {
 /// SPIR-V (OnChipPath.cpp says why), the held-blocks version's bound for the others.
 int64_t onChipBlocksOf(std::string_view target);
 
+/// Sets what the passes take from the code-generation target ("sm_90", "spirv64", ...):
+/// the SMs and the largest cluster of the multi-segment cost model, and the blocks a
+/// row may hold on chip.
+void setPipelineTarget(PipelineOptions &options, std::string_view target);
+
 /// Runs the Tile IR pipeline on `module`. Returns false when a pass produced invalid IR
 /// (reported as an internal compiler error).
 bool runPipeline(Module &module, const PipelineOptions &options, DiagnosticEngine &diags);

@@ -1,6 +1,8 @@
 //===- RangeVersions.cpp - A run of ops in two versions, chosen at run time ---===//
 #include "ir/transforms/RangeVersions.h"
 
+#include "ir/transforms/ReductionChains.h"
+
 #include <unordered_set>
 
 namespace kiln::ir {
@@ -65,6 +67,23 @@ Op *versionRange(Block &parent, const std::vector<Op *> &range, Value *cond, con
       replaceUses(*region, after);
   }
   return branch;
+}
+
+Value *spansAtMost(Builder &b, Location loc, Value *lb, Value *ub, Value *limit) {
+  Type cond = Type::scalar(DType::Bool);
+  Value *span = b.createValue(OpKind::Sub, loc, {ub, lb}, ub->type);
+  // An empty range may have ub < lb.
+  Value *nonNegative = b.createValue(OpKind::Cmp, loc, {span, b.intConstant(loc, span->type, 0)}, cond,
+                                     {{"pred", std::string("ge")}});
+  Value *small = b.createValue(OpKind::Cmp, loc, {span, limit}, cond, {{"pred", std::string("le")}});
+  return b.createValue(OpKind::And, loc, {nonNegative, small}, cond);
+}
+
+bool guardableBody(const Block &body) {
+  for (const auto &op : body.ops())
+    if (!op->regions().empty() || (writesOrFails(op->kind()) && op->kind() != OpKind::Store))
+      return false;
+  return true;
 }
 
 void guardAccess(Op &access, Value *valid) {

@@ -31,6 +31,15 @@ std::vector<Value *> escapingValues(Block &parent, const std::vector<Op *> &rang
 Op *versionRange(Block &parent, const std::vector<Op *> &range, Value *cond, const std::vector<Value *> &escaping,
                  AttrMap attrs = {});
 
+/// `0 <= ub - lb <= limit`, built at `b`: the range is not reversed and spans at most
+/// `limit` (a value of the bounds' type).
+Value *spansAtMost(Builder &b, Location loc, Value *lb, Value *ub, Value *limit);
+
+/// Whether a loop body can run as a copy guarded by a mask: straight-line code whose
+/// only effects are loads and stores, which the mask turns off (a nested loop or `if`
+/// could do more with the values a missing block reads in place of memory).
+bool guardableBody(const Block &body);
+
 /// Turns `access` (a load or store of a block that may not exist) off where `valid` is
 /// false, by and-ing it into the access's mask.
 void guardAccess(Op &access, Value *valid);

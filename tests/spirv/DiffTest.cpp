@@ -175,7 +175,7 @@ TEST_P(SpirvProgramExecution, MatchesInterpreter) {
   ir::PipelineOptions pipeline;
   pipeline.reductionSplit.forced = spec->reductionSplit;
   pipeline.fusionPolicy.quantized = spec->fuseQuantized;
-  pipeline.maxOnChipBlocks = ir::onChipBlocksOf("spirv64");
+  ir::setPipelineTarget(pipeline, "spirv64");
   ir::runPipeline(*module, pipeline, diags);
   if (spec->fuseQuantized) // fused on purpose to compute differently: compare like with like
     written = ir::cloneModule(*module);

@@ -182,9 +182,10 @@ std::optional<int64_t> forcedSplit(DiagnosticEngine &diags) {
   return std::nullopt;
 }
 
-/// `programs`: the size of the grid the kernel will run on, when known (dslc run).
+/// `programs`: the size of the grid the kernel will run on, when known (dslc run);
+/// `target`: the code-generation target the passes make their choices for.
 ir::PipelineOptions pipelineOptions(TimingReport *timing, DiagnosticEngine &diags, int64_t forcedSegments,
-                                    std::optional<int64_t> programs, int64_t processors) {
+                                    std::optional<int64_t> programs, codegen::Target target) {
   ir::PipelineOptions options;
   options.printAfterAll = PrintAfterAll;
   options.timing = timing;
@@ -192,7 +193,7 @@ ir::PipelineOptions pipelineOptions(TimingReport *timing, DiagnosticEngine &diag
   options.fusionPolicy.quantized = FuseQuantized;
   options.reductionSplit.forced = forcedSegments;
   options.reductionSplit.programs = programs;
-  options.reductionSplit.processors = processors;
+  ir::setPipelineTarget(options, codegen::targetName(target));
   if (ExplainFusion)
     options.fusionRemarks = &diags;
   return options;
@@ -436,11 +437,7 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   if (!module)
     return driver::ExitUserError;
   if (!NoOptimize) {
-    int64_t processors = ir::processorsOf(codegen::targetName(plan.target));
-    ir::PipelineOptions pipeline = pipelineOptions(timing, diags, *split, std::nullopt, processors);
-    pipeline.reductionSplit.maxClusterSize = ir::clusterSizeOf(codegen::targetName(plan.target));
-    pipeline.maxOnChipBlocks = ir::onChipBlocksOf(codegen::targetName(plan.target));
-    ir::runPipeline(*module, pipeline, diags);
+    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, std::nullopt, plan.target), diags);
   }
 
   if (!generatesCode(plan.kind)) {
@@ -602,12 +599,8 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
     return driver::ExitUserError;
   }
   if (!NoOptimize) {
-    const std::string targetName(codegen::targetName(*target));
     int64_t programs = (*grid)[0] * (*grid)[1] * (*grid)[2];
-    ir::PipelineOptions pipeline = pipelineOptions(timing, diags, *split, programs, ir::processorsOf(targetName));
-    pipeline.reductionSplit.maxClusterSize = ir::clusterSizeOf(targetName);
-    pipeline.maxOnChipBlocks = ir::onChipBlocksOf(targetName);
-    ir::runPipeline(*module, pipeline, diags);
+    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, programs, *target), diags);
   }
 
   if (!gpu) {

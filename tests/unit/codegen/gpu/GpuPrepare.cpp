@@ -182,12 +182,12 @@ int prepareFile(const fs::path &file, const fs::path &out, uint64_t seed, int &c
       continue;
     ir::PipelineOptions pipeline;
     pipeline.reductionSplit.forced = spec->reductionSplit; // a split the runtime launches
-    pipeline.reductionSplit.processors = ir::processorsOf(codegen::targetName(t));
     pipeline.fusionPolicy.quantized = spec->fuseQuantized;
+    ir::setPipelineTarget(pipeline, codegen::targetName(t));
     // Quantized fusion computes differently on purpose, and the interpreter runs what
     // was compiled: one form (no clusters) for every target.
-    if (!spec->fuseQuantized)
-      pipeline.reductionSplit.maxClusterSize = ir::clusterSizeOf(codegen::targetName(t));
+    if (spec->fuseQuantized)
+      pipeline.reductionSplit.maxClusterSize = 0;
     ir::runPipeline(*compiled.back(), pipeline, diags);
   }
   if (spec->fuseQuantized) // fused on purpose to compute differently: compare like with like
