@@ -35,29 +35,12 @@ bool isShareLoop(const Op &op, Value *lb, Value *ub) {
   return op.kind() == OpKind::For && op.operand(0) == lb && op.operand(1) == ub;
 }
 
-/// Whether a loop's body can run as one guarded copy: its only memory accesses are
-/// loads and stores at its top level, which a mask turns off, and nothing else writes.
-bool guardable(const Op &loop) {
-  for (const auto &op : loop.region(0)->ops()) {
-    if (writesOrFails(op->kind()) && op->kind() != OpKind::Store)
-      return false;
-    bool nestedAccess = false;
-    for (const auto &region : op->regions())
-      walk(*region, [&](Op &inner) {
-        nestedAccess |= inner.kind() == OpKind::Load || writesOrFails(inner.kind());
-      });
-    if (nestedAccess)
-      return false;
-  }
-  return true;
-}
-
 } // namespace
 
 bool holdShareOnChip(Block &parent, Op *first, Op *last, Value *lb, Value *ub, Value *fits) {
   std::vector<Op *> range = opsBetween(parent, first, last);
   for (Op *op : range)
-    if (isShareLoop(*op, lb, ub) && !guardable(*op))
+    if (isShareLoop(*op, lb, ub) && !guardableBody(*op->region(0)))
       return false;
   std::vector<Value *> escaping = escapingValues(parent, range);
   Location loc = first->loc();
