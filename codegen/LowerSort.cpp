@@ -65,9 +65,9 @@ static llvm::Value *orderedBits(Lowering &L, llvm::Value *v, const Type &elem) {
   llvm::Value *f = v->getType()->isFloatTy() ? v : b.CreateFPExt(v, b.getFloatTy()); // exact
   f = b.CreateFAdd(f, llvm::ConstantFP::get(b.getFloatTy(), 0.0)); // -0 + 0 = +0
   llvm::Value *bits = b.CreateBitCast(f, b.getInt32Ty());
-  llvm::Value *negative = b.CreateICmpSLT(bits, L.i32(0));
-  llvm::Value *ordered = b.CreateSelect(negative, b.CreateNot(bits), b.CreateOr(bits, L.i32(0x80000000u)));
-  return b.CreateSelect(b.CreateFCmpUNO(f, f), L.i32(0), ordered);
+  // Negative numbers flip every bit, the others only the sign: one shift and one xor.
+  llvm::Value *flip = b.CreateOr(b.CreateAShr(bits, L.i32(31)), L.i32(0x80000000u));
+  return b.CreateSelect(b.CreateFCmpUNO(f, f), L.i32(0), b.CreateXor(bits, flip));
 }
 
 /// The comparators (i, j), i < j, of Batcher's odd-even merge sort of n elements; after
@@ -88,73 +88,75 @@ static std::vector<std::pair<size_t, size_t>> mergeSortNetwork(size_t n) {
   return out;
 }
 
-void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t group, bool lanesInOrder,
-                          const Candidates &mine,
-                          const std::function<void(int64_t, llvm::Value *, llvm::Value *, llvm::Value *)> &emit) {
+void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t group, const Candidates &mine,
+                          bool carryValues, const RoundWinner &emit) {
   if (dtypeBits(elem.dtype) <= 32) {
-    // Each candidate as one u64 key, (ordered value) << 32 | (~position): the largest key
-    // is sorting's first element (ties to the lower position), and a key of 0 is no
-    // candidate. The lane sorts its keys once (a merge network, values alongside), so
-    // its best is always its first: a round is a butterfly over the group's first keys,
-    // and the lane that holds the winner writes it and moves its list up by one.
-    llvm::Type *i64t = b.getInt64Ty();
-    std::vector<llvm::Value *> keys, values;
+    // Each candidate as a pair of words (rank, slot): rank = orderedBits(value), slot =
+    // ~position, and (0, 0) for no candidate. Pairs in lexicographic order are sorting's
+    // order (ties to the lower position) and no candidate is below every one. Two words,
+    // not one u64: a comparator then computes its condition once and selects four words
+    // by it, where a u64 key is taken apart into a max and a min that compare again.
+    // The lane sorts its pairs once (a merge network), so its best is always its first:
+    // a round is a butterfly over the group's first ranks, and the lane that holds the
+    // winner writes it and moves its list up by one.
+    std::vector<llvm::Value *> ranks, slots, values;
+    llvm::Value *zero = i32(0);
     for (const auto &[v, pos] : mine) {
-      llvm::Value *key = b.CreateOr(b.CreateShl(b.CreateZExt(orderedBits(*this, v, elem), i64t), 32),
-                                    b.CreateZExt(b.CreateNot(pos), i64t));
-      keys.push_back(b.CreateSelect(b.CreateICmpULT(pos, i32(len)), key, llvm::ConstantInt::get(i64t, 0)));
+      llvm::Value *real = b.CreateICmpULT(pos, i32(len));
+      ranks.push_back(b.CreateSelect(real, orderedBits(*this, v, elem), zero));
+      slots.push_back(b.CreateSelect(real, b.CreateNot(pos), zero));
       values.push_back(v);
     }
-    for (const auto &[i, j] : mergeSortNetwork(keys.size())) {
-      llvm::Value *swap = b.CreateICmpULT(keys[i], keys[j]);
-      llvm::Value *ki = keys[i], *vi = values[i];
-      keys[i] = b.CreateSelect(swap, keys[j], ki);
-      keys[j] = b.CreateSelect(swap, ki, keys[j]);
-      values[i] = b.CreateSelect(swap, values[j], vi);
-      values[j] = b.CreateSelect(swap, vi, values[j]);
+    for (const auto &[i, j] : mergeSortNetwork(ranks.size())) {
+      llvm::Value *swap = b.CreateOr(
+          b.CreateICmpULT(ranks[i], ranks[j]),
+          b.CreateAnd(b.CreateICmpEQ(ranks[i], ranks[j]), b.CreateICmpULT(slots[i], slots[j])));
+      auto exchange = [&](std::vector<llvm::Value *> &w) {
+        llvm::Value *wi = w[i];
+        w[i] = b.CreateSelect(swap, w[j], wi);
+        w[j] = b.CreateSelect(swap, wi, w[j]);
+      };
+      exchange(ranks);
+      exchange(slots);
+      if (carryValues)
+        exchange(values);
     }
-    llvm::Value *zero = llvm::ConstantInt::get(i64t, 0);
-    // With the lanes in line order, a round compares 32-bit ordered values only: among
-    // the heads that hold the largest, the lowest lane's has the lowest position (each
-    // lane's list is sorted), and a ballot finds that lane.
-    const bool byBallot = lanesInOrder && group > 1 && hasWarpShuffle();
-    llvm::Value *laneInGroup = nullptr, *groupShift = nullptr;
-    if (byBallot) {
-      laneInGroup = b.CreateAnd(tid, i32(group - 1));
-      groupShift = b.CreateAnd(b.CreateAnd(tid, i32(31)), i32(~(group - 1) & 31));
+    // The lanes hold the line in order, so among the heads that share the best rank the
+    // lowest lane's has the lowest position (each lane's list is sorted): a round takes
+    // the maximum of the ranks and a ballot of the lanes that hold it; the winner is the
+    // one with no holder below it in its group.
+    llvm::Value *below = nullptr; // this lane's group's lanes below it, as a lane mask
+    if (group > 1) {
+      kiln_assert(hasWarpShuffle(), "a top-k group of several lanes needs warp shuffles");
+      llvm::Value *lane = b.CreateAnd(tid, i32(31));
+      llvm::Value *groupBase = b.CreateAnd(lane, i32(~(group - 1) & 31));
+      below = b.CreateSub(b.CreateShl(i32(1), lane), b.CreateShl(i32(1), groupBase));
     }
     for (int64_t r = 0; r < k; ++r) {
-      llvm::Value *owns;
-      if (byBallot) {
-        llvm::Value *hi = b.CreateTrunc(b.CreateLShr(keys[0], 32), b.getInt32Ty());
-        llvm::Value *best = hi;
+      llvm::Value *present = b.CreateICmpNE(slots[0], zero);
+      llvm::Value *owns = present;
+      if (group > 1) {
+        llvm::Value *best = ranks[0];
         for (int64_t s = 1; s < group; s *= 2)
           best = b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, best, shuffleXor(best, s));
-        llvm::Value *holds = b.CreateAnd(b.CreateICmpEQ(hi, best), b.CreateICmpNE(keys[0], zero));
+        llvm::Value *holds = b.CreateAnd(b.CreateICmpEQ(ranks[0], best), present);
         llvm::Value *ballot = b.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_ballot_sync, {},
                                                 {b.getInt32(0xFFFFFFFFu), holds});
-        llvm::Value *mask = b.CreateLShr(ballot, groupShift);
-        if (group < 32)
-          mask = b.CreateAnd(mask, i32((int64_t{1} << group) - 1));
-        llvm::Value *first = b.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, mask, b.getTrue());
-        owns = b.CreateAnd(holds, b.CreateICmpEQ(first, laneInGroup));
-      } else {
-        llvm::Value *best = keys[0];
-        for (int64_t s = 1; s < group; s *= 2) {
-          llvm::Value *other = shuffleXor(best, s);
-          best = b.CreateSelect(b.CreateICmpUGT(other, best), other, best);
-        }
-        owns = b.CreateAnd(b.CreateICmpEQ(keys[0], best), b.CreateICmpNE(best, zero));
+        owns = b.CreateAnd(holds, b.CreateICmpEQ(b.CreateAnd(ballot, below), zero));
       }
-      emit(r, owns, values[0], b.CreateNot(b.CreateTrunc(keys[0], b.getInt32Ty())));
+      emit(r, owns, carryValues ? values[0] : nullptr, b.CreateNot(slots[0]));
       // A lane gives at most k - r - 1 more winners: the list beyond that is not needed.
-      const size_t live = std::min<size_t>(keys.size(), static_cast<size_t>(k - r));
+      const size_t live = std::min<size_t>(ranks.size(), static_cast<size_t>(k - r));
       for (size_t j = 0; j + 1 < live; ++j) {
-        keys[j] = b.CreateSelect(owns, keys[j + 1], keys[j]);
-        values[j] = b.CreateSelect(owns, values[j + 1], values[j]);
+        ranks[j] = b.CreateSelect(owns, ranks[j + 1], ranks[j]);
+        slots[j] = b.CreateSelect(owns, slots[j + 1], slots[j]);
+        if (carryValues)
+          values[j] = b.CreateSelect(owns, values[j + 1], values[j]);
       }
-      keys[live - 1] = b.CreateSelect(owns, zero, keys[live - 1]);
-      keys.resize(live);
+      ranks[live - 1] = b.CreateSelect(owns, zero, ranks[live - 1]);
+      slots[live - 1] = b.CreateSelect(owns, zero, slots[live - 1]);
+      ranks.resize(live);
+      slots.resize(live);
       values.resize(live);
     }
     return;
@@ -180,7 +182,7 @@ void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t grou
     }
     for (size_t j = 0; j < mine.size(); ++j)
       taken[j] = b.CreateOr(taken[j], b.CreateICmpEQ(bi, mine[j].second));
-    emit(r, leader, bv, bi);
+    emit(r, leader, carryValues ? bv : nullptr, bi);
   }
 }
 
@@ -194,10 +196,12 @@ bool Lowering::lowerTopKByRounds(const ir::Op &op) {
   const int64_t len = t.shape[axis];
   const ScratchPlan plan = scratchPlan(op);
   const int64_t tileAt = plan.offsets[0], valuesAt = plan.offsets[1], indicesAt = plan.offsets[2];
-  auto writeWinner = [&](llvm::Value *line, llvm::Value *writer, int64_t r, llvm::Value *v, llvm::Value *i) {
+  // The winner's value comes from `valueOf`, called only on the lane that writes.
+  auto writeWinner = [&](llvm::Value *line, llvm::Value *writer, int64_t r,
+                         const std::function<llvm::Value *()> &valueOf, llvm::Value *i) {
     llvm::Value *slot = b.CreateAdd(b.CreateMul(line, i32(k)), i32(r));
     guardedVoid(writer, [&] {
-      storeShared(toShared(v, elem), valuesAt, slot);
+      storeShared(toShared(valueOf(), elem), valuesAt, slot);
       storeShared(i, indicesAt, slot);
     });
   };
@@ -222,9 +226,9 @@ bool Lowering::lowerTopKByRounds(const ir::Op &op) {
         mine.push_back({x.v[round * l.vec + j], b.CreateAdd(first, i32(j))});
       llvm::Value *line = b.CreateUDiv(b.CreateAdd(tid, i32(round * T)), i32(group));
       llvm::Value *valid = roundValid(l, round);
-      topKRounds(elem, k, len, group, /*lanesInOrder=*/true, mine,
+      topKRounds(elem, k, len, group, mine, /*carryValues=*/true,
                  [&](int64_t r, llvm::Value *writer, llvm::Value *v, llvm::Value *i) {
-                   writeWinner(line, valid ? b.CreateAnd(writer, valid) : writer, r, v, i);
+                   writeWinner(line, valid ? b.CreateAnd(writer, valid) : writer, r, [v] { return v; }, i);
                  });
     }
   } else {
@@ -274,9 +278,13 @@ bool Lowering::lowerTopKByRounds(const ir::Op &op) {
           mine.push_back({v, b.CreateSelect(inLine, pos, i32(len))});
         }
       }
-      topKRounds(elem, k, len, group, /*lanesInOrder=*/true, mine,
-                 [&](int64_t r, llvm::Value *writer, llvm::Value *v, llvm::Value *i) {
-                   writeWinner(line, b.CreateAnd(writer, active), r, v, i);
+      // The values stay in the shared tile: the writer reads its winner's from there.
+      auto winnerValue = [&](llvm::Value *i) {
+        return fromShared(loadShared(sty, tileAt, lineElement(*this, geo, safeLine, i)), elem);
+      };
+      topKRounds(elem, k, len, group, mine, /*carryValues=*/false,
+                 [&](int64_t r, llvm::Value *writer, llvm::Value *, llvm::Value *i) {
+                   writeWinner(line, b.CreateAnd(writer, active), r, [&] { return winnerValue(i); }, i);
                  });
     }
     sharedRead();

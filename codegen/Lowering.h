@@ -332,14 +332,18 @@ public:
   /// warp's lanes (NVPTX shuffles), instead of a sort: true when it applied. Sets the
   /// sibling topk / argtopk of the same operand too (loweredWithSibling).
   bool lowerTopKByRounds(const ir::Op &op);
+  /// The winner of round r of topKRounds: `emit(r, writes, value, position)` with
+  /// `writes` true on the one lane that is to write it; `value` is null unless the
+  /// candidates' values were carried.
+  using RoundWinner = std::function<void(int64_t, llvm::Value *, llvm::Value *, llvm::Value *)>;
   /// K rounds over one line held by `group` aligned lanes, each with its candidates
-  /// (value, position along the line; a position of `len` or more is none):
-  /// `emit(r, writes, value, position)` with `writes` true on the one lane that is to
-  /// write round r's winner. `lanesInOrder`: every candidate of a lane comes before,
-  /// along the line, every candidate of the next lane of the group.
-  void topKRounds(const Type &elem, int64_t k, int64_t len, int64_t group, bool lanesInOrder,
-                  const std::vector<std::pair<llvm::Value *, llvm::Value *>> &mine,
-                  const std::function<void(int64_t, llvm::Value *, llvm::Value *, llvm::Value *)> &emit);
+  /// (value, position along the line; a position of `len` or more is none), every
+  /// candidate of a lane before, along the line, every candidate of the next lane of the
+  /// group. `carryValues`: move the values along with the ranks (else the caller finds
+  /// a winner's value from its position, which saves the moves).
+  void topKRounds(const Type &elem, int64_t k, int64_t len, int64_t group,
+                  const std::vector<std::pair<llvm::Value *, llvm::Value *>> &mine, bool carryValues,
+                  const RoundWinner &emit);
   /// Sorting's total order on (value, index) pairs of one line of `len` elements: true
   /// when a goes before c. NaNs go after numbers, equal values by index, and an index of
   /// `len` or more (padding, or a taken element) after everything.
