@@ -309,11 +309,14 @@ const std::vector<Workload> &workloads() {
       moeRouting(64, false, 64, 8),
       moeRouting(64, false, 8, 2),
       moeRouting(64, true, 16, 2),
+      moeRouting(64, false, 4, 1),
       moeRouting(256, false, 8, 8),
       moeRouting(256, false, 16, 8),
       moeRouting(256, false, 4, 4),
       moeRouting(256, false, 2, 2),
       moeRouting(256, true, 4, 1),
+      moeRouting(256, false, 1, 1),
+      moeRouting(256, false, 2, 1),
       // Decoding attention: 256 programs, one per head, so the bytes in flight per
       // program (BN keys of K and V) set the bandwidth.
       decodeAttention(32, 4, false),

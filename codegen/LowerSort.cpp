@@ -93,9 +93,9 @@ void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t grou
   if (dtypeBits(elem.dtype) <= 32) {
     // Each candidate as a pair of words (rank, slot): rank = orderedBits(value), slot =
     // ~position, and (0, 0) for no candidate. Pairs in lexicographic order are sorting's
-    // order (ties to the lower position) and no candidate is below every one. Two words,
-    // not one u64: a comparator then computes its condition once and selects four words
-    // by it, where a u64 key is taken apart into a max and a min that compare again.
+    // order (ties to the lower position) and no candidate is below every one. A comparator
+    // compares the pairs as one u64 but moves the words by that one condition: selects
+    // of a u64 key itself become a max and a min, which ptxas expands into a compare each.
     // The lane sorts its pairs once (a merge network), so its best is always its first:
     // a round is a butterfly over the group's first ranks, and the lane that holds the
     // winner writes it and moves its list up by one.
@@ -108,9 +108,11 @@ void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t grou
       values.push_back(v);
     }
     for (const auto &[i, j] : mergeSortNetwork(ranks.size())) {
-      llvm::Value *swap = b.CreateOr(
-          b.CreateICmpULT(ranks[i], ranks[j]),
-          b.CreateAnd(b.CreateICmpEQ(ranks[i], ranks[j]), b.CreateICmpULT(slots[i], slots[j])));
+      auto pair = [&](size_t e) {
+        llvm::Type *i64t = b.getInt64Ty();
+        return b.CreateOr(b.CreateShl(b.CreateZExt(ranks[e], i64t), 32), b.CreateZExt(slots[e], i64t));
+      };
+      llvm::Value *swap = b.CreateICmpULT(pair(i), pair(j));
       auto exchange = [&](std::vector<llvm::Value *> &w) {
         llvm::Value *wi = w[i];
         w[i] = b.CreateSelect(swap, w[j], wi);
@@ -123,8 +125,10 @@ void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t grou
     }
     // The lanes hold the line in order, so among the heads that share the best rank the
     // lowest lane's has the lowest position (each lane's list is sorted): a round takes
-    // the maximum of the ranks and a ballot of the lanes that hold it; the winner is the
-    // one with no holder below it in its group.
+    // the maximum of the ranks over the group and a ballot of the lanes that hold it; the
+    // winner is the one with no holder below it in its group. A whole warp's maximum is
+    // one redux.sync (sm_80 on); a smaller group's is a butterfly, because redux.sync
+    // gives one warp-wide result and ptxas loops over the groups of a partial mask.
     llvm::Value *below = nullptr; // this lane's group's lanes below it, as a lane mask
     if (group > 1) {
       kiln_assert(hasWarpShuffle(), "a top-k group of several lanes needs warp shuffles");
@@ -137,8 +141,12 @@ void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t grou
       llvm::Value *owns = present;
       if (group > 1) {
         llvm::Value *best = ranks[0];
-        for (int64_t s = 1; s < group; s *= 2)
-          best = b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, best, shuffleXor(best, s));
+        if (group == 32) {
+          best = b.CreateIntrinsic(llvm::Intrinsic::nvvm_redux_sync_umax, {}, {best, b.getInt32(0xFFFFFFFFu)});
+        } else {
+          for (int64_t s = 1; s < group; s *= 2)
+            best = b.CreateBinaryIntrinsic(llvm::Intrinsic::umax, best, shuffleXor(best, s));
+        }
         llvm::Value *holds = b.CreateAnd(b.CreateICmpEQ(ranks[0], best), present);
         llvm::Value *ballot = b.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_ballot_sync, {},
                                                 {b.getInt32(0xFFFFFFFFu), holds});
