@@ -107,11 +107,11 @@ void Lowering::topKRounds(const Type &elem, int64_t k, int64_t len, int64_t grou
       slots.push_back(b.CreateSelect(real, b.CreateNot(pos), zero));
       values.push_back(v);
     }
+    auto pair = [&](size_t e) {
+      llvm::Type *i64t = b.getInt64Ty();
+      return b.CreateOr(b.CreateShl(b.CreateZExt(ranks[e], i64t), 32), b.CreateZExt(slots[e], i64t));
+    };
     for (const auto &[i, j] : mergeSortNetwork(ranks.size())) {
-      auto pair = [&](size_t e) {
-        llvm::Type *i64t = b.getInt64Ty();
-        return b.CreateOr(b.CreateShl(b.CreateZExt(ranks[e], i64t), 32), b.CreateZExt(slots[e], i64t));
-      };
       llvm::Value *swap = b.CreateICmpULT(pair(i), pair(j));
       auto exchange = [&](std::vector<llvm::Value *> &w) {
         llvm::Value *wi = w[i];
