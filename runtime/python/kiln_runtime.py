@@ -1,0 +1,239 @@
+"""Python bindings of Kiln's runtime C API (runtime/kiln_runtime.h), through ctypes.
+
+They load libkiln_runtime.so (the CMake target kiln_runtime_shared) and need nothing
+else: no compiler, no LLVM; NumPy for the host side of copies.
+
+    import numpy as np
+    from kiln_runtime import Runtime
+
+    rt = Runtime("build/runtime/libkiln_runtime.so")   # CUDA if it works, else Level Zero
+    kernel = rt.load("softmax.kbin")                   # a bundle from dslc --emit=bundle
+    x = rt.upload(np.random.rand(8, 1000).astype(np.float32))
+    y = rt.alloc(x.nbytes, "f32")
+    kernel.launch((8,), x, y, 1000, 1000)              # arguments in the kernel's order
+    print(y.download(np.float32, (8, 1000)))
+
+A pointer parameter takes a Buffer; a scalar parameter a Python number, passed as the
+parameter's kind (an f32 parameter takes 2 as 2.0, and 1e-5 rounded to the nearest f32,
+as NumPy rounds it). Failures raise KilnError with the status name and the runtime's
+message.
+"""
+
+import ctypes
+import os
+
+import numpy as np
+
+# kiln_dtype, in the order of kiln_runtime.h.
+DTYPES = ["none", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+          "f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64"]
+_FLOAT_DTYPES = {"f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64"}
+_NUMPY_DTYPES = {np.dtype(np.bool_): "bool", np.dtype(np.int8): "i8", np.dtype(np.int16): "i16",
+                 np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.uint8): "u8",
+                 np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64",
+                 np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+
+_ARG_BUFFER, _ARG_INT, _ARG_FLOAT, _ARG_BOOL = 1, 2, 4, 5
+
+
+class KilnError(RuntimeError):
+    """A runtime call failed: `status` is the kiln_status name, the text its message."""
+
+    def __init__(self, status, message):
+        super().__init__(f"{status}: {message}")
+        self.status = status
+
+
+class _Grid(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_uint32), ("y", ctypes.c_uint32), ("z", ctypes.c_uint32)]
+
+
+class _BufferValue(ctypes.Structure):
+    _fields_ = [("buffer", ctypes.c_void_p), ("offset", ctypes.c_uint64)]
+
+
+class _Value(ctypes.Union):
+    _fields_ = [("buffer", _BufferValue), ("i", ctypes.c_int64), ("u", ctypes.c_uint64),
+                ("f", ctypes.c_double), ("b", ctypes.c_int)]
+
+
+class _Arg(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int32), ("value", _Value)]
+
+
+def _open(path):
+    lib = ctypes.CDLL(path)
+    P, I, S = ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t
+    signatures = {
+        "kiln_status_name": ([I], ctypes.c_char_p),
+        "kiln_last_error": ([], ctypes.c_char_p),
+        "kiln_runtime_create": ([P, ctypes.POINTER(P)], I),
+        "kiln_runtime_destroy": ([P], None),
+        "kiln_runtime_device_name": ([P], ctypes.c_char_p),
+        "kiln_runtime_target": ([P], ctypes.c_char_p),
+        "kiln_runtime_synchronize": ([P], I),
+        "kiln_buffer_alloc": ([P, S, I, ctypes.POINTER(P)], I),
+        "kiln_buffer_free": ([P], None),
+        "kiln_buffer_size": ([P], S),
+        "kiln_buffer_write": ([P, S, P, S], I),
+        "kiln_buffer_read": ([P, S, P, S], I),
+        "kiln_buffer_fill": ([P, ctypes.c_uint8], I),
+        "kiln_kernel_load_file": ([P, ctypes.c_char_p, ctypes.POINTER(P)], I),
+        "kiln_kernel_destroy": ([P], None),
+        "kiln_kernel_name": ([P], ctypes.c_char_p),
+        "kiln_kernel_num_params": ([P], S),
+        "kiln_kernel_param": ([P, S, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(I),
+                               ctypes.POINTER(ctypes.c_int)], I),
+        "kiln_kernel_const_int": ([P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)], I),
+        "kiln_launch": ([P, _Grid, ctypes.POINTER(_Arg), S], I),
+    }
+    for name, (args, result) in signatures.items():
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = args, result
+    return lib
+
+
+class Runtime:
+    """A device (CUDA if it works, else Level Zero) and what lives on it."""
+
+    def __init__(self, library=None):
+        path = library or os.environ.get("KILN_RUNTIME_LIBRARY", "libkiln_runtime.so")
+        self._lib = _open(path)
+        handle = ctypes.c_void_p()
+        self._check(self._lib.kiln_runtime_create(None, ctypes.byref(handle)))
+        self._handle = handle
+
+    def _check(self, status):
+        if status != 0:
+            name = self._lib.kiln_status_name(status).decode()
+            raise KilnError(name, self._lib.kiln_last_error().decode())
+
+    def close(self):
+        if self._handle:
+            self._lib.kiln_runtime_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def device_name(self):
+        return self._lib.kiln_runtime_device_name(self._handle).decode()
+
+    @property
+    def target(self):
+        """The code target of the device: "sm_90a", "spirv64", ..."""
+        return self._lib.kiln_runtime_target(self._handle).decode()
+
+    def synchronize(self):
+        self._check(self._lib.kiln_runtime_synchronize(self._handle))
+
+    def alloc(self, nbytes, dtype="none"):
+        """A device buffer of `nbytes` bytes of `dtype` elements (a name of DTYPES)."""
+        handle = ctypes.c_void_p()
+        self._check(self._lib.kiln_buffer_alloc(self._handle, nbytes, DTYPES.index(dtype), ctypes.byref(handle)))
+        return Buffer(self, handle, nbytes)
+
+    def upload(self, array, dtype=None):
+        """A device buffer holding `array`'s bytes; `dtype` names the element type where
+        NumPy has none of its own (bf16 or f8 bits in uint16 or uint8 arrays)."""
+        array = np.ascontiguousarray(array)
+        buffer = self.alloc(max(array.nbytes, 1), dtype or _NUMPY_DTYPES[array.dtype])
+        buffer.write(array)
+        return buffer
+
+    def load(self, path):
+        """The kernel of a .kbin bundle."""
+        handle = ctypes.c_void_p()
+        self._check(self._lib.kiln_kernel_load_file(self._handle, os.fsencode(path), ctypes.byref(handle)))
+        return Kernel(self, handle)
+
+
+class Buffer:
+    """Device memory of a Runtime; freed with free() or when collected (also after the
+    Runtime is closed: the C API keeps the device until its last object is gone)."""
+
+    def __init__(self, runtime, handle, nbytes):
+        self._rt, self._handle, self.nbytes = runtime, handle, nbytes
+
+    def write(self, array):
+        array = np.ascontiguousarray(array)
+        self._rt._check(self._rt._lib.kiln_buffer_write(self._handle, 0, array.ctypes.data, array.nbytes))
+
+    def fill(self, byte):
+        self._rt._check(self._rt._lib.kiln_buffer_fill(self._handle, byte))
+
+    def download(self, dtype, shape):
+        """The buffer's first bytes as a NumPy array of `dtype` and `shape`."""
+        out = np.empty(shape, dtype=dtype)
+        self._rt._check(self._rt._lib.kiln_buffer_read(self._handle, 0, out.ctypes.data, out.nbytes))
+        return out
+
+    def free(self):
+        if self._handle:
+            self._rt._lib.kiln_buffer_free(self._handle)
+        self._handle = None
+
+    def __del__(self):
+        self.free()
+
+
+class Kernel:
+    """A loaded kernel: its parameters and launches."""
+
+    def __init__(self, runtime, handle):
+        self._rt, self._handle = runtime, handle
+        lib = runtime._lib
+        self.name = lib.kiln_kernel_name(handle).decode()
+        self.params = []  # (name, dtype, is_pointer)
+        for i in range(lib.kiln_kernel_num_params(handle)):
+            name, dtype, pointer = ctypes.c_char_p(), ctypes.c_int32(), ctypes.c_int()
+            runtime._check(lib.kiln_kernel_param(handle, i, ctypes.byref(name), ctypes.byref(dtype),
+                                                 ctypes.byref(pointer)))
+            self.params.append((name.value.decode(), DTYPES[dtype.value], bool(pointer.value)))
+
+    def const(self, name):
+        """The integer `const` parameter `name`, as the kernel was compiled."""
+        value = ctypes.c_int64()
+        self._rt._check(self._rt._lib.kiln_kernel_const_int(self._handle, name.encode(), ctypes.byref(value)))
+        return value.value
+
+    def launch(self, grid, *args):
+        """Runs `grid` programs ((x,), (x, y) or (x, y, z)) on `args`, in the order of the
+        kernel's parameters."""
+        if len(args) != len(self.params):
+            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
+                            f"kernel '{self.name}' takes {len(self.params)} arguments, got {len(args)}")
+        packed = (_Arg * max(len(args), 1))()
+        for slot, (arg, (name, dtype, pointer)) in zip(packed, zip(args, self.params)):
+            if pointer:
+                if not isinstance(arg, Buffer):
+                    raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", f"parameter '{name}' takes a Buffer")
+                slot.kind, slot.value.buffer.buffer, slot.value.buffer.offset = _ARG_BUFFER, arg._handle, 0
+            elif isinstance(arg, (bool, np.bool_)):
+                slot.kind, slot.value.b = _ARG_BOOL, int(arg)
+            elif dtype in _FLOAT_DTYPES and isinstance(arg, (int, float, np.number)):
+                # Rounded to the parameter's type first: the C API takes only values it
+                # represents exactly, and a Python float is an f64.
+                rounded = {"f32": np.float32, "f16": np.float16}.get(dtype, float)(arg)
+                slot.kind, slot.value.f = _ARG_FLOAT, float(rounded)
+            elif isinstance(arg, (int, np.integer)):
+                slot.kind, slot.value.i = _ARG_INT, int(arg)
+            elif isinstance(arg, (float, np.floating)):
+                slot.kind, slot.value.f = _ARG_FLOAT, float(arg)  # the C API names the mismatch
+            else:
+                raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
+                                f"parameter '{name}' takes a number, got {type(arg).__name__}")
+        dims = tuple(grid) + (1,) * (3 - len(grid))
+        self._rt._check(self._rt._lib.kiln_launch(self._handle, _Grid(*dims), packed, len(args)))
+
+    def __del__(self):
+        if self._handle:
+            self._rt._lib.kiln_kernel_destroy(self._handle)
+        self._handle = None
