@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The GPU check (docs/testing.md, "GPU check"): every test kernel, example and corpus
-# program run on an NVIDIA GPU and compared with the reference interpreter, plus the
-# runtime's smoke test. It runs in two halves, so the GPU machine needs only the driver:
+# program run on an NVIDIA GPU and compared with the reference interpreter, the runtime's
+# smoke test, and the fused stdlib workloads against PyTorch (tests/gpu/torch_reference.py,
+# skipped where PyTorch has no GPU). It runs in two halves, so the GPU machine needs only
+# the driver (and PyTorch for the last part):
 #
 #   tests/gpu/run-on-device.sh prepare   on the build machine: builds kiln-gpu-prepare,
-#                                        kiln-gpu-run and the runtime smoke test, writes
-#                                        every case (bundles for sm_80 and sm_90a, random
-#                                        inputs, the interpreter's outputs) into
-#                                        build-gpu/, and prints its size
+#                                        kiln-gpu-run, the runtime smoke test and
+#                                        libkiln_runtime.so, writes every case (bundles
+#                                        for sm_80 and sm_90a, random inputs, the
+#                                        interpreter's outputs) and the PyTorch check's
+#                                        bundles into build-gpu/, and prints its size
 #   tests/gpu/run-on-device.sh run       on the GPU machine, in a copy of the repository
 #                                        that has build-gpu/: runs everything and prints
 #                                        a table
@@ -30,7 +33,8 @@ prepare() {
     cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   fi
   local log
-  if ! log="$(ninja -C "$build" -j"${KILN_JOBS:-2}" kiln-gpu-prepare kiln-gpu-run kiln_gpu_smoke 2>&1)"; then
+  if ! log="$(ninja -C "$build" -j"${KILN_JOBS:-2}" kiln-gpu-prepare kiln-gpu-run kiln_gpu_smoke dslc \
+              kiln_runtime_shared 2>&1)"; then
     echo "$log" | tail -n 40 >&2
     echo "gpu-check: the build failed" >&2
     exit 1
@@ -42,7 +46,8 @@ prepare() {
 
   rm -rf "$out"
   mkdir -p "$out/bin"
-  cp "$run" "$smoke" "$out/bin/"
+  cp "$run" "$smoke" "$build/runtime/libkiln_runtime.so" "$out/bin/"
+  strip --strip-unneeded "$out"/bin/* # symbols the GPU machine never reads; the library keeps its exports
   # The GPU machine has the driver and glibc, nothing else of ours: no libstdc++,
   # no LLVM. Refuse binaries that would need them.
   local b
@@ -54,6 +59,7 @@ prepare() {
   done
   echo "gpu-check: preparing the cases"
   "$prep" "$out/cases" | tee "$out/prepare.log"
+  python3 "$repo/tests/gpu/torch_reference.py" prepare --dslc "$build/tools/dslc" --out "$out/torch"
 
   local bytes
   bytes="$(du -sb "$out" | cut -f1)"
@@ -82,6 +88,10 @@ run() {
   echo
   "$out/bin/kiln_gpu_smoke" 2>&1 | tee "$logs/gpu-smoke.log" || smoke_status=${PIPESTATUS[0]}
   echo
+  local torch_status=0
+  python3 "$repo/tests/gpu/torch_reference.py" run "$out/torch" --lib "$out/bin/libkiln_runtime.so" 2>&1 |
+    tee "$logs/torch-reference.log" || torch_status=${PIPESTATUS[0]}
+  echo
   echo "GPU check: $(grep -m1 '^device: ' "$logs/gpu-run.log" | cut -d' ' -f2-)"
   printf '  %-30s %8s %8s %8s\n' part passed failed skipped
   # kiln-gpu-run's summary lines: "  sm_80: 120 passed, 0 failed, 0 skipped".
@@ -94,8 +104,16 @@ run() {
   local smoke_result="passed"
   (( smoke_status == 0 )) || smoke_result="FAILED (exit $smoke_status)"
   printf '  %-30s %s\n' "runtime smoke test" "$smoke_result"
-  if (( diff_status != 0 || smoke_status != 0 )); then
-    echo "gpu-check: FAILED (kiln-gpu-run exit $diff_status, smoke test exit $smoke_status)"
+  local torch_result
+  case "$torch_status" in
+    0) torch_result="$(grep -m1 -oE '[0-9]+ passed, [0-9]+ failed' "$logs/torch-reference.log")" ;;
+    77) torch_result="skipped (no PyTorch with CUDA)" ;;
+    *) torch_result="FAILED (exit $torch_status)" ;;
+  esac
+  printf '  %-30s %s\n' "torch reference" "$torch_result"
+  if (( diff_status != 0 || smoke_status != 0 || (torch_status != 0 && torch_status != 77) )); then
+    echo "gpu-check: FAILED (kiln-gpu-run exit $diff_status, smoke test exit $smoke_status," \
+         "torch reference exit $torch_status)"
     exit 1
   fi
   echo "gpu-check: all passed"
