@@ -97,6 +97,7 @@ class Runtime:
     """A device (CUDA if it works, else Level Zero) and what lives on it."""
 
     def __init__(self, library=None):
+        self._handle = None  # for close() when what follows fails
         path = library or os.environ.get("KILN_RUNTIME_LIBRARY", "libkiln_runtime.so")
         self._lib = _open(path)
         handle = ctypes.c_void_p()

@@ -87,6 +87,10 @@ def main():
             raises("a file that is no bundle", lambda: rt.load(os.path.join(tmp, "junk.kbin")),
                    "KILN_ERROR_INVALID_BUNDLE", "")
             raises("an unknown const", lambda: kernel.const("NOPE"), "KILN_ERROR_INVALID_VALUE", "NOPE")
+    # No driver at all: an error naming why, not a crash.
+    os.environ["KILN_CUDA_LIBRARY"] = os.path.join(os.path.dirname(args.fake_cuda), "no-such-libcuda.so")
+    os.environ["KILN_ZE_LIBRARY"] = os.path.join(os.path.dirname(args.fake_cuda), "no-such-libze.so")
+    raises("no driver", lambda: Runtime(args.lib), "KILN_ERROR_NO_DRIVER", "no-such-libcuda.so")
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 
