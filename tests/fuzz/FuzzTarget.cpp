@@ -61,6 +61,16 @@ void compileOneInput(const uint8_t *data, size_t size) {
     // The optimized IR must print, parse back and verify as well.
     parseBack(sources, ir::printModule(module), "fuzz-optimized.tir", "optimized Tile IR does not parse back", data,
               size);
+    // The same program compiled for a target with thread-block clusters, its reduction
+    // chains forced into 2 to 8 segments (by the input's size): the multi-segment,
+    // cluster and held-share rewrites the default run leaves alone.
+    ir::PipelineOptions split;
+    ir::setPipelineTarget(split, "sm_90a");
+    split.reductionSplit.forced = 2 + static_cast<int64_t>(size % 7);
+    split.fusionRemarks = &diags;
+    ir::runPipeline(*reparsed, split, diags);
+    parseBack(sources, ir::printModule(*reparsed), "fuzz-split.tir", "split Tile IR does not parse back", data,
+              size);
   } catch (const InternalCompilerError &e) {
     fail("internal compiler error", std::string(e.what()) + " at " + e.file + ":" + std::to_string(e.line), data,
          size);

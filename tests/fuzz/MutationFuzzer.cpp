@@ -2,7 +2,7 @@
 //
 //   kiln-fuzz-frontend --seconds 60 [--seed N] SEED_DIR_OR_FILE...
 //
-// Starts from valid Kiln programs (the examples and test programs), applies random
+// Starts from valid Kiln programs (examples, test programs, stdlib), applies random
 // token-aware mutations (byte flips, deletions, duplications, splices between files,
 // keyword and literal insertions, line swaps), and sends each mutant through the whole
 // frontend (FuzzTarget.cpp). Built with AddressSanitizer and UndefinedBehaviorSanitizer
