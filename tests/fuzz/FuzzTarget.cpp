@@ -35,7 +35,7 @@ std::unique_ptr<ir::Module> parseBack(const std::shared_ptr<SourceManager> &sour
 }
 } // namespace
 
-void compileOneInput(const uint8_t *data, size_t size) {
+void compileOneInput(const uint8_t *data, size_t size, const Backend &backend) {
   auto sources = std::make_shared<SourceManager>();
   std::ostringstream sink;
   DiagnosticEngine diags(*sources, sink);
@@ -57,10 +57,13 @@ void compileOneInput(const uint8_t *data, size_t size) {
       fail("Tile IR round trip is not stable", printed, data, size);
     ir::PipelineOptions pipeline;
     pipeline.fusionRemarks = &diags; // the --explain-fusion reports are fuzzed too
-    ir::runPipeline(module, pipeline, diags);
+    if (!ir::runPipeline(module, pipeline, diags))
+      return;
     // The optimized IR must print, parse back and verify as well.
     parseBack(sources, ir::printModule(module), "fuzz-optimized.tir", "optimized Tile IR does not parse back", data,
               size);
+    if (backend)
+      backend(module, "sm_80", diags);
     // The same program compiled for a target with thread-block clusters, its reduction
     // chains forced into 2 to 8 segments (by the input's size): the multi-segment,
     // cluster and held-share rewrites the default run leaves alone.
@@ -68,9 +71,12 @@ void compileOneInput(const uint8_t *data, size_t size) {
     ir::setPipelineTarget(split, "sm_90a");
     split.reductionSplit.forced = 2 + static_cast<int64_t>(size % 7);
     split.fusionRemarks = &diags;
-    ir::runPipeline(*reparsed, split, diags);
+    if (!ir::runPipeline(*reparsed, split, diags))
+      return;
     parseBack(sources, ir::printModule(*reparsed), "fuzz-split.tir", "split Tile IR does not parse back", data,
               size);
+    if (backend)
+      backend(*reparsed, "sm_90a", diags);
   } catch (const InternalCompilerError &e) {
     fail("internal compiler error", std::string(e.what()) + " at " + e.file + ":" + std::to_string(e.line), data,
          size);

@@ -1,17 +1,26 @@
-//===- MutationFuzzer.cpp - A bounded-time mutation fuzzer for the frontend ===//
+//===- MutationFuzzer.cpp - A bounded-time mutation fuzzer of the compiler ===//
 //
 //   kiln-fuzz-frontend --seconds 60 [--seed N] SEED_DIR_OR_FILE...
+//   kiln-fuzz-codegen  --seconds 60 [--seed N] SEED_DIR_OR_FILE...
 //
 // Starts from valid Kiln programs (examples, test programs, stdlib), applies random
 // token-aware mutations (byte flips, deletions, duplications, splices between files,
 // keyword and literal insertions, line swaps), and sends each mutant through the whole
-// frontend (FuzzTarget.cpp). Built with AddressSanitizer and UndefinedBehaviorSanitizer
-// in CI; a crash, sanitizer report, internal error or hang (SIGALRM after 10 s per
-// input) fails the run and prints the input. The same target builds as a libFuzzer
+// frontend and the Tile IR pipeline (FuzzTarget.cpp); kiln-fuzz-codegen, this file built
+// with KILN_FUZZ_CODEGEN, then through the code generator too (CodegenBackend.cpp). The
+// frontend fuzzer is built with AddressSanitizer and UndefinedBehaviorSanitizer in CI;
+// a crash, sanitizer report, internal error or hang (SIGALRM after 10 s per input)
+// fails the run and prints the input. The frontend target also builds as a libFuzzer
 // fuzzer (LibFuzzerMain.cpp) where clang is used.
 //
 //===----------------------------------------------------------------------===//
 #include "tests/fuzz/FuzzTarget.h"
+#ifdef KILN_FUZZ_CODEGEN
+#include "tests/fuzz/CodegenBackend.h"
+#define KILN_FUZZER_NAME "kiln-fuzz-codegen"
+#else
+#define KILN_FUZZER_NAME "kiln-fuzz-frontend"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -166,21 +175,26 @@ int main(int argc, char **argv) {
       collectSeeds(argv[i], corpus);
   }
   if (corpus.empty()) {
-    std::fprintf(stderr, "kiln-fuzz-frontend: no seed .kiln files given\n");
+    std::fprintf(stderr, KILN_FUZZER_NAME ": no seed .kiln files given\n");
     return 2;
   }
   std::signal(SIGALRM, onAlarm);
-  std::printf("kiln-fuzz-frontend: %zu seeds, %.0f s, seed %llu\n", corpus.size(), seconds,
+  std::printf(KILN_FUZZER_NAME ": %zu seeds, %.0f s, seed %llu\n", corpus.size(), seconds,
               static_cast<unsigned long long>(seed));
   std::fflush(stdout);
   Mutator mutator(seed, corpus);
+#ifdef KILN_FUZZ_CODEGEN
+  const kiln::fuzz::Backend backend = kiln::fuzz::codegenBackend();
+#else
+  const kiln::fuzz::Backend backend;
+#endif
   auto start = std::chrono::steady_clock::now();
   uint64_t runs = 0;
   // Every seed unmutated first: they must all survive, too.
   for (const std::string &s : corpus) {
     currentInput = s;
     alarm(10);
-    kiln::fuzz::compileOneInput(reinterpret_cast<const uint8_t *>(s.data()), s.size());
+    kiln::fuzz::compileOneInput(reinterpret_cast<const uint8_t *>(s.data()), s.size(), backend);
     alarm(0);
     ++runs;
   }
@@ -188,11 +202,12 @@ int main(int argc, char **argv) {
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
     currentInput = mutator.mutate(corpus[choose() % corpus.size()]);
     alarm(10);
-    kiln::fuzz::compileOneInput(reinterpret_cast<const uint8_t *>(currentInput.data()), currentInput.size());
+    kiln::fuzz::compileOneInput(reinterpret_cast<const uint8_t *>(currentInput.data()), currentInput.size(),
+                                 backend);
     alarm(0);
     ++runs;
   }
-  std::printf("kiln-fuzz-frontend: %llu inputs, no crash, hang or internal error\n",
+  std::printf(KILN_FUZZER_NAME ": %llu inputs, no crash, hang or internal error\n",
               static_cast<unsigned long long>(runs));
   return 0;
 }
