@@ -9,17 +9,21 @@
 // frontend and the Tile IR pipeline (FuzzTarget.cpp); kiln-fuzz-codegen, this file built
 // with KILN_FUZZ_CODEGEN, then through the code generator too (CodegenBackend.cpp). The
 // frontend fuzzer is built with AddressSanitizer and UndefinedBehaviorSanitizer in CI;
-// a crash, sanitizer report, internal error or hang (SIGALRM after 10 s per input)
-// fails the run and prints the input. The frontend target also builds as a libFuzzer
-// fuzzer (LibFuzzerMain.cpp) where clang is used.
+// a crash, sanitizer report, internal error or hang (SIGALRM after 10 s per input, 60 s
+// with the code generator) fails the run and prints the input. The frontend target also
+// builds as a libFuzzer fuzzer (LibFuzzerMain.cpp) where clang is used.
 //
 //===----------------------------------------------------------------------===//
 #include "tests/fuzz/FuzzTarget.h"
 #ifdef KILN_FUZZ_CODEGEN
 #include "tests/fuzz/CodegenBackend.h"
 #define KILN_FUZZER_NAME "kiln-fuzz-codegen"
+// A mutant may legitimately take seconds in LLVM: a `const BLOCK = 65536` tile is 512
+// unrolled elements a thread, compiled three times (5 s for one target).
+#define KILN_FUZZ_INPUT_SECONDS "60"
 #else
 #define KILN_FUZZER_NAME "kiln-fuzz-frontend"
+#define KILN_FUZZ_INPUT_SECONDS "10"
 #endif
 
 #include <algorithm>
@@ -41,7 +45,7 @@ namespace {
 std::string currentInput; // what a hang report prints
 
 extern "C" void onAlarm(int) {
-  const char msg[] = "\n*** fuzz failure: hang (one input ran over 10 s)\n--- input ---\n";
+  const char msg[] = "\n*** fuzz failure: hang (one input ran over " KILN_FUZZ_INPUT_SECONDS " s)\n--- input ---\n";
   ssize_t ignored = write(2, msg, sizeof msg - 1);
   ignored = write(2, currentInput.data(), currentInput.size());
   (void)ignored;
@@ -183,6 +187,7 @@ int main(int argc, char **argv) {
               static_cast<unsigned long long>(seed));
   std::fflush(stdout);
   Mutator mutator(seed, corpus);
+  const unsigned inputSeconds = static_cast<unsigned>(std::atoi(KILN_FUZZ_INPUT_SECONDS));
 #ifdef KILN_FUZZ_CODEGEN
   const kiln::fuzz::Backend backend = kiln::fuzz::codegenBackend();
 #else
@@ -193,7 +198,7 @@ int main(int argc, char **argv) {
   // Every seed unmutated first: they must all survive, too.
   for (const std::string &s : corpus) {
     currentInput = s;
-    alarm(10);
+    alarm(inputSeconds);
     kiln::fuzz::compileOneInput(reinterpret_cast<const uint8_t *>(s.data()), s.size(), backend);
     alarm(0);
     ++runs;
@@ -201,7 +206,7 @@ int main(int argc, char **argv) {
   std::mt19937_64 choose(seed ^ 0x9e3779b97f4a7c15ull);
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
     currentInput = mutator.mutate(corpus[choose() % corpus.size()]);
-    alarm(10);
+    alarm(inputSeconds);
     kiln::fuzz::compileOneInput(reinterpret_cast<const uint8_t *>(currentInput.data()), currentInput.size(),
                                  backend);
     alarm(0);
