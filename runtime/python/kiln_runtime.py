@@ -145,7 +145,7 @@ class Runtime:
         """A device buffer holding `array`'s bytes; `dtype` names the element type where
         NumPy has none of its own (bf16 or f8 bits in uint16 or uint8 arrays)."""
         array = np.ascontiguousarray(array)
-        buffer = self.alloc(max(array.nbytes, 1), dtype or _NUMPY_DTYPES[array.dtype])
+        buffer = self.alloc(array.nbytes, dtype or _NUMPY_DTYPES[array.dtype])
         buffer.write(array)
         return buffer
 

@@ -20,11 +20,13 @@
 #define KILN_FUZZER_NAME "kiln-fuzz-codegen"
 // A mutant may legitimately take seconds in LLVM: a `const BLOCK = 65536` tile is 512
 // unrolled elements a thread, compiled three times (5 s for one target).
-#define KILN_FUZZ_INPUT_SECONDS "60"
+#define KILN_FUZZ_INPUT_SECONDS 60
 #else
 #define KILN_FUZZER_NAME "kiln-fuzz-frontend"
-#define KILN_FUZZ_INPUT_SECONDS "10"
+#define KILN_FUZZ_INPUT_SECONDS 10
 #endif
+#define KILN_STRINGIFY_(x) #x
+#define KILN_STRINGIFY(x) KILN_STRINGIFY_(x)
 
 #include <algorithm>
 #include <chrono>
@@ -45,7 +47,7 @@ namespace {
 std::string currentInput; // what a hang report prints
 
 extern "C" void onAlarm(int) {
-  const char msg[] = "\n*** fuzz failure: hang (one input ran over " KILN_FUZZ_INPUT_SECONDS " s)\n--- input ---\n";
+  const char msg[] = "\n*** fuzz failure: hang (one input ran over " KILN_STRINGIFY(KILN_FUZZ_INPUT_SECONDS) " s)\n--- input ---\n";
   ssize_t ignored = write(2, msg, sizeof msg - 1);
   ignored = write(2, currentInput.data(), currentInput.size());
   (void)ignored;
@@ -187,7 +189,6 @@ int main(int argc, char **argv) {
               static_cast<unsigned long long>(seed));
   std::fflush(stdout);
   Mutator mutator(seed, corpus);
-  const unsigned inputSeconds = static_cast<unsigned>(std::atoi(KILN_FUZZ_INPUT_SECONDS));
 #ifdef KILN_FUZZ_CODEGEN
   const kiln::fuzz::Backend backend = kiln::fuzz::codegenBackend();
 #else
@@ -198,7 +199,7 @@ int main(int argc, char **argv) {
   // Every seed unmutated first: they must all survive, too.
   for (const std::string &s : corpus) {
     currentInput = s;
-    alarm(inputSeconds);
+    alarm(KILN_FUZZ_INPUT_SECONDS);
     kiln::fuzz::compileOneInput(reinterpret_cast<const uint8_t *>(s.data()), s.size(), backend);
     alarm(0);
     ++runs;
@@ -206,7 +207,7 @@ int main(int argc, char **argv) {
   std::mt19937_64 choose(seed ^ 0x9e3779b97f4a7c15ull);
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
     currentInput = mutator.mutate(corpus[choose() % corpus.size()]);
-    alarm(inputSeconds);
+    alarm(KILN_FUZZ_INPUT_SECONDS);
     kiln::fuzz::compileOneInput(reinterpret_cast<const uint8_t *>(currentInput.data()), currentInput.size(),
                                  backend);
     alarm(0);
