@@ -2,16 +2,14 @@
 
 #include "jit/DiskCache.h"
 #include "support/AtomicFile.h"
+#include "support/ReadFile.h"
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <utility>
-
 
 namespace kiln::jit {
 
@@ -37,10 +35,23 @@ std::string DiskCache::pathOf(const std::string &key, const char *ext) const {
   return dir_ + "/" + key.substr(0, 2) + "/" + key + "." + ext;
 }
 
-void DiskCache::reportDamaged(const std::string &path, const std::string &why) {
+// The reason in an error that names the file at `path` ("cannot read '<path>': reason").
+static std::string reasonOf(const std::string &error, const std::string &path) {
+  const std::string named = "'" + path + "': ";
+  size_t at = error.find(named);
+  return at == std::string::npos ? error : error.substr(at + named.size());
+}
+
+// Whether anything, even a dangling link, is at `path`.
+static bool occupied(const std::string &path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+void DiskCache::reportUnusable(const std::string &path, const std::string &problem) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (reported_.insert(path).second)
-    log_.note("the cache entry '" + path + "' is damaged (" + why + "); compiling it again");
+    log_.note("the cache entry '" + path + "' " + problem + "; compiling it again");
 }
 
 std::optional<rt::Bundle> DiskCache::loadBundle(const std::string &key, const Expected &expected) {
@@ -50,10 +61,13 @@ std::optional<rt::Bundle> DiskCache::loadBundle(const std::string &key, const Ex
   bool ioError = false;
   std::optional<rt::Bundle> bundle = rt::readBundle(path, error, &ioError);
   if (!bundle) {
-    // A missing file is an ordinary miss; one that cannot be read is treated as one too
-    // (storing will say why the directory is unusable, if it is).
+    // A missing file is an ordinary miss. Anything else in its place that cannot be read
+    // (a FIFO, a directory, a file without permission) is noted and missed too: the
+    // store that follows replaces it, or says why it cannot.
     if (!ioError)
-      reportDamaged(path, error.substr(error.rfind("': ") == std::string::npos ? 0 : error.rfind("': ") + 3));
+      reportUnusable(path, "is damaged (" + reasonOf(error, path) + ")");
+    else if (occupied(path))
+      reportUnusable(path, "cannot be read (" + reasonOf(error, path) + ")");
     return std::nullopt;
   }
   // A whole bundle of anything else under this key is damage too (a file copied over).
@@ -68,7 +82,7 @@ std::optional<rt::Bundle> DiskCache::loadBundle(const std::string &key, const Ex
   else if (bundle->consts != expected.consts || bundle->numWarps != expected.numWarps)
     other = "code compiled with other const values or num_warps";
   if (!other.empty()) {
-    reportDamaged(path, "it holds " + other);
+    reportUnusable(path, "is damaged (it holds " + other + ")");
     return std::nullopt;
   }
   return bundle;
@@ -88,17 +102,19 @@ std::optional<std::string> DiskCache::loadText(const std::string &key, const cha
                                                const std::function<bool(const std::string &)> &check) {
   if (!enabled())
     return std::nullopt;
-  std::string path = pathOf(key, ext);
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!check(text.str())) {
-    reportDamaged(path, "its content is not a record this build writes");
+  // Read as bundles are: never blocking on a FIFO, never reading without end.
+  std::string path = pathOf(key, ext), error;
+  std::optional<std::string> text = readWholeFile(path, error);
+  if (!text) {
+    if (occupied(path))
+      reportUnusable(path, "cannot be read (" + error + ")");
     return std::nullopt;
   }
-  return text.str();
+  if (!check(*text)) {
+    reportUnusable(path, "is damaged (its content is not a record this build writes)");
+    return std::nullopt;
+  }
+  return text;
 }
 
 void DiskCache::storeText(const std::string &key, const char *ext, const std::string &text) {
@@ -106,19 +122,53 @@ void DiskCache::storeText(const std::string &key, const char *ext, const std::st
     store(key, ext, std::vector<uint8_t>(text.begin(), text.end()));
 }
 
+void DiskCache::removeStaleTemporaries(const std::string &subdir) {
+  // Only the subdirectory being written: a store stays one short directory listing more.
+  const auto now = std::chrono::system_clock::now();
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(subdir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string path = it->path().string();
+    struct stat st;
+    if (it->path().filename().string().find(".tmp-") == std::string::npos || ::lstat(path.c_str(), &st) != 0 ||
+        S_ISDIR(st.st_mode))
+      continue;
+    if (now - std::chrono::system_clock::from_time_t(st.st_mtime) >= kStaleTemporaryAge)
+      ::unlink(path.c_str()); // another process may have removed it first: nothing to report
+  }
+}
+
 void DiskCache::store(const std::string &key, const char *ext, const std::vector<uint8_t> &bytes) {
   std::string path = pathOf(key, ext);
+  std::string subdir = std::filesystem::path(path).parent_path().string();
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  std::string why = ec ? "cannot create '" + std::filesystem::path(path).parent_path().string() + "': " + ec.message()
-                       : writeFileAtomically(path, bytes);
-  if (why.empty())
-    return;
+  std::filesystem::create_directories(subdir, ec);
+  std::string why;
+  if (ec) {
+    why = "cannot create '" + subdir + "': " + ec.message();
+  } else {
+    removeStaleTemporaries(subdir);
+    why = writeFileAtomically(path, bytes);
+  }
+  if (!why.empty())
+    reportUnwritable(path, why);
+}
+
+void DiskCache::reportUnwritable(const std::string &path, const std::string &why) {
+  // Blame the whole cache only when its directory cannot be written; otherwise the cause
+  // is this entry's or its subdirectory's (something else in its place, another user's
+  // file), and every other entry is still cached.
+  const bool everyEntry = ::access(dir_.c_str(), W_OK | X_OK) != 0;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!std::exchange(warnedUnwritable_, true))
-    log_.warning("the kernel cache in '" + dir_ + "' cannot be written (" + why +
-                 "); kernels are compiled in memory only. Set KILN_CACHE_DIR to a writable directory, or to "
-                 "the empty string to turn the disk cache off");
+  if (everyEntry) {
+    if (!std::exchange(warnedUnwritable_, true))
+      log_.warning("the kernel cache in '" + dir_ + "' cannot be written (" + why +
+                   "); kernels are compiled in memory only. Set KILN_CACHE_DIR to a writable directory, or to "
+                   "the empty string to turn the disk cache off");
+    return;
+  }
+  if (unwritable_.insert(path).second)
+    log_.warning("the cache entry '" + path + "' cannot be written (" + reasonOf(why, path) +
+                 "); what it would hold is compiled in memory only");
 }
 
 } // namespace kiln::jit

@@ -8,10 +8,19 @@
 // Every file is written whole to a temporary name beside its final one and renamed over
 // it, so a reader (in any process) sees either no file or a complete one, and several
 // processes that compile the same kernel at once all succeed: the last rename wins and
-// every writer wrote the same content. A damaged entry (a crash of the disk, a copy cut
-// short) is detected by the bundle's checksums, reported once as a note and rebuilt. A
-// directory that cannot be written is reported once as a warning; kernels are then
-// compiled in memory only.
+// every writer wrote the same content. A temporary file left by a writer that was killed
+// is removed by a later write into the same subdirectory once it is kStaleTemporaryAge
+// old.
+//
+// Any entry that cannot be used is a miss: the kernel is compiled again and the new
+// entry replaces it. An entry that is not a regular file (a FIFO would block a reader
+// forever) or cannot be read, a damaged one (a crash of the disk, a copy cut short:
+// the bundle's checksums), and a whole bundle of something other than what its key was
+// made from (a file copied over) are each reported once as a note. The checksums detect
+// damage, not tampering: whoever can write the directory decides what code runs, so it
+// must belong to the user. A directory that cannot be written is reported once as a
+// warning, an entry that cannot be replaced once per entry; kernels are then compiled in
+// memory only.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -19,6 +28,7 @@
 #include "jit/Log.h"
 #include "runtime/Bundle.h"
 
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -41,6 +51,11 @@ public:
   const std::string &directory() const { return dir_; }
   /// Where the entry `key` with extension `ext` ("kbin", "tune") lives.
   std::string pathOf(const std::string &key, const char *ext) const;
+
+  /// How old a temporary file (`<entry>.tmp-*`) must be before a write into its
+  /// subdirectory removes it. Writing an entry takes well under a second; an hour leaves
+  /// a slow disk any margin while still bounding what killed writers leave behind.
+  static constexpr std::chrono::hours kStaleTemporaryAge{1};
 
   /// What a bundle under a key must be: the kernel, target, program text and const
   /// values the key was computed from.
@@ -65,13 +80,19 @@ public:
 
 private:
   void store(const std::string &key, const char *ext, const std::vector<uint8_t> &bytes);
-  void reportDamaged(const std::string &path, const std::string &why);
+  /// Removes the temporary files in `subdir` older than kStaleTemporaryAge.
+  static void removeStaleTemporaries(const std::string &subdir);
+  /// Notes (once per entry) that the entry at `path` `problem` and is compiled again.
+  void reportUnusable(const std::string &path, const std::string &problem);
+  /// Warns that an entry could not be written, once for the directory or once per entry.
+  void reportUnwritable(const std::string &path, const std::string &why);
 
   std::string dir_;
   const Log &log_;
-  std::mutex mutex_;                ///< guards the two report-once sets
-  std::set<std::string> reported_;  ///< damaged entries already reported
-  bool warnedUnwritable_ = false;
+  std::mutex mutex_;                   ///< guards the report-once state below
+  std::set<std::string> reported_;     ///< unusable entries already noted
+  std::set<std::string> unwritable_;   ///< entries already warned about
+  bool warnedUnwritable_ = false;      ///< the whole directory warned about
 };
 
 } // namespace kiln::jit

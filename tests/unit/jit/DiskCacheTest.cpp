@@ -10,7 +10,9 @@ namespace {
 using rt::test::ScopedEnv;
 using rt::test::vaddBundle;
 using test::contains;
+using test::FifoInPlace;
 using test::filesEndingIn;
+using test::isRegularFile;
 using test::TempDir;
 
 /// Collects what the cache logs.
@@ -31,6 +33,15 @@ DiskCache::Expected expectedOf(const std::string &name, rt::Target target) {
   rt::Bundle b = vaddBundle();
   return DiskCache::Expected{name, target, b.sourceHash, b.consts, b.numWarps};
 }
+
+/// A cache in a fresh temporary directory, logging into `captured`.
+class DiskCacheInTempDir : public ::testing::Test {
+protected:
+  TempDir dir;
+  Captured captured;
+  Log log = captured.log();
+  DiskCache cache{dir.path(), log};
+};
 
 TEST(DiskCache, DirectoryFromTheEnvironment) {
   {
@@ -55,11 +66,7 @@ TEST(DiskCache, DirectoryFromTheEnvironment) {
   EXPECT_EQ(DiskCache::directoryFromEnvironment(), "");
 }
 
-TEST(DiskCache, StoresWholeFilesUnderTheKeyAndLeavesNoTemporaries) {
-  TempDir dir;
-  Captured captured;
-  Log log = captured.log();
-  DiskCache cache(dir.path(), log);
+TEST_F(DiskCacheInTempDir, StoresWholeFilesUnderTheKeyAndLeavesNoTemporaries) {
   EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90))) << "empty cache: a miss";
   cache.storeBundle(kKey, vaddBundle());
   EXPECT_EQ(cache.pathOf(kKey, "kbin"), dir.path() + "/ab/" + kKey + ".kbin");
@@ -72,11 +79,7 @@ TEST(DiskCache, StoresWholeFilesUnderTheKeyAndLeavesNoTemporaries) {
   EXPECT_TRUE(captured.messages.empty());
 }
 
-TEST(DiskCache, DamagedEntriesAreNotedOnceAndMissed) {
-  TempDir dir;
-  Captured captured;
-  Log log = captured.log();
-  DiskCache cache(dir.path(), log);
+TEST_F(DiskCacheInTempDir, DamagedEntriesAreNotedOnceAndMissed) {
   cache.storeBundle(kKey, vaddBundle());
   std::string path = cache.pathOf(kKey, "kbin");
   std::string bytes = test::readFile(path);
@@ -104,11 +107,7 @@ TEST(DiskCache, DamagedEntriesAreNotedOnceAndMissed) {
   EXPECT_TRUE(contains(captured.messages[1].second, "checksum mismatch")) << captured.messages[1].second;
 }
 
-TEST(DiskCache, AnotherKernelUnderTheKeyIsDamage) {
-  TempDir dir;
-  Captured captured;
-  Log log = captured.log();
-  DiskCache cache(dir.path(), log);
+TEST_F(DiskCacheInTempDir, AnotherKernelUnderTheKeyIsDamage) {
   cache.storeBundle(kKey, vaddBundle());
   EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("softmax", rt::Target::SM90)));
   EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM80)));
@@ -132,6 +131,86 @@ TEST(DiskCache, AnotherKernelUnderTheKeyIsDamage) {
     EXPECT_TRUE(contains(captured.messages.back().second, why)) << captured.messages.back().second;
     EXPECT_TRUE(other.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
   }
+}
+
+TEST_F(DiskCacheInTempDir, AFifoInPlaceOfAnEntryIsAMissNotAHang) {
+  cache.storeBundle(kKey, vaddBundle()); // creates the subdirectory
+  for (const char *ext : {"kbin", "tune"}) {
+    std::string path = cache.pathOf(kKey, ext);
+    std::filesystem::remove(path);
+    FifoInPlace fifo(path);
+    if (std::string(ext) == "kbin") {
+      EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
+      EXPECT_FALSE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
+    } else {
+      auto any = [](const std::string &) { return true; };
+      EXPECT_FALSE(cache.loadText(kKey, "tune", any));
+      EXPECT_FALSE(cache.loadText(kKey, "tune", any));
+    }
+    EXPECT_FALSE(fifo.fired()) << "a read of the " << ext << " entry blocked on the FIFO";
+    ASSERT_FALSE(captured.messages.empty());
+    EXPECT_EQ(captured.messages.back().first, KILN_JIT_NOTE);
+    EXPECT_EQ(captured.messages.back().second, "the cache entry '" + path +
+                                                   "' cannot be read (not a regular file (a FIFO)); compiling it again");
+
+    // The rebuild's store replaces the FIFO with the entry.
+    if (std::string(ext) == "kbin")
+      cache.storeBundle(kKey, vaddBundle());
+    else
+      cache.storeText(kKey, "tune", "record\n");
+    EXPECT_TRUE(isRegularFile(path)) << path;
+  }
+  ASSERT_EQ(captured.messages.size(), 2u) << "noted once per entry, never warned";
+  EXPECT_TRUE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
+  EXPECT_EQ(cache.loadText(kKey, "tune", [](const std::string &) { return true; }), "record\n");
+  EXPECT_EQ(filesEndingIn(dir.path(), "").size(), 2u) << "no temporary file left";
+}
+
+TEST_F(DiskCacheInTempDir, StaleTemporaryFilesAreRemovedWhenTheirSubdirectoryIsWritten) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir.file("ab"));
+  fs::create_directories(dir.file("cd"));
+  const auto old = fs::file_time_type::clock::now() - DiskCache::kStaleTemporaryAge - std::chrono::minutes(5);
+  const auto recent = fs::file_time_type::clock::now() - DiskCache::kStaleTemporaryAge + std::chrono::minutes(5);
+  auto make = [&](const std::string &path, fs::file_time_type when) {
+    test::writeFile(path, "partial");
+    fs::last_write_time(path, when);
+    return path;
+  };
+  // A killed writer's leftovers, a writer still at work, an old entry, and a stale
+  // temporary file in a subdirectory this store does not touch.
+  std::string stale = make(cache.pathOf(kKey, "kbin") + ".tmp-4242-0", old);
+  std::string staleTune = make(dir.file("ab/" + std::string(64, 'a') + ".tune.tmp-4242-7"), old);
+  std::string fresh = make(cache.pathOf(kKey, "kbin") + ".tmp-4243-0", recent);
+  std::string oldEntry = make(dir.file("ab/" + std::string(64, 'b') + ".kbin"), old);
+  std::string elsewhere = make(dir.file("cd/" + std::string(64, 'c') + ".kbin.tmp-4242-1"), old);
+
+  cache.storeBundle(kKey, vaddBundle());
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(staleTune));
+  EXPECT_TRUE(fs::exists(fresh)) << "younger than kStaleTemporaryAge: perhaps still being written";
+  EXPECT_TRUE(fs::exists(oldEntry)) << "entries are never evicted";
+  EXPECT_TRUE(fs::exists(elsewhere)) << "only the subdirectory being written is looked at";
+  EXPECT_TRUE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
+  EXPECT_TRUE(captured.messages.empty());
+}
+
+TEST_F(DiskCacheInTempDir, AnEntryThatCannotBeReplacedIsWarnedAboutAlone) {
+  // A directory where the entry belongs: this entry cannot be written, every other can.
+  std::string path = cache.pathOf(kKey, "kbin");
+  std::filesystem::create_directories(path + "/inside");
+  cache.storeBundle(kKey, vaddBundle());
+  cache.storeBundle(kKey, vaddBundle());
+  ASSERT_EQ(captured.messages.size(), 1u) << "warned once";
+  EXPECT_EQ(captured.messages[0].first, KILN_JIT_WARNING);
+  EXPECT_TRUE(contains(captured.messages[0].second, "the cache entry '" + path + "' cannot be written (Is a directory"))
+      << captured.messages[0].second;
+  EXPECT_FALSE(contains(captured.messages[0].second, "the kernel cache in")) << "the cache itself is writable";
+
+  const std::string otherKey = "ab" + std::string(62, '1');
+  cache.storeBundle(otherKey, vaddBundle());
+  EXPECT_TRUE(cache.loadBundle(otherKey, expectedOf("vadd", rt::Target::SM90)));
+  EXPECT_EQ(captured.messages.size(), 1u);
 }
 
 TEST(DiskCache, UnwritableDirectoryWarnsOnceAndCarriesOn) {
@@ -161,11 +240,7 @@ TEST(DiskCache, DisabledCacheNeitherReadsNorWrites) {
   EXPECT_TRUE(captured.messages.empty());
 }
 
-TEST(DiskCache, TextEntriesAreCheckedBeforeUse) {
-  TempDir dir;
-  Captured captured;
-  Log log = captured.log();
-  DiskCache cache(dir.path(), log);
+TEST_F(DiskCacheInTempDir, TextEntriesAreCheckedBeforeUse) {
   auto sound = [](const std::string &t) { return t.rfind("good", 0) == 0; };
   cache.storeText(kKey, "tune", "good record\n");
   EXPECT_EQ(cache.loadText(kKey, "tune", sound), "good record\n");

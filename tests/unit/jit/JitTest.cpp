@@ -283,6 +283,29 @@ TEST_F(JitOnFakeCuda, DamagedEntryIsNotedOnceAndRebuilt) {
   EXPECT_EQ(fake.launchCount(), 3);
 }
 
+TEST_F(JitOnFakeCuda, AFifoInPlaceOfAnEntryIsCompiledAgainAndReplaced) {
+  Rows data(*runtime, 1, 1024);
+  makeJit()->compile_file(kSoftmax, "softmax").launch({1, 1, 1}, data.x, data.y, 1024, 1024);
+  auto files = bundles();
+  ASSERT_EQ(files.size(), 1u);
+  std::string whole = readFile(files[0]);
+  std::filesystem::remove(files[0]);
+  {
+    FifoInPlace fifo(files[0]);
+    auto jit = makeJit();
+    JitKernel k = jit->compile_file(kSoftmax, "softmax");
+    k.launch({1, 1, 1}, data.x, data.y, 1024, 1024);
+    EXPECT_FALSE(fifo.fired()) << "the JIT blocked reading the FIFO";
+  }
+  EXPECT_EQ(fake.launchCount(), 2);
+  auto notes = logged(KILN_JIT_NOTE);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(contains(notes[0], "cannot be read (not a regular file (a FIFO)); compiling it again")) << notes[0];
+  EXPECT_TRUE(logged(KILN_JIT_WARNING).empty());
+  EXPECT_TRUE(isRegularFile(files[0]));
+  EXPECT_EQ(readFile(files[0]), whole) << "replaced by the rebuilt entry";
+}
+
 TEST_F(JitOnFakeCuda, UnwritableOrDisabledCacheCompilesInMemory) {
   Rows data(*runtime, 1, 1024);
   writeFile(cache.file("plain-file"), "x");
