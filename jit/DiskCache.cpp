@@ -1,9 +1,11 @@
 //===- DiskCache.cpp - Compiled kernels and tuning choices on disk --------===//
 
 #include "jit/DiskCache.h"
+#include "runtime/Args.h"
 #include "support/AtomicFile.h"
 #include "support/ReadFile.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -54,6 +56,21 @@ void DiskCache::reportUnusable(const std::string &path, const std::string &probl
     log_.note("the cache entry '" + path + "' " + problem + "; compiling it again");
 }
 
+// The parameters as a signature tells them apart: names, pointer-ness and dtypes.
+static bool sameSignature(const std::vector<rt::BundleParam> &a, const std::vector<rt::BundleParam> &b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const rt::BundleParam &x, const rt::BundleParam &y) {
+    return x.name == y.name && x.pointer == y.pointer && x.dtype == y.dtype;
+  });
+}
+
+// "16 16 1 1": what the code assumes each parameter is a multiple of, in order.
+static std::string divisibilityText(const std::vector<rt::BundleParam> &params) {
+  std::string out;
+  for (const rt::BundleParam &p : params)
+    out += (out.empty() ? "" : " ") + std::to_string(p.divisibility);
+  return out;
+}
+
 std::optional<rt::Bundle> DiskCache::loadBundle(const std::string &key, const Expected &expected) {
   if (!enabled())
     return std::nullopt;
@@ -71,6 +88,8 @@ std::optional<rt::Bundle> DiskCache::loadBundle(const std::string &key, const Ex
     return std::nullopt;
   }
   // A whole bundle of anything else under this key is damage too (a file copied over).
+  // The signature and the assumptions matter as much as the code: a launch is checked
+  // against them, so a variant compiled for other arguments would refuse every launch.
   std::string other;
   if (bundle->kernelName != expected.kernelName)
     other = "kernel '" + bundle->kernelName + "', not '" + expected.kernelName + "'";
@@ -81,6 +100,12 @@ std::optional<rt::Bundle> DiskCache::loadBundle(const std::string &key, const Ex
     other = "code compiled from another program text";
   else if (bundle->consts != expected.consts || bundle->numWarps != expected.numWarps)
     other = "code compiled with other const values or num_warps";
+  else if (!sameSignature(bundle->params, expected.params))
+    other = "the signature " + rt::signatureString(bundle->kernelName, bundle->params) + ", not " +
+            rt::signatureString(expected.kernelName, expected.params);
+  else if (bundle->params != expected.params)
+    other = "code compiled with other parameter assumptions (multiples of " + divisibilityText(bundle->params) +
+            ", not " + divisibilityText(expected.params) + ")";
   if (!other.empty()) {
     reportUnusable(path, "is damaged (it holds " + other + ")");
     return std::nullopt;

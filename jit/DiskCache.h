@@ -58,13 +58,15 @@ public:
   static constexpr std::chrono::hours kStaleTemporaryAge{1};
 
   /// What a bundle under a key must be: the kernel, target, program text and const
-  /// values the key was computed from.
+  /// values the key was computed from, and the signature and parameter assumptions
+  /// (BundleParam::divisibility) its code was compiled with.
   struct Expected {
     std::string kernelName;
     rt::Target target = rt::Target::SM90;
     std::string sourceHash;
     std::vector<rt::ConstValue> consts;
     uint32_t numWarps = 0;
+    std::vector<rt::BundleParam> params;
   };
   /// The bundle stored under `key`, if there is one that is whole and is `expected`. A
   /// damaged one, or a whole bundle of anything else (a file copied over), is reported

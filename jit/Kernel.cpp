@@ -152,6 +152,16 @@ std::vector<uint64_t> KernelFamily::checkArgs(std::span<const kiln_arg> args) co
   return addresses;
 }
 
+// What the compiler would record in the bundle of `lowered` compiled with `options`, but
+// for the code: makeBundle itself fills it, so the signature and the assumptions checked
+// against a cached bundle are exactly those a fresh compile would write.
+static DiskCache::Expected expectedBundle(const LoweredKernel &lowered, codegen::Target target,
+                                          const codegen::CodegenOptions &options) {
+  rt::Bundle b = codegen::makeBundle(*lowered.module, *lowered.kernel, target, options, codegen::CodegenResult{});
+  return DiskCache::Expected{std::move(b.kernelName), b.target, std::move(b.sourceHash), std::move(b.consts),
+                             b.numWarps, std::move(b.params)};
+}
+
 kiln_kernel *KernelFamily::variant(size_t index, const ArgFacts &facts) {
   Config &config = configs_[index];
   if (auto it = config.variants.find(facts); it != config.variants.end())
@@ -161,10 +171,7 @@ kiln_kernel *KernelFamily::variant(size_t index, const ArgFacts &facts) {
   JitState &jit = *jit_;
   codegen::CodegenOptions options = facts.applyTo(jit.codegen);
   std::string key = KeyText(config.lowered->key).append(codegenKey(jit.target, options)).digest();
-  DiskCache::Expected expected{name_, codegen::bundleTarget(jit.target), codegen::sourceHash(*config.lowered->module),
-                               codegen::bundleConsts(*config.lowered->kernel),
-                               static_cast<uint32_t>(config.lowered->kernel->numWarps)};
-  std::optional<rt::Bundle> bundle = jit.cache.loadBundle(key, expected);
+  std::optional<rt::Bundle> bundle = jit.cache.loadBundle(key, expectedBundle(*config.lowered, jit.target, options));
   if (!bundle) {
     std::string diagnostics;
     bundle = generateBundle(*config.lowered, jit.target, options, diagnostics);

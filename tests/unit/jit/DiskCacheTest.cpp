@@ -31,7 +31,7 @@ const std::string kKey = "ab" + std::string(62, '0');
 /// What the key of vaddBundle() asks for, for kernel `name` on `target`.
 DiskCache::Expected expectedOf(const std::string &name, rt::Target target) {
   rt::Bundle b = vaddBundle();
-  return DiskCache::Expected{name, target, b.sourceHash, b.consts, b.numWarps};
+  return DiskCache::Expected{name, target, b.sourceHash, b.consts, b.numWarps, b.params};
 }
 
 /// A cache in a fresh temporary directory, logging into `captured`.
@@ -130,6 +130,46 @@ TEST_F(DiskCacheInTempDir, AnotherKernelUnderTheKeyIsDamage) {
     ASSERT_EQ(captured.messages.size(), before + 1);
     EXPECT_TRUE(contains(captured.messages.back().second, why)) << captured.messages.back().second;
     EXPECT_TRUE(other.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90)));
+  }
+}
+
+TEST(DiskCache, AnotherSignatureOrOtherAssumptionsUnderTheKeyIsDamage) {
+  // A variant compiled for other arguments: every launch would be refused against its
+  // signature or its assumptions, so it must be rebuilt, not loaded.
+  DiskCache::Expected otherType = expectedOf("vadd", rt::Target::SM90);
+  otherType.params[3].dtype = DType::I64;
+  DiskCache::Expected otherName = expectedOf("vadd", rt::Target::SM90);
+  otherName.params[0].name = "a";
+  DiskCache::Expected notPointer = expectedOf("vadd", rt::Target::SM90);
+  notPointer.params[2].pointer = false;
+  DiskCache::Expected fewer = expectedOf("vadd", rt::Target::SM90);
+  fewer.params.pop_back();
+  DiskCache::Expected multipleOf16 = expectedOf("vadd", rt::Target::SM90);
+  multipleOf16.params[3].divisibility = 16;
+  DiskCache::Expected aligned = expectedOf("vadd", rt::Target::SM90);
+  aligned.params[0].divisibility = 16;
+  const std::string signature = "it holds the signature vadd(x: *f32, y: *f32, out: *f32, n: i32), not ";
+  const std::vector<std::pair<DiskCache::Expected, std::string>> cases = {
+      {otherType, signature + "vadd(x: *f32, y: *f32, out: *f32, n: i64)"},
+      {otherName, signature + "vadd(a: *f32,"},
+      {notPointer, signature + "vadd(x: *f32, y: *f32, out: f32, n: i32)"},
+      {fewer, signature + "vadd(x: *f32, y: *f32, out: *f32)"},
+      {multipleOf16, "it holds code compiled with other parameter assumptions (multiples of 1 1 1 1, not 1 1 1 16)"},
+      {aligned, "it holds code compiled with other parameter assumptions (multiples of 1 1 1 1, not 16 1 1 1)"},
+  };
+  Captured captured;
+  Log log = captured.log();
+  for (const auto &[expected, why] : cases) {
+    TempDir dir;
+    DiskCache cache(dir.path(), log);
+    cache.storeBundle(kKey, vaddBundle());
+    const size_t before = captured.messages.size();
+    EXPECT_FALSE(cache.loadBundle(kKey, expected)) << why;
+    ASSERT_EQ(captured.messages.size(), before + 1);
+    EXPECT_EQ(captured.messages.back().first, KILN_JIT_NOTE);
+    EXPECT_TRUE(contains(captured.messages.back().second, why)) << captured.messages.back().second;
+    EXPECT_TRUE(contains(captured.messages.back().second, "compiling it again"));
+    EXPECT_TRUE(cache.loadBundle(kKey, expectedOf("vadd", rt::Target::SM90))) << "what the key asks for still loads";
   }
 }
 

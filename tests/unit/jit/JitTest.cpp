@@ -150,6 +150,16 @@ TEST_F(JitOnFakeCuda, AReductionSplitIsCompiledInAndLaunchedWithItsSegments) {
   EXPECT_EQ(b->gridSplit, 4u);
   EXPECT_EQ(b->workspaceBytes, (4u + 4u * (4 + 4 + 64)) * 4u);
 
+  // A new JIT takes it from disk: what the key promises is checked before the pipeline
+  // has split anything, and the workspace is no parameter of the signature.
+  ino_t written = inodeOf(files[0]);
+  makeJit()
+      ->compile_file(KILN_SOURCE_DIR "/stdlib/decode_attention.kiln", "decode_attention", options)
+      .launch({heads, 1, 1}, q, k, v, o, seq, 0.125f);
+  EXPECT_EQ(bundles(), files);
+  EXPECT_EQ(inodeOf(files[0]), written) << "a cache hit does not rewrite the entry";
+  EXPECT_TRUE(messages.empty());
+
   // The same kernel without the option is another entry, launched as asked.
   JitKernel whole = jit->compile_file(KILN_SOURCE_DIR "/stdlib/decode_attention.kiln", "decode_attention");
   whole.launch({heads, 1, 1}, q, k, v, o, seq, 0.125f);
@@ -304,6 +314,43 @@ TEST_F(JitOnFakeCuda, AFifoInPlaceOfAnEntryIsCompiledAgainAndReplaced) {
   EXPECT_TRUE(logged(KILN_JIT_WARNING).empty());
   EXPECT_TRUE(isRegularFile(files[0]));
   EXPECT_EQ(readFile(files[0]), whole) << "replaced by the rebuilt entry";
+}
+
+TEST_F(JitOnFakeCuda, AnEntryWithOtherAssumptionsIsRebuilt) {
+  Rows data(*runtime, 4, 1024);
+  {
+    auto jit = makeJit();
+    JitKernel k = jit->compile_file(kSoftmax, "softmax");
+    k.launch({4, 1, 1}, data.x, data.y, 1024, 1024);
+    k.launch({4, 1, 1}, data.x, data.y, 1000, 1000);
+  }
+  // Which variant is which: the one for 1024 assumes n_cols and row_stride are
+  // multiples of 16; the one for 1000 assumes nothing of them.
+  std::string assumesMore, assumesLess;
+  for (const std::string &f : bundles()) {
+    std::string error;
+    std::optional<rt::Bundle> b = rt::readBundle(f, error);
+    ASSERT_TRUE(b) << error;
+    (b->params.at(2).divisibility == 16 ? assumesMore : assumesLess) = f;
+  }
+  ASSERT_FALSE(assumesMore.empty());
+  ASSERT_FALSE(assumesLess.empty());
+  std::string less = readFile(assumesLess);
+  // The variant for multiples of 16 copied over the other: loaded, it would refuse
+  // every launch with 1000.
+  writeFile(assumesLess, readFile(assumesMore));
+
+  auto jit = makeJit();
+  JitKernel k = jit->compile_file(kSoftmax, "softmax");
+  k.launch({4, 1, 1}, data.x, data.y, 1000, 1000);
+  k.launch({4, 1, 1}, data.x, data.y, 1000, 1000);
+  EXPECT_EQ(fake.launchCount(), 4);
+  auto notes = logged(KILN_JIT_NOTE);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(contains(notes[0], "the cache entry '" + assumesLess + "' is damaged (it holds code compiled with "
+                                 "other parameter assumptions (multiples of 16 16 16 16, not 16 16 1 1))"))
+      << notes[0];
+  EXPECT_EQ(readFile(assumesLess), less) << "rebuilt as compiled for its key";
 }
 
 TEST_F(JitOnFakeCuda, UnwritableOrDisabledCacheCompilesInMemory) {
