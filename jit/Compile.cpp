@@ -94,7 +94,7 @@ KeyText codegenKey(codegen::Target target, const codegen::CodegenOptions &option
   key.add("target", codegen::targetName(target)).add("opt", options.optLevel);
   key.add("aligned_pointers", options.assumeAlignedPointers).add("tensor_cores", options.useTensorCores);
   if (codegen::isNvptxTarget(target))
-    key.add("libdevice", options.libdevicePath);
+    key.add("libdevice", options.libdevicePath).add("libdevice_content", libdeviceFingerprint(options.libdevicePath));
   std::string divisibility;
   for (const auto &[index, divisor] : options.paramDivisibility)
     divisibility += std::to_string(index) + ":" + std::to_string(divisor) + " ";

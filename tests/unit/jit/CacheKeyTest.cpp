@@ -9,6 +9,8 @@
 #include "JitTestUtil.h"
 #include "jit/Compile.h"
 
+#include "llvm/Config/llvm-config.h"
+
 #include <set>
 
 namespace kiln::jit {
@@ -115,9 +117,43 @@ TEST(CacheKey, CompilerBuildIsPartOfTheKey) {
   auto lowered = lowerKernel(text(kScale), "scale", {}, FusionChoices{}, diagnostics);
   ASSERT_TRUE(lowered) << diagnostics;
   const std::string &t = lowered->key.text();
-  EXPECT_TRUE(test::contains(t, "compiler " + compilerFingerprint() + "\n")) << t;
-  EXPECT_TRUE(test::contains(compilerFingerprint(), "kiln 0.1.0+")) << compilerFingerprint();
-  EXPECT_EQ(compilerFingerprint().size(), std::string("kiln 0.1.0+").size() + 16);
+  const std::string fingerprint = compilerFingerprint();
+  EXPECT_TRUE(test::contains(t, "compiler " + fingerprint + "\n")) << t;
+  // "kiln 0.1.0+<16 hex digits of the sources>, LLVM <version>, <C++ compiler> (flags <16 hex>)"
+  ASSERT_EQ(fingerprint.rfind("kiln 0.1.0+", 0), 0u) << fingerprint;
+  const std::string sources = fingerprint.substr(std::string("kiln 0.1.0+").size(), 16);
+  EXPECT_EQ(sources.find_first_not_of("0123456789abcdef"), std::string::npos) << fingerprint;
+  EXPECT_TRUE(test::contains(fingerprint, sources + ", LLVM " LLVM_VERSION_STRING ", ")) << fingerprint;
+  EXPECT_TRUE(test::contains(fingerprint, " (flags ")) << fingerprint;
+  EXPECT_EQ(fingerprint.back(), ')') << fingerprint;
+}
+
+TEST(CacheKey, LibdeviceContentIsPartOfTheKey) {
+  TempDir dir;
+  codegen::CodegenOptions options;
+  options.libdevicePath = dir.file("libdevice.10.bc");
+  auto key = [&] { return keyOf(text(kScale), "scale", {}, codegen::Target::SM90a, options); };
+  auto fingerprint = [&] { return libdeviceFingerprint(options.libdevicePath); };
+
+  EXPECT_EQ(fingerprint(), "missing (No such file or directory)") << "a missing file is said, not an error";
+  const std::string missing = key();
+  writeFile(options.libdevicePath, "bitcode of one toolkit");
+  EXPECT_EQ(fingerprint(), "sha256 " + sha256Hex("bitcode of one toolkit"));
+  const std::string first = key();
+  EXPECT_EQ(first, key()) << "the same file, the same key";
+  // Another toolkit installed over the same path: other bytes (of another size, so that
+  // the change shows even within one tick of the file system's clock).
+  writeFile(options.libdevicePath, "bitcode of a newer toolkit");
+  EXPECT_EQ(fingerprint(), "sha256 " + sha256Hex("bitcode of a newer toolkit"));
+  const std::string second = key();
+  EXPECT_NE(second, first);
+  EXPECT_NE(second, missing);
+  EXPECT_NE(first, missing);
+
+  std::string t = codegenKey(codegen::Target::SM90a, options).text();
+  EXPECT_TRUE(test::contains(t, "libdevice_content sha256 " + sha256Hex("bitcode of a newer toolkit") + "\n")) << t;
+  EXPECT_FALSE(test::contains(codegenKey(codegen::Target::SPIRV64, options).text(), "libdevice"))
+      << "SPIR-V links no libdevice";
 }
 
 TEST(CacheKey, ValuesCannotForgeLines) {
