@@ -66,9 +66,12 @@ struct Loader {
         candidates.push_back(fs::path(dir) / rel);
     }
     std::optional<fs::path> found;
+    // The first candidate that exists is the import: a folder or a device there is
+    // found, and then refused by the read with the reason (E0001), not reported as
+    // missing.
     for (const auto &c : candidates) {
       std::error_code ec;
-      if (fs::is_regular_file(c, ec)) {
+      if (fs::exists(c, ec)) {
         found = c.lexically_normal();
         break;
       }

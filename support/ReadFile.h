@@ -1,9 +1,12 @@
 //===- ReadFile.h - A whole input file into memory --------------*- C++ -*-===//
 //
-// Every tool reads its inputs (Kiln source, imports, Tile IR text) through this one
-// function, so that each refuses the same things with the same words: a directory, a
-// file it may not read, and one that never ends (/dev/zero) or is far larger than any
-// program, which would otherwise hang or fill memory before any limit is checked.
+// Every tool reads its inputs (Kiln source, imports, Tile IR text, bundles, .npy
+// buffers, cache entries) through this file, so that each refuses the same things with
+// the same words: a directory, a file it may not read, and anything that is not a
+// regular file. A FIFO would block the reader forever waiting for a writer, and a
+// device such as /dev/zero never ends; both are refused before a byte is read, and the
+// open itself never blocks. A regular file far larger than any program is refused at a
+// bound, so that a wrong path cannot fill memory.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -20,11 +23,17 @@ namespace kiln {
 /// (ParseLimits, 16 MiB), which then reports the size of anything between the two.
 inline constexpr size_t kMaxInputFileBytes = size_t(64) << 20;
 
-/// The contents of the file at `path`, at most `maxBytes` of them. nullopt, with
-/// `error` saying why ("Is a directory", "No such file or directory", "more than N
-/// bytes"), when it cannot be read whole. `enough`, when given, sees what was read so
-/// far after each piece; once it returns true the read stops there and returns that
-/// much (a reader that knows from the first bytes that the file is not for it).
+/// Opens `path` for reading when it names a regular file (through symbolic links),
+/// without ever blocking: returns the descriptor (close-on-exec, blocking reads), or -1
+/// with `error` saying why ("Is a directory", "No such file or directory", "not a
+/// regular file (a FIFO)").
+int openRegularFile(const std::string &path, std::string &error);
+
+/// The contents of the regular file at `path`, at most `maxBytes` of them. nullopt,
+/// with `error` saying why (as openRegularFile, or "more than N bytes"), when it cannot
+/// be read whole. `enough`, when given, sees what was read so far after each piece;
+/// once it returns true the read stops there and returns that much (a reader that
+/// knows from the first bytes that the file is not for it).
 std::optional<std::string> readWholeFile(const std::string &path, std::string &error,
                                          size_t maxBytes = kMaxInputFileBytes,
                                          const std::function<bool(std::string_view)> &enough = {});

@@ -22,6 +22,7 @@ import os
 import re
 import resource
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -96,9 +97,10 @@ class Result:
             " ".join(self.argv), self.rc, self.seconds, self.stdout[:1500], self.stderr[:3000])
 
 
-def run_tool(tool, args, cwd, timeout=TIME_LIMIT_S + 20, stdin=None, env=None):
+def run_tool(tool, args, cwd, timeout=TIME_LIMIT_S + 20, stdin=None, env=None, user=None):
     """Runs dslc, dslc-opt or kiln-run; a run killed by the timeout has rc None. `env`
-    adds variables to the environment (KILN_CUDA_LIBRARY, ...)."""
+    adds variables to the environment (KILN_CUDA_LIBRARY, ...); `user` (a uid, for a
+    test running as root) runs the tool as that user and its group."""
     argv = [TOOLS[tool]] + [str(a) for a in args]
     # Hermetic by default: no real GPU driver is found, so `dslc run` without --device
     # runs on the interpreter on every machine; tests that want a (fake) driver say so.
@@ -108,7 +110,9 @@ def run_tool(tool, args, cwd, timeout=TIME_LIMIT_S + 20, stdin=None, env=None):
     # A rebuild may be relinking the tools: retry for a moment on "text file busy".
     for attempt in range(20):
         try:
-            p = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, timeout=timeout, env=full_env)
+            as_user = {} if user is None else {"user": user, "group": user, "extra_groups": []}
+            p = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, timeout=timeout, env=full_env,
+                               **as_user)
             return Result(argv, p.returncode, p.stdout, p.stderr, time.monotonic() - start)
         except subprocess.TimeoutExpired as e:
             return Result(argv, None, e.stdout or b"", e.stderr or b"", time.monotonic() - start)
@@ -164,6 +168,13 @@ def snapshot(folder):
         for name in files:
             path = os.path.join(root, name)
             st = os.lstat(path)
+            try:
+                regular = stat.S_ISREG(os.stat(path).st_mode)
+            except OSError:  # a dangling link
+                regular = False
+            if not regular:  # a FIFO would block the open
+                snap[os.path.relpath(path, folder)] = (None, st.st_mtime_ns, st.st_mode)
+                continue
             with open(path, "rb") as f:
                 snap[os.path.relpath(path, folder)] = (f.read(), st.st_mtime_ns, st.st_mode)
     return snap

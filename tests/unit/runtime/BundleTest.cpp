@@ -215,11 +215,20 @@ TEST(Bundle, ReadErrorsNameTheFile) {
   EXPECT_FALSE(writeBundleAtomic("/nonexistent/dir/k.kbin", vaddBundle(), error));
   EXPECT_TRUE(contains(error, "cannot write '/nonexistent/dir/k.kbin'")) << error;
 
-  // /dev/zero never ends: its first bytes are enough to say it is no bundle.
-  ioError = true;
+  // A device (/dev/zero never ends) is refused before a byte is read: an I/O error,
+  // like a missing file, not a damaged bundle.
+  ioError = false;
   EXPECT_FALSE(readBundle("/dev/zero", error, &ioError));
+  EXPECT_TRUE(ioError);
+  EXPECT_TRUE(contains(error, "cannot read '/dev/zero': not a regular file (a character device)")) << error;
+
+  // A file that is no bundle is known from its first bytes, however long it is.
+  path = tempPath("long.kbin");
+  std::ofstream(path) << std::string(1 << 20, 'x');
+  EXPECT_FALSE(readBundle(path, error, &ioError));
   EXPECT_FALSE(ioError);
   EXPECT_TRUE(contains(error, "bad magic")) << error;
+  std::filesystem::remove(path);
 }
 
 TEST(Bundle, ValidationRefusesMeaninglessBundles) {
