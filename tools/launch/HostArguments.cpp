@@ -294,8 +294,10 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
 }
 
 bool writeBack(const HostArguments &host, DiagnosticEngine &diags) {
-  // Every file is written beside its old self first; only when all of them are whole
-  // do they replace the old ones, so that a full disk leaves every file as it was.
+  // Every file is written beside its old self first; only when all of them are whole,
+  // and nothing stands in the way of replacing any, do they replace the old ones, all
+  // or none (support/AtomicFile.h): a full disk, a read-only file or a sticky folder
+  // leaves every file as it was.
   std::vector<StagedFile> staged;
   bool ok = true;
   for (const HostBuffer &b : host.buffers) {
@@ -305,18 +307,18 @@ bool writeBack(const HostArguments &host, DiagnosticEngine &diags) {
     if (std::optional<StagedFile> s = stageNpy(b.path, NpyArray{b.descr, b.shape, b.data}, error)) {
       staged.push_back(std::move(*s));
     } else {
-      diags.error(Location::commandLine(), DiagCode::NpyError) << error;
+      diags.error(Location::commandLine(), DiagCode::FileNotWritable) << error;
       ok = false;
     }
   }
   if (!ok)
     return false;
-  for (StagedFile &s : staged)
-    if (std::string error = s.commit(); !error.empty()) {
-      diags.error(Location::commandLine(), DiagCode::NpyError) << error;
-      ok = false;
-    }
-  return ok;
+  if (std::string error = commitAll(staged); !error.empty()) {
+    diags.error(Location::commandLine(), DiagCode::FileNotWritable)
+        << error << "; no output file was changed";
+    return false;
+  }
+  return true;
 }
 
 } // namespace kiln::launch

@@ -17,6 +17,8 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace kiln::launch {
@@ -201,13 +203,87 @@ TEST_F(TempDir, WritesBackAllOrNone) {
   // y's folder is gone by the time the run ends: y cannot be written, so x is not either.
   std::filesystem::remove_all(dir / "sub");
   EXPECT_FALSE(writeBack(*host, d.engine));
-  EXPECT_TRUE(d.has(DiagCode::NpyError, "sub/y.npy"));
+  EXPECT_TRUE(d.has(DiagCode::FileNotWritable, "sub/y.npy"));
   std::string error;
   auto back = readNpy(x, error);
   ASSERT_TRUE(back) << error;
   EXPECT_EQ(back->data, floats({1, 2}));
   EXPECT_EQ(static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir), {})), 1u)
       << "no temporary file is left behind";
+}
+
+constexpr uid_t kNobody = 65534;
+constexpr gid_t kNogroup = 65534;
+
+/// Binds x and y of addSignature() to `x` and `y`, marks both written with new values
+/// and writes them back in a child process, as the user nobody when the test runs as
+/// root. The child's exit status: 0 when the write-back failed with E0008 naming
+/// `failing`; 3: it could not become nobody, 4: binding failed, 5: the write-back
+/// succeeded, 6: another error.
+int writeBackBothInChild(const std::string &x, const std::string &y, const std::string &failing) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::geteuid() == 0 && (::setgid(kNogroup) != 0 || ::setuid(kNobody) != 0))
+      _exit(3);
+    Diags d;
+    auto host = bindArguments(addSignature(), {"x=" + x, "y=" + y, "n=2"}, d.engine);
+    if (!host)
+      _exit(4);
+    host->buffers[0].data = floats({7, 8});
+    host->buffers[1].data = floats({5, 6});
+    host->buffers[0].written = host->buffers[1].written = true;
+    if (writeBack(*host, d.engine))
+      _exit(5);
+    _exit(d.has(DiagCode::FileNotWritable, failing) ? 0 : 6);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+    return -1;
+  return WEXITSTATUS(status);
+}
+
+void expectUnchanged(const std::string &x, const std::string &y) {
+  std::string error;
+  auto xBack = readNpy(x, error);
+  auto yBack = readNpy(y, error);
+  ASSERT_TRUE(xBack && yBack) << error;
+  EXPECT_EQ(xBack->data, floats({1, 2})) << "the first output was replaced";
+  EXPECT_EQ(yBack->data, floats({3, 4}));
+}
+
+// Two outputs in a sticky folder (as /tmp is), run by an unprivileged user: the first
+// is the user's own, the second another user's, which the folder forbids replacing. The
+// run fails, and neither file changes: the second is checked before the first is
+// replaced.
+TEST_F(TempDir, WritesBackNothingWhenASecondFileCannotBeReplaced) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs root, to create files for two users and run as one of them";
+  std::filesystem::path sticky = dir / "sticky";
+  std::filesystem::create_directory(sticky);
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(sticky.c_str(), 01777), 0);
+  std::string x = npy("sticky/x.npy", "<f4", floats({1, 2}), {2});
+  std::string y = npy("sticky/y.npy", "<f4", floats({3, 4}), {2});
+  ASSERT_EQ(::chown(x.c_str(), kNobody, kNogroup), 0);
+  ASSERT_EQ(::chmod(x.c_str(), 0644), 0);
+  ASSERT_EQ(::chmod(y.c_str(), 0666), 0); // writable, but root's: not replaceable by another user here
+  EXPECT_EQ(writeBackBothInChild(x, y, "y.npy"), 0);
+  expectUnchanged(x, y);
+  EXPECT_EQ(static_cast<size_t>(std::distance(std::filesystem::directory_iterator(sticky), {})), 2u)
+      << "no temporary file is left behind";
+}
+
+// A read-only output is refused, not replaced behind the user's back, and the other
+// output stays as it was.
+TEST_F(TempDir, WritesBackNothingWhenAFileIsReadOnly) {
+  std::string x = npy("x.npy", "<f4", floats({1, 2}), {2});
+  std::string y = npy("y.npy", "<f4", floats({3, 4}), {2});
+  if (::geteuid() == 0) // root may write any file: the child runs as nobody, owning all three
+    for (const std::string &p : {dir.string(), x, y})
+      ASSERT_EQ(::chown(p.c_str(), kNobody, kNogroup), 0);
+  ASSERT_EQ(::chmod(y.c_str(), 0444), 0);
+  EXPECT_EQ(writeBackBothInChild(x, y, "not writable"), 0);
+  expectUnchanged(x, y);
 }
 
 TEST(RuntimeMessages, CodesAndLines) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,6 +85,82 @@ TEST(AtomicFile, StagedFilesReplaceOnlyWhenCommitted) {
   EXPECT_EQ(readFile(b), "new b");
   EXPECT_EQ(sa->commit(), "cannot replace '" + a + "': nothing staged");
   EXPECT_EQ(dir.entries(), 2u);
+}
+
+/// The temporary files beside `dir`'s files (names with ".tmp-").
+std::vector<fs::path> temporaries(const TempDir &dir) {
+  std::vector<fs::path> found;
+  for (const auto &e : fs::directory_iterator(dir.path))
+    if (e.path().filename().string().find(".tmp-") != std::string::npos)
+      found.push_back(e.path());
+  return found;
+}
+
+TEST(AtomicFile, CommitAllPutsBackWhatWasReplacedWhenALaterFileFails) {
+  TempDir dir;
+  fs::create_directory(dir.path / "sub");
+  std::string a = (dir.path / "a").string(), b = (dir.path / "sub/b").string(), error;
+  ASSERT_EQ(writeFileAtomically(a, bytesOf("old a")), "");
+  std::vector<StagedFile> staged;
+  staged.push_back(*StagedFile::stage(a, {bytesOf("new a")}, {}, error));
+  staged.push_back(*StagedFile::stage(b, {bytesOf("new b")}, {}, error));
+  // b's folder goes away after staging: nothing checkable stands in the way, so a is
+  // replaced first, then b's rename fails and a must be put back.
+  fs::remove_all(dir.path / "sub");
+  std::string why = commitAll(staged);
+  EXPECT_EQ(why.rfind("cannot replace '" + b + "'", 0), 0u) << why;
+  EXPECT_EQ(readFile(a), "old a");
+  staged.clear();
+  EXPECT_EQ(dir.entries(), 1u) << "no temporary file is left behind";
+}
+
+TEST(AtomicFile, CommitAllChecksEveryFileBeforeReplacingAny) {
+  TempDir dir;
+  fs::create_directory(dir.path / "d");
+  std::string a = (dir.path / "a").string(), d = (dir.path / "d").string(), error;
+  ASSERT_EQ(writeFileAtomically(a, bytesOf("old a")), "");
+  std::vector<StagedFile> staged;
+  staged.push_back(*StagedFile::stage(a, {bytesOf("new a")}, {}, error));
+  staged.push_back(*StagedFile::stage(d, {bytesOf("new d")}, {}, error));
+  EXPECT_EQ(staged[1].checkReplaceable(), "cannot replace '" + d + "': Is a directory");
+  EXPECT_EQ(commitAll(staged), "cannot replace '" + d + "': Is a directory");
+  EXPECT_EQ(readFile(a), "old a");
+  staged.clear();
+  EXPECT_EQ(dir.entries(), 2u) << "no temporary file is left behind";
+}
+
+TEST(AtomicFile, CommitAllReplacesEveryFile) {
+  TempDir dir;
+  std::string a = (dir.path / "a").string(), b = (dir.path / "b").string(), error;
+  ASSERT_EQ(writeFileAtomically(a, bytesOf("old a")), "");
+  std::vector<StagedFile> staged;
+  staged.push_back(*StagedFile::stage(a, {bytesOf("new a")}, {}, error));
+  staged.push_back(*StagedFile::stage(b, {bytesOf("new b")}, {}, error)); // a new name
+  EXPECT_EQ(commitAll(staged), "");
+  EXPECT_EQ(readFile(a), "new a");
+  EXPECT_EQ(readFile(b), "new b");
+  staged.clear();
+  EXPECT_EQ(dir.entries(), 2u) << "the old contents are not left behind";
+}
+
+TEST(AtomicFile, AStaleTemporaryFileIsSkipped) {
+  // A writer killed between creating its temporary file and renaming it leaves the
+  // file; in a container the next process may have the same id and counter. Its
+  // name is skipped, not reported as an unwritable folder.
+  TempDir dir;
+  std::string path = (dir.path / "entry").string(), error;
+  std::optional<StagedFile> first = StagedFile::stage(path, {bytesOf("1")}, {}, error);
+  ASSERT_TRUE(first) << error;
+  std::vector<fs::path> tmp = temporaries(dir);
+  ASSERT_EQ(tmp.size(), 1u);
+  // The name ends in "-<counter>": occupy the next ten names the way a killed writer would.
+  std::string name = tmp[0].string();
+  size_t dash = name.rfind('-');
+  unsigned next = static_cast<unsigned>(std::stoul(name.substr(dash + 1))) + 1;
+  for (unsigned n = next; n < next + 10; ++n)
+    std::ofstream(name.substr(0, dash + 1) + std::to_string(n)) << "stale";
+  EXPECT_EQ(writeFileAtomically(path, bytesOf("2")), "");
+  EXPECT_EQ(readFile(path), "2");
 }
 
 TEST(AtomicFile, UpdateInPlaceFollowsSymlinksAndKeepsTheMode) {
