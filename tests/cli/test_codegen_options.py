@@ -186,6 +186,22 @@ class OptionErrors(clitest.CliTestCase):
                 self.assertEqual((e["file"], e["line"], e["col"]), ("", 0, 0), e)
         return errors
 
+    def test_repeated_single_valued_options(self):
+        # A repeat is refused rather than the last one winning: `--max-steps 5
+        # --max-steps 0` would otherwise turn the limit off without a word.
+        cases = [("--emit", [SOFTMAX, "--emit=tir", "--emit=ptx"]),
+                 ("--target", [SOFTMAX, "--target=sm_80", "--target", "sm_90"]),
+                 ("--kernel", [SOFTMAX, "--kernel", "softmax", "--kernel=softmax"]),
+                 ("-o", [SOFTMAX, "-o", "a.tir", "-o", "b.tir"]),
+                 ("--diagnostics", [SOFTMAX, "--diagnostics=json"]),  # rejected() gives it once too
+                 ("--grid", ["run", SOFTMAX, "--grid", "1", "--grid", "2"]),
+                 ("--max-steps", ["run", SOFTMAX, "--device", "interp", "--max-steps", "5", "--max-steps", "0"])]
+        for name, args in cases:
+            with self.subTest(args=args):
+                self.rejected("E0900", *args, message="option '%s' is given more than once" % name)
+        # Options that collect a list may repeat.
+        self.assertOk(self.dslc(SOFTMAX, "-D", "BLOCK=256", "-I", ".", "-I", "."))
+
     def test_unknown_target(self):
         for target in ("sm_75", "", "SM_90", "sm_90 ", "spirv", "nvptx64", "sm_100"):
             with self.subTest(target=target):

@@ -37,6 +37,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -699,6 +700,29 @@ int compileCommand(std::shared_ptr<SourceManager> sources, DiagnosticEngine &dia
   return compile(sources, diags, timing, *plan);
 }
 
+/// llvm::cl lets a later occurrence of a single-valued option replace an earlier one;
+/// dslc refuses a repeat instead, as kiln-run does: `--max-steps 5 --max-steps 0` would
+/// otherwise turn the limit off without a word. Lists (-D, -I, --arg,
+/// --assume-multiple) may repeat.
+bool refuseRepeatedOptions(DiagnosticEngine &diags) {
+  bool ok = true;
+  std::set<const cl::Option *> seen;
+  for (cl::SubCommand *sub : {&cl::SubCommand::getTopLevel(), &RunCommand}) {
+    for (const auto &entry : cl::getRegisteredOptions(*sub)) {
+      const cl::Option *option = entry.second;
+      const bool ours = llvm::is_contained(option->Categories, &KilnCategory);
+      if (!ours || option->getNumOccurrencesFlag() != cl::Optional || option->isPositional() ||
+          option->getNumOccurrences() < 2 || !seen.insert(option).second)
+        continue;
+      std::string name = (option->ArgStr.size() == 1 ? "-" : "--") + option->ArgStr.str();
+      diags.error(Location::commandLine(), DiagCode::BadOption).hint("give " + name + " once")
+          << "option '" << name << "' is given more than once";
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 /// Shows one of libLLVM's options in dslc's --help, with dslc's wording.
 void adoptLLVMOption(const char *name, const char *description) {
   auto &options = cl::getRegisteredOptions();
@@ -737,6 +761,8 @@ int main(int argc, char **argv) {
                          Diagnostics == DiagStyle::Json ? DiagFormat::Json : DiagFormat::Text);
   TimingReport timingReport;
   TimingReport *timing = TimePasses ? &timingReport : nullptr;
+  if (!refuseRepeatedOptions(diags))
+    return driver::ExitUserError;
   if (InputFile.getNumOccurrences() == 0) {
     diags.error(Location::commandLine(), DiagCode::FileNotReadable).hint("see dslc --help")
         << "no input file";

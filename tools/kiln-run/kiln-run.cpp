@@ -135,9 +135,10 @@ public:
         }
         value = argv[++i];
       }
-      // --diagnostics may be repeated, the last one winning (scanFormat reads it so).
-      if (kind->second != ListValue && name != "--diagnostics" && ++seen[name] == 2) {
-        error("option '" + name + "' is given more than once", "");
+      // Only --arg repeats: a later value silently replacing an earlier one hides mistakes.
+      // (A repeated --diagnostics is reported in the last format given, which scanFormat reads.)
+      if (kind->second != ListValue && ++seen[name] == 2) {
+        error("option '" + name + "' is given more than once", "give " + name + " once");
         ok = false;
         continue;
       }

@@ -64,6 +64,29 @@ std::optional<HostArg> floatOf(double f) {
   return a;
 }
 
+/// Whether `digits` is a non-empty run of base-`base` digits in which each underscore
+/// sits between two digits: the spelling of a Kiln integer literal after its prefix.
+bool digitsWithSeparators(std::string_view digits, int base) {
+  auto isDigit = [&](char c) {
+    return base == 16 ? std::isxdigit(static_cast<unsigned char>(c)) != 0 : c >= '0' && c <= '9';
+  };
+  if (digits.empty() || !isDigit(digits.front()) || !isDigit(digits.back()))
+    return false;
+  for (size_t i = 0; i < digits.size(); ++i)
+    if (!isDigit(digits[i]) && !(digits[i] == '_' && isDigit(digits[i - 1]) && isDigit(digits[i + 1])))
+      return false;
+  return true;
+}
+
+/// Whether every underscore in a float's text sits between two decimal digits.
+bool floatSeparatorsValid(std::string_view text) {
+  auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '_' && (i == 0 || i + 1 == text.size() || !isDigit(text[i - 1]) || !isDigit(text[i + 1])))
+      return false;
+  return true;
+}
+
 std::optional<HostArg> parseScalar(const ParamSpec &param, const std::string &text, DiagnosticEngine &diags) {
   DType t = param.dtype;
   auto fail = [&](const std::string &why) -> std::optional<HostArg> {
@@ -87,7 +110,10 @@ std::optional<HostArg> parseScalar(const ParamSpec &param, const std::string &te
       return fail("out of range for " + std::string(dtypeSpelling(t)));
     return scalarOf(*v);
   }
-  // Floats: a decimal or hex float literal, inf or nan.
+  // Floats: a decimal or hex float literal (underscores only between digits, as in
+  // Kiln source), inf or nan.
+  if (text.find('_') != std::string::npos && !floatSeparatorsValid(text))
+    return fail("expected a number");
   std::string s = text;
   std::erase(s, '_');
   if (s == "inf" || s == "+inf")
@@ -127,28 +153,21 @@ std::string paramList(const Signature &signature) {
 
 std::optional<int64_t> parseIntLiteral(std::string text, bool &overflow) {
   overflow = false;
-  std::erase(text, '_');
-  if (text.empty())
-    return std::nullopt;
   bool negative = false;
   size_t i = 0;
-  if (text[0] == '-' || text[0] == '+')
+  if (!text.empty() && (text[0] == '-' || text[0] == '+'))
     negative = text[i++] == '-';
   int base = 10;
   if (text.size() > i + 2 && text[i] == '0' && (text[i + 1] == 'x' || text[i + 1] == 'X'))
     base = 16, i += 2;
-  if (i >= text.size())
+  if (i >= text.size() || !digitsWithSeparators(std::string_view(text).substr(i), base))
     return std::nullopt;
   unsigned long long value = 0;
   for (; i < text.size(); ++i) {
-    int digit;
     char c = text[i];
-    if (c >= '0' && c <= '9')
-      digit = c - '0';
-    else if (base == 16 && std::isxdigit(static_cast<unsigned char>(c)))
-      digit = 10 + (std::tolower(static_cast<unsigned char>(c)) - 'a');
-    else
-      return std::nullopt;
+    if (c == '_')
+      continue;
+    int digit = c >= '0' && c <= '9' ? c - '0' : 10 + (std::tolower(static_cast<unsigned char>(c)) - 'a');
     if (value > (std::numeric_limits<unsigned long long>::max() - digit) / base) {
       overflow = true;
       return std::nullopt;
@@ -171,15 +190,16 @@ std::optional<std::array<int64_t, 3>> parseGrid(const std::string &text, Diagnos
   for (int axis = 0;; ++axis) {
     size_t comma = text.find(',', start);
     std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    bool overflow = false;
-    auto v = axis < 3 ? parseIntLiteral(part, overflow) : std::nullopt;
-    if (!v || *v < 1 || *v > (int64_t{1} << 31) - 1) {
+    // Plain decimal digits: a grid is a count, written as one (no sign, base or separators).
+    const bool digits = !part.empty() && part.size() <= 10 && part.find_first_not_of("0123456789") == std::string::npos;
+    const int64_t v = digits ? std::stoll(part) : 0;
+    if (axis >= 3 || v < 1 || v > (int64_t{1} << 31) - 1) {
       diags.error(Location::commandLine(), DiagCode::BadGrid)
-              .hint("write --grid X, --grid X,Y or --grid X,Y,Z with positive integers")
+              .hint("write --grid X, --grid X,Y or --grid X,Y,Z with positive decimal integers")
           << "malformed grid '" << text << "'";
       return std::nullopt;
     }
-    grid[axis] = *v;
+    grid[axis] = v;
     if (comma == std::string::npos)
       break;
     start = comma + 1;

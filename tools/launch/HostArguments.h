@@ -53,11 +53,12 @@ bool dtypeIsFloat(DType t);
 bool dtypeIsInteger(DType t); ///< bool is not an integer
 bool dtypeIsSigned(DType t);
 
-/// Parses "X", "X,Y" or "X,Y,Z" (each 1 .. 2^31-1); reports E0606 otherwise.
+/// Parses "X", "X,Y" or "X,Y,Z", each plain decimal digits from 1 to 2^31-1 (no sign,
+/// base prefix or separators); reports E0606 otherwise.
 std::optional<std::array<int64_t, 3>> parseGrid(const std::string &text, DiagnosticEngine &diags);
 
-/// Parses an integer literal as Kiln writes them (sign, decimal or 0x hex, `_`
-/// separators). u64 values above INT64_MAX keep their bit pattern. `overflow` is set
+/// Parses an integer literal as Kiln writes them: an optional sign, then decimal or 0x
+/// hex digits with `_` only between two digits (`1_000`, not `_1`, `1_` or `1__0`). u64 values above INT64_MAX keep their bit pattern. `overflow` is set
 /// when the digits do not fit 64 bits.
 std::optional<int64_t> parseIntLiteral(std::string text, bool &overflow);
 

@@ -73,10 +73,12 @@ TEST(Grid, Forms) {
   EXPECT_EQ(parseGrid("7", d.engine), (std::array<int64_t, 3>{7, 1, 1}));
   EXPECT_EQ(parseGrid("2,3", d.engine), (std::array<int64_t, 3>{2, 3, 1}));
   EXPECT_EQ(parseGrid("2,3,4", d.engine), (std::array<int64_t, 3>{2, 3, 4}));
-  EXPECT_EQ(parseGrid("0x10,1_0", d.engine), (std::array<int64_t, 3>{16, 10, 1}));
+  EXPECT_EQ(parseGrid("0016,010", d.engine), (std::array<int64_t, 3>{16, 10, 1})); // decimal, zeros and all
   EXPECT_EQ(parseGrid("2147483647", d.engine), (std::array<int64_t, 3>{2147483647, 1, 1}));
   EXPECT_TRUE(d.seen.empty());
-  for (const char *bad : {"", "0", "-1", "1,2,3,4", "1,,2", ",", "a", "2147483648", "1.5", "99999999999999999999"}) {
+  // A grid is a count of programs: plain decimal digits, no sign, base or separators.
+  for (const char *bad : {"", "0", "-1", "1,2,3,4", "1,,2", ",", "a", "2147483648", "1.5", "99999999999999999999",
+                          "+4", "0x10", "1_0", "4,+2", " 4", "4 "}) {
     Diags e;
     EXPECT_FALSE(parseGrid(bad, e.engine)) << bad;
     EXPECT_TRUE(e.has(DiagCode::BadGrid, "malformed grid")) << bad;
@@ -92,7 +94,11 @@ TEST(IntLiteral, Edges) {
   EXPECT_FALSE(parseIntLiteral("-9223372036854775809", overflow));
   EXPECT_TRUE(overflow);
   EXPECT_EQ(parseIntLiteral("+0XfF", overflow), 255);
-  for (const char *bad : {"", "-", "0x", "1e3", "12a", " 1", "--1"})
+  EXPECT_EQ(parseIntLiteral("1_000", overflow), 1000);
+  EXPECT_EQ(parseIntLiteral("-0x7f_ff", overflow), -0x7fff);
+  // Underscores only between two digits, as in Kiln source.
+  for (const char *bad : {"", "-", "0x", "1e3", "12a", " 1", "--1", "_100", "100_", "1__00", "0x_10", "0x10_", "-_1",
+                          "_", "+"})
     EXPECT_FALSE(parseIntLiteral(bad, overflow)) << bad;
 }
 
