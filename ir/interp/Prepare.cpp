@@ -11,6 +11,7 @@
 #include "ir/interp/Scalar.h"
 
 #include <algorithm>
+#include <bit>
 #include <unordered_map>
 
 namespace kiln::interp::detail {
@@ -276,6 +277,30 @@ private:
     return b;
   }
 
+  /// Steps an op counts (PreparedOp::work): what it costs the interpreter, so that the
+  /// limit stands for a bounded time whatever the ops. An op reads or makes every
+  /// element of its operands and results (a reduction of a [4096, 4096] tile costs 16M,
+  /// not the 4096 it makes); a dot makes each result element from K products (a
+  /// [4096, 4096] x [4096, 4096] dot is 2^36 steps, not 2^24); a sort compares
+  /// n log2 n times.
+  static uint64_t workOf(const ir::Op &op) {
+    uint64_t work = 1;
+    auto atLeast = [&](int64_t n) { work = std::max<uint64_t>(work, static_cast<uint64_t>(std::max<int64_t>(n, 0))); };
+    for (const auto &r : op.results())
+      atLeast(r->type.numElements());
+    for (const ir::Value *v : op.operands())
+      atLeast(v->type.numElements());
+    if (op.kind() == OpKind::Dot && op.numResults() == 1 && op.numOperands() >= 2 && op.operand(0)->type.rank() >= 1) {
+      const Shape &a = op.operand(0)->type.shape;
+      const uint64_t k = static_cast<uint64_t>(std::max<int64_t>(a.back(), 1));
+      const uint64_t made = static_cast<uint64_t>(std::max<int64_t>(op.result(0)->type.numElements(), 1));
+      atLeast(static_cast<int64_t>(std::min<uint64_t>(made * k, uint64_t{1} << 62)));
+    }
+    if (op.kind() == OpKind::Sort || op.kind() == OpKind::TopK || op.kind() == OpKind::ArgTopK)
+      work *= static_cast<uint64_t>(std::bit_width(work));
+    return work;
+  }
+
   PreparedOp buildOp(const ir::Op &op) {
     if (auto err = ir::verifyOpLocal(op))
       malformed(op, *err);
@@ -284,13 +309,9 @@ private:
     p.kind = op.kind();
     for (const ir::Value *v : op.operands())
       p.operands.push_back(idOf(v));
-    for (const auto &r : op.results()) {
+    for (const auto &r : op.results())
       p.results.push_back(idOf(r.get()));
-      p.work = std::max<uint64_t>(p.work, static_cast<uint64_t>(r->type.numElements()));
-    }
-    if (op.numResults() == 0)
-      for (const ir::Value *v : op.operands())
-        p.work = std::max<uint64_t>(p.work, static_cast<uint64_t>(v->type.numElements()));
+    p.work = workOf(op);
     for (const auto &region : op.regions())
       p.regions.push_back(buildBlock(*region));
 

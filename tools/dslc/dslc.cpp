@@ -139,7 +139,7 @@ cl::opt<std::string> DeviceName("device",
                                 cl::desc("Where to run: cuda, ze (Level Zero) or interp (the reference interpreter); "
                                          "default: CUDA, else Level Zero, else the interpreter, saying which"),
                                 cl::value_desc("cuda|ze|interp"), cl::sub(RunCommand), cl::cat(KilnCategory));
-cl::opt<std::string> MaxStepsText("max-steps", cl::desc("Interpreter: stop after this many steps, one per element an op makes (0: no limit)"),
+cl::opt<std::string> MaxStepsText("max-steps", cl::desc("Interpreter: stop after this many steps of work (an op's elements, a dot's multiply-adds; 0: no limit)"),
                                   cl::value_desc("N"), cl::init("4000000000"), cl::sub(RunCommand),
                                   cl::cat(KilnCategory));
 

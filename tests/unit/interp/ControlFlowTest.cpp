@@ -272,6 +272,29 @@ TEST(InterpSteps, AnOpCountsItsElements) {
   EXPECT_TRUE(runKernelChecked(kb, {KernelArg::ofBuffer(0)}, bufs, opts).ok);
 }
 
+TEST(InterpSteps, ADotCountsItsProducts) {
+  // A [64, 64] x [64, 64] dot makes 4096 elements from 262144 products. It costs the
+  // interpreter the products, so the limit counts those: a loop of large dots meets
+  // the limit in the time a loop of elementwise ops would.
+  KernelBuilder kb;
+  Value *out = kb.ptrParam(DType::F32, "out");
+  Value *a = kb.cf(1.0, DType::F32, {64, 64});
+  Value *d = kb.op(OpKind::Dot, {a, a}, Type::tile(DType::F32, {64, 64}));
+  Value *row = kb.op(OpKind::Reduce, {d}, Type::tile(DType::F32, {64}),
+                     {{"axis", int64_t{0}}, {"kind", std::string("sum")}});
+  kb.store(kb.ptrRange(out, 64), row);
+  kb.finish();
+  std::vector<Buffer> bufs = {zeroBuffer("out", DType::F32, 64)};
+  RunOptions opts;
+  opts.maxSteps = 200000; // far more than the elements any op makes, fewer than the products
+  Outcome o = runKernelChecked(kb, {KernelArg::ofBuffer(0)}, bufs, opts);
+  ASSERT_FALSE(o.ok);
+  EXPECT_EQ(o.diags[0].code, DiagCode::StepLimit);
+  opts.maxSteps = 300000;
+  EXPECT_TRUE(runKernelChecked(kb, {KernelArg::ofBuffer(0)}, bufs, opts).ok);
+  EXPECT_EQ(floatsOf(bufs[0])[0], 64.0 * 64.0);
+}
+
 TEST(InterpSteps, LimitCountsOpsOverAllPrograms) {
   // A straight-line kernel of a handful of ops: fine once, too many over 1000 programs.
   KernelBuilder kb;
