@@ -324,7 +324,10 @@ bool decodeBundleMetadata(std::string_view text, Bundle &b, std::string &error) 
     } else if (key == "shared_bytes") {
       ok = parseInt(rest, b.sharedBytes);
     } else if (key == "grid_split") {
+      // Written only for a split kernel, so 1 (the default when absent) is no spelling of it.
       ok = parseInt(rest, b.gridSplit);
+      if (ok && b.gridSplit < 2)
+        return fail("grid_split " + std::to_string(b.gridSplit) + " is outside 2.." + std::to_string(kMaxGridSplit));
     } else if (key == "workspace_bytes") {
       ok = parseInt(rest, b.workspaceBytes);
     } else if (key == "cluster_size") {

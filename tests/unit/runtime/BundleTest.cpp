@@ -327,6 +327,9 @@ TEST(BundleMetadata, SyntaxErrorsNameTheLine) {
   EXPECT_TRUE(contains(decode(base + "grid_split four\n"), "malformed value for 'grid_split'"));
   EXPECT_TRUE(contains(decode(base + "workspace_bytes -4\n"), "malformed value for 'workspace_bytes'"));
   EXPECT_TRUE(contains(decode(base + "grid_split 2\ngrid_split 3\n"), "key 'grid_split' appears twice"));
+  // The format writes grid_split only for a split kernel: 1 or 0 written out is damage.
+  EXPECT_TRUE(contains(decode(base + "grid_split 1\n"), "grid_split 1 is outside 2..1024"));
+  EXPECT_TRUE(contains(decode(base + "grid_split 0\n"), "grid_split 0 is outside 2..1024"));
   EXPECT_TRUE(contains(decode(base + "grid_split 2\ncluster_size 4\n"), "cluster_size 4 differs from grid_split 2"));
 }
 
