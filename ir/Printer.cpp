@@ -19,11 +19,10 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <map>
 #include <ostream>
-#include <set>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace kiln::ir {
 
@@ -146,10 +145,15 @@ public:
       name = hint;
       claimed_.insert(hint);
     } else {
-      for (unsigned n = 1;; ++n) {
+      // Suffixes are probed from where the last probe for this hint stopped: a name once
+      // taken stays taken and the counts never change, so the ones skipped before can
+      // never become free, and naming N values with one hint is linear, not quadratic.
+      for (unsigned &n = nextSuffix_.try_emplace(hint, 1).first->second;; ++n) {
         name = hint + "_" + std::to_string(n);
-        if (!taken_.count(name) && uses(name) == 0)
+        if (!taken_.count(name) && uses(name) == 0) {
+          ++n;
           break;
+        }
       }
     }
     taken_.insert(name);
@@ -168,9 +172,10 @@ private:
   }
 
   std::unordered_map<const Value *, std::string> names_;
-  std::map<std::string, unsigned> hintCount_;
-  std::set<std::string> claimed_;
-  std::set<std::string> taken_;
+  std::unordered_map<std::string, unsigned> hintCount_;
+  std::unordered_map<std::string, unsigned> nextSuffix_; ///< per hint, the first suffix not yet probed
+  std::unordered_set<std::string> claimed_;
+  std::unordered_set<std::string> taken_;
   unsigned next_ = 0;
 };
 

@@ -585,6 +585,49 @@ class Fusion(clitest.CliTestCase):
         np.testing.assert_allclose(self.load("y.npy"), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
+class PrintingScales(clitest.CliTestCase):
+    """Printing Tile IR is linear in the values printed, whatever their names.
+
+    Each check prints one kernel of many values whose source names collide (each must
+    get its own suffix: %t, %t_1, %t_2, ...) and the same kernel with every name
+    distinct, and compares their CPU time (the ratio does not depend on the machine).
+    A namer that searches for a free suffix from 1 for every value takes quadratic time
+    on the first; the run is stopped once it is clearly so. --O0 prints the program as
+    written, so the passes cannot remove the values.
+    """
+
+    def compare(self, shape, n):
+        self.write("distinct.kiln", "kernel k(p: *f32) {\n%s}\n" % "".join(shape("t%d" % i, i) for i in range(n)))
+        self.write("same.kiln", "kernel k(p: *f32) {\n%s}\n" % "".join(shape("t", i) for i in range(n)))
+        rc, baseline = clitest.run_tool_cpu("dslc", ["distinct.kiln", "--O0", "--emit=tir"], self.tmp)
+        self.assertEqual(rc, 0)
+        limit = int(2.5 * baseline + 1.5)
+        rc, used = clitest.run_tool_cpu("dslc", ["same.kiln", "--O0", "--emit=tir"], self.tmp, cpu_limit_s=limit)
+        self.assertEqual(rc, 0, "%d values named t: stopped after %.1fs of CPU (exit %d); with distinct names "
+                                "they took %.1fs" % (n, used, rc, baseline))
+
+    def test_one_name_in_many_blocks(self):
+        self.compare(lambda name, i: "    { let %s = load(p) + %d.0; store(p, %s); }\n" % (name, i, name), 20000)
+
+    def test_one_var_assigned_many_times(self):
+        # `var t` assigned 20,000 times makes 20,000 values all named t.
+        def assignment(name, i):
+            if name == "t":
+                return ("    var t = load(p);\n" if i == 0 else "    t = t + %d.0;\n" % i) + (
+                    "    store(p, t);\n" if i == 19999 else "")
+            return ("    let t0 = load(p);\n" if i == 0 else "    let %s = t%d + %d.0;\n" % (name, i - 1, i)) + (
+                "    store(p, %s);\n" % name if i == 19999 else "")
+        self.compare(assignment, 20000)
+
+    def test_names_that_look_like_suffixes(self):
+        # Values named t, t_1, t_2, ... in the source compete with the suffixes the
+        # printer gives to repeated names.
+        def shape(name, i):
+            own = name if name != "t" else ("t" if i % 2 else "t_%d" % (i // 2 + 1))
+            return "    { let %s = load(p) + %d.0; store(p, %s); }\n" % (own, i, own)
+        self.compare(shape, 20000)
+
+
 class TimingAndDumps(clitest.CliTestCase):
 
     def setUp(self):
