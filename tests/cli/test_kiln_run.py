@@ -249,6 +249,20 @@ class Bundles(KilnRunCase):
                 self.assertRegex(r.stdout, r"(?m)^target\s+%s$" % target)
                 self.assertRegex(r.stdout, r"(?m)^section\s+%s for %s, \d+ bytes$" % (kind, target))
 
+    def test_describe_escapes_the_bundles_text(self):
+        # A bundle is untrusted: its source path is shown with a bidirectional override
+        # (U+202E), a C1 control as a character (U+009B) and as a byte (0x9B), and bytes
+        # that are not UTF-8 as visible escapes, never as raw bytes a terminal acts on.
+        name = b"evil\xe2\x80\xaelnik\xc2\x9b\x9b\xff.kiln"
+        with open(SOFTMAX, "rb") as src, open(os.path.join(os.fsencode(self.tmp), name), "wb") as dst:
+            dst.write(src.read())
+        self.bundle("e.kbin", source=os.fsdecode(name))
+        r = self.kiln_run("--describe", "e.kbin")
+        self.assertOk(r)
+        for raw in (b"\xe2\x80\xae", b"\xc2\x9b", b"\x9b", b"\xff"):
+            self.assertNotIn(raw, r.stdout_bytes)
+        self.assertRegex(r.stdout, r"(?m)^source\s+evil\\u\{202E\}lnik\\u\{009B\}\\x9B\\xFF\.kiln:\d+:\d+$")
+
     def test_describe_needs_no_driver(self):
         self.bundle()
         self.assertOk(self.kiln_run("--describe", "s.kbin", env=clitest.NO_DRIVER_ENV))

@@ -16,6 +16,7 @@
 #include "runtime/DTypes.h"
 #include "support/Location.h"
 #include "support/ToolOutput.h"
+#include "support/TerminalText.h"
 #include "tools/launch/DeviceLaunch.h"
 #include "tools/launch/HostArguments.h"
 
@@ -207,10 +208,12 @@ std::string formatDouble(double v) {
   return s;
 }
 
-/// `kiln-run --describe`: everything a caller needs to launch the bundle.
+/// `kiln-run --describe`: everything a caller needs to launch the bundle. Every value
+/// is printed escaped: a bundle is untrusted input, and its text (a source path, the
+/// compiler string) must not reach the terminal as control sequences.
 void describe(const std::string &path, const rt::Bundle &b, std::ostream &os) {
   auto row = [&](const std::string &key, const std::string &value) {
-    os << key << std::string(key.size() < 12 ? 12 - key.size() : 1, ' ') << value << "\n";
+    os << key << std::string(key.size() < 12 ? 12 - key.size() : 1, ' ') << escapeForTerminal(value) << "\n";
   };
   std::vector<rt::BundleParam> params = b.params;
   std::string signature = b.kernelName + "(";
