@@ -446,11 +446,18 @@ def main():
     ap.add_argument("--keep", help="write the files here and keep them")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every allowed difference")
     args = ap.parse_args()
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        return run(args, args.keep)
+    # Removed however the run ends.
+    with tempfile.TemporaryDirectory(prefix="kiln-npy-fuzz-") as workdir:
+        return run(args, workdir)
 
+
+def run(args, workdir):
+    """Writes the files into `workdir`, judges them and reports; the exit status."""
     rng = random.Random(args.seed)
     bases = base_cases(rng)
-    workdir = args.keep or tempfile.mkdtemp(prefix="kiln-npy-fuzz-")
-    os.makedirs(workdir, exist_ok=True)
     paths, notes = [], []
     # Every file NumPy writes itself, unchanged, then the mutants.
     for i, (version, arr, fortran) in enumerate(bases):
@@ -502,10 +509,6 @@ def main():
           "Kiln refuses as documented %d (%s); %d disagreements"
           % (args.seed, len(paths), len(bases), args.count, both_read, both_refused, sum(allowed.values()),
              ", ".join("%s %d" % kv for kv in sorted(allowed.items())), len(failures)))
-    if not args.keep:
-        for p in paths:
-            os.unlink(p)
-        os.rmdir(workdir)
     print("%d passed, %d failed" % (len(paths) - len(failures), len(failures)))
     return 1 if failures else 0
 
