@@ -360,8 +360,13 @@ class Fuzz(KilnRunCase):
         pool = ["--grid", "4", "--grid=1,2", "--grid=0", "--grid=", "--arg", "x=x.npy", "--arg=y=y.npy",
                 "--arg=n_cols=1000", "--arg=row_stride=-1", "--arg=x=", "--arg==", "--device", "cuda", "--device=ze",
                 "--device=auto", "--device=", "--repeat", "3", "--repeat=0", "--time", "--time=1", "--describe",
-                "--diagnostics=json", "--diagnostics", "--", "-", "-q", "--x", "s.kbin", "absent.kbin"]
-        files = ["s.kbin"] + ["f%d.kbin" % i for i in range(8)]
+                "--diagnostics=json", "--diagnostics", "--", "-", "-q", "--x", "s.kbin", "absent.kbin",
+                # Paths that are not regular files: each must be refused, never block.
+                "--arg=x=fifo.npy", "--arg=y=fifo.npy", "--arg=x=dir.npy", "--arg=y=/dev/zero", "fifo.kbin"]
+        os.mkfifo(self.path("fifo.npy"))
+        os.mkfifo(self.path("fifo.kbin"))
+        os.mkdir(self.path("dir.npy"))
+        files = ["s.kbin", "fifo.kbin", "/dev/zero", "dir.npy"] + ["f%d.kbin" % i for i in range(8)]
         argvs = [[rng.choice(files)] + rng.sample(pool, rng.randint(0, 7)) for _ in range(150)]
         envs = [None, clitest.NO_DRIVER_ENV]
         if clitest.FAKE_DRIVERS["cuda"]:
