@@ -5,10 +5,7 @@
 // raw void elements of the right width ('|V2' for bf16, '|V1' for the f8 formats); the
 // kernel's pointee type says how to read the bits.
 //
-// A header is read exactly as NumPy reads it (numpy/lib/format.py): a Python dict
-// literal with the keys 'descr', 'fortran_order' and 'shape' and no others, a repeated
-// key meaning its last value. Whatever NumPy refuses, Kiln refuses; a few things NumPy
-// takes but no writer produces are refused too (see parseNpyHeader).
+// A header is read exactly as NumPy reads it (support/NpyHeader.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -19,7 +16,6 @@
 #include <cstddef>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace kiln {
@@ -29,29 +25,6 @@ struct NpyArray {
   Shape shape;                 ///< empty for a 0-d array
   std::vector<std::byte> data; ///< C-order element bytes
 };
-
-/// The most dimensions NumPy gives an array (NPY_MAXDIMS); a header with more is refused.
-inline constexpr size_t kNpyMaxDims = 32;
-/// The longest header NumPy reads, in characters (numpy.load refuses longer ones).
-inline constexpr size_t kNpyMaxHeaderChars = 10000;
-
-/// What a .npy header says about its array.
-struct NpyHeader {
-  std::string descr;         ///< the dtype string as written, e.g. "<f4"
-  bool fortranOrder = false; ///< the array is stored in Fortran (column-major) order
-  Shape shape;               ///< non-negative dimensions; empty for a 0-d array
-};
-
-/// Parses the header text of a .npy file of format `majorVersion`.0 (1-3): the dict
-/// literal and its padding, the bytes between the header length and the data. Refuses,
-/// with `error` saying why ("unterminated dict", "shape has 33 dimensions; NumPy allows
-/// at most 32", ...), whatever NumPy's numpy.load refuses. Also refuses what NumPy would
-/// take but no writer produces: Python syntax beyond plain literals (escapes in strings,
-/// string prefixes, triple quotes, line continuations, indentation, nesting over 100
-/// deep), a descr
-/// that is not a string (a structured dtype), and negative dimensions (which NumPy
-/// reads as "whatever is left").
-std::optional<NpyHeader> parseNpyHeader(std::string_view text, int majorVersion, std::string &error);
 
 /// Reads `path`. On failure returns nullopt and sets `error` to a user-facing reason
 /// ("not a .npy file", "Fortran-order arrays are not supported", ...). Anything but a

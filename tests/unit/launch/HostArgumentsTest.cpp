@@ -284,9 +284,10 @@ TEST_F(TempDir, WritesBackNothingWhenASecondFileCannotBeReplaced) {
 TEST_F(TempDir, WritesBackNothingWhenAFileIsReadOnly) {
   std::string x = npy("x.npy", "<f4", floats({1, 2}), {2});
   std::string y = npy("y.npy", "<f4", floats({3, 4}), {2});
-  if (::geteuid() == 0) // root may write any file: the child runs as nobody, owning all three
+  if (::geteuid() == 0) { // root may write any file: the child runs as nobody, owning all three
     for (const std::string &p : {dir.string(), x, y})
       ASSERT_EQ(::chown(p.c_str(), kNobody, kNogroup), 0);
+  }
   ASSERT_EQ(::chmod(y.c_str(), 0444), 0);
   EXPECT_EQ(writeBackBothInChild(x, y, "not writable"), 0);
   expectUnchanged(x, y);

@@ -1,5 +1,6 @@
 //===- NpyTest.cpp - .npy reading and writing -----------------------------===//
 #include "support/Npy.h"
+#include "support/NpyHeader.h"
 
 #include <gtest/gtest.h>
 
