@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "support/ElementType.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,30 +17,6 @@
 #include <vector>
 
 namespace kiln {
-
-/// Master list of scalar dtypes: X(Enum, spelling, bits, isFloat, isSigned).
-#define KILN_DTYPES(X)                                                         \
-  X(Bool, "bool", 1, false, false)                                             \
-  X(I8, "i8", 8, false, true)                                                  \
-  X(I16, "i16", 16, false, true)                                               \
-  X(I32, "i32", 32, false, true)                                               \
-  X(I64, "i64", 64, false, true)                                               \
-  X(U8, "u8", 8, false, false)                                                 \
-  X(U16, "u16", 16, false, false)                                              \
-  X(U32, "u32", 32, false, false)                                              \
-  X(U64, "u64", 64, false, false)                                              \
-  X(F8E4M3, "f8e4m3", 8, true, true)                                           \
-  X(F8E5M2, "f8e5m2", 8, true, true)                                           \
-  X(F16, "f16", 16, true, true)                                                \
-  X(BF16, "bf16", 16, true, true)                                              \
-  X(F32, "f32", 32, true, true)                                                \
-  X(F64, "f64", 64, true, true)
-
-enum class DType : uint8_t {
-#define KILN_DTYPE_ENUM(E, S, B, F, SG) E,
-  KILN_DTYPES(KILN_DTYPE_ENUM)
-#undef KILN_DTYPE_ENUM
-};
 
 /// The spelling used in Kiln source and in .tir text ("f32", "bf16", ...).
 std::string_view dtypeName(DType t);
@@ -52,8 +30,6 @@ bool isFloat(DType t);
 bool isInteger(DType t); // bool is not an integer
 bool isSigned(DType t);  // signed integers and all floats
 inline bool isBool(DType t) { return t == DType::Bool; }
-
-using Shape = std::vector<int64_t>;
 
 /// Product of the dimensions (1 for a scalar).
 int64_t numElements(const Shape &shape);

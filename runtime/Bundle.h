@@ -18,7 +18,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/Type.h"
+#include "support/ElementType.h"
 
 #include <cstdint>
 #include <optional>

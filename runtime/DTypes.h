@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/Type.h"
+#include "support/ElementType.h"
 #include "runtime/kiln_runtime.h"
 
 #include <optional>

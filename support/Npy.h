@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/Type.h"
+#include "support/ElementType.h"
 #include "support/AtomicFile.h"
 
 #include <cstddef>

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/Type.h"
+#include "support/ElementType.h"
 
 #include <cstddef>
 #include <optional>

@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/Type.h" // the DType enum and Shape only (header-level; no IR library)
+#include "support/ElementType.h"
 #include "support/Diagnostics.h"
 
 #include <array>
