@@ -10,6 +10,7 @@
 #
 #===---------------------------------------------------------------------------===#
 import os
+import random
 import re
 import shlex
 import shutil
@@ -624,6 +625,20 @@ class PrintingScales(clitest.CliTestCase):
         # printer gives to repeated names.
         def shape(name, i):
             own = name if name != "t" else ("t" if i % 2 else "t_%d" % (i // 2 + 1))
+            return "    { let %s = load(p) + %d.0; store(p, %s); }\n" % (own, i, own)
+        self.compare(shape, 20000)
+
+    def test_random_names_from_a_small_pool(self):
+        # Names drawn at random (a fixed seed) from a few stems and their suffixed forms,
+        # t, t_1, t_1_1, ...: the collisions between given names and printed suffixes
+        # come in every order.
+        rng = random.Random(20261202)
+        stems = ["t", "u_2", "v_1_1"]
+        pool = stems + ["%s_%d" % (s, k) for s in stems for k in (1, 2, 3, 10)]
+        names = [rng.choice(pool) for _ in range(20000)]
+
+        def shape(name, i):
+            own = names[i] if name == "t" else name
             return "    { let %s = load(p) + %d.0; store(p, %s); }\n" % (own, i, own)
         self.compare(shape, 20000)
 
