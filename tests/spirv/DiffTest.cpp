@@ -98,7 +98,7 @@ void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Ker
       d.isBuffer = true;
       d.buffer = &data[args[i].buffer];
     } else {
-      d.scalar = scalarBytes(kernel.params()[i]->type.dtype, spec.args[i].value);
+      d.scalar = scalarBytes(kernel.params()[i]->type.dtype, spec.args[i]);
     }
     dargs.push_back(d);
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -115,6 +116,14 @@ std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &erro
         std::string v;
         ws >> v;
         a.value = parseNumber(v, ok);
+        if (!isFloat(a.dtype) && ok) {
+          // Exactly, from the text: "18446744073709551615" is no double.
+          char *end = nullptr;
+          errno = 0;
+          a.intValue = v.starts_with('-') ? std::strtoll(v.c_str(), &end, 10)
+                                          : static_cast<int64_t>(std::strtoull(v.c_str(), &end, 10));
+          ok = errno == 0 && end && *end == '\0';
+        }
       }
       spec.args.push_back(a);
     } else {
@@ -200,7 +209,7 @@ void makeInputs(const CaseSpec &spec, uint64_t seed, std::vector<interp::Buffer>
       if (isFloat(a.dtype))
         args.push_back(interp::KernelArg::ofFloat(a.value));
       else
-        args.push_back(interp::KernelArg::ofInt(static_cast<int64_t>(a.value)));
+        args.push_back(interp::KernelArg::ofInt(a.intValue));
       continue;
     }
     interp::Buffer buf;
@@ -256,12 +265,16 @@ void makeInputs(const CaseSpec &spec, uint64_t seed, std::vector<interp::Buffer>
   }
 }
 
-std::vector<uint8_t> scalarBytes(DType dtype, double value) {
+std::vector<uint8_t> scalarBytes(DType dtype, const ArgSpec &a) {
+  std::vector<uint8_t> out(dtypeBytes(dtype));
+  if (!isFloat(dtype)) {
+    std::memcpy(out.data(), &a.intValue, out.size()); // little-endian: the low bytes
+    return out;
+  }
   interp::Buffer one;
   one.dtype = dtype;
   one.data.resize(dtypeBytes(dtype));
-  putElement(one, 0, value);
-  std::vector<uint8_t> out(one.data.size());
+  putElement(one, 0, a.value);
   std::memcpy(out.data(), one.data.data(), out.size());
   return out;
 }

@@ -51,6 +51,9 @@ struct ArgSpec {
   std::vector<double> fillParams;  ///< buffers: numbers after the fill name
   std::vector<double> leading;     ///< buffers: the values after `then`
   double value = 0;                ///< scalars
+  /// Integer and bool scalars: the value exactly, as the two's-complement bits of 64
+  /// (a double holds integers exactly only up to 2^53; u64 seeds and masks go beyond).
+  int64_t intValue = 0;
 };
 
 struct CaseSpec {
@@ -80,8 +83,9 @@ std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &erro
 void makeInputs(const CaseSpec &spec, uint64_t seed, std::vector<interp::Buffer> &buffers,
                 std::vector<interp::KernelArg> &args);
 
-/// The bytes a scalar argument occupies in the kernel ABI (docs/codegen.md).
-std::vector<uint8_t> scalarBytes(DType dtype, double value);
+/// The bytes scalar argument `a` occupies in the kernel ABI (docs/codegen.md) as a
+/// parameter of `dtype`.
+std::vector<uint8_t> scalarBytes(DType dtype, const ArgSpec &a);
 
 /// Compares two runs' buffer contents element by element; "" when they agree, else a
 /// description of the first mismatches.

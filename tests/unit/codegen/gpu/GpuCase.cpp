@@ -1,10 +1,16 @@
 //===- GpuCase.cpp - case.txt of a prepared GPU check ---------------------===//
 #include "tests/unit/codegen/gpu/GpuCase.h"
+#include "support/FloatFormats.h"
 
 #include <cmath>
 #include <sstream>
 
 namespace kiln::gputest {
+
+std::string integerText(DType dtype, int64_t bits) {
+  const int64_t v = wrapToIntDType(dtype, bits); // as the parameter holds it
+  return isSigned(dtype) ? std::to_string(v) : std::to_string(static_cast<uint64_t>(v));
+}
 
 std::string scalarText(DType dtype, double value) {
   if (std::isnan(value))

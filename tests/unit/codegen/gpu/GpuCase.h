@@ -62,6 +62,8 @@ std::optional<GpuCase> readCase(const std::string &text, std::string &error);
 /// The case.txt spelling of a scalar argument's value: integers in decimal, floats
 /// with enough digits to round-trip, `nan`, `inf`, `-inf`.
 std::string scalarText(DType dtype, double value);
+/// An integer or bool scalar's text from its exact bits: unsigned dtypes as unsigned.
+std::string integerText(DType dtype, int64_t bits);
 
 /// The .npy files of buffer argument `name`.
 inline std::string inputFile(const std::string &name) { return name + ".in.npy"; }

@@ -246,6 +246,22 @@ TEST(CaseSpecFills, BitsCoverTheWholeIntegerRange) {
   EXPECT_LT(top, 53);
 }
 
+TEST(CaseSpecFills, IntegerScalarsAreExactBeyondTwoToThe53) {
+  // A double holds integers exactly only up to 2^53: a u64 seed of all ones or an odd
+  // i64 above it must reach the kernel bit for bit, in case.txt as in the SPIR-V ABI.
+  std::string error;
+  auto spec = spirvtest::parseCaseSpec(
+      "// @arg seed u64 18446744073709551615\n// @arg k i64 -9007199254740993\n// @arg c u32 4294967295\n", error);
+  ASSERT_TRUE(spec) << error;
+  EXPECT_EQ(spec->args[0].intValue, -1);
+  EXPECT_EQ(spec->args[1].intValue, -9007199254740993);
+  EXPECT_EQ(integerText(DType::U64, spec->args[0].intValue), "18446744073709551615");
+  EXPECT_EQ(integerText(DType::I64, spec->args[1].intValue), "-9007199254740993");
+  EXPECT_EQ(integerText(DType::U32, -1), "4294967295");
+  EXPECT_EQ(spirvtest::scalarBytes(DType::U32, spec->args[2]), (std::vector<uint8_t>{0xff, 0xff, 0xff, 0xff}));
+  EXPECT_FALSE(spirvtest::parseCaseSpec("// @arg k i32 1.5\n", error));
+}
+
 TEST(CaseSpecFills, ToleranceByDtypeOverridesTheGeneralOne) {
   std::string error;
   auto spec = spirvtest::parseCaseSpec("// @tol 1e-5 1e-7\n// @tol f16 2e-3 1e-3\n", error);

@@ -243,7 +243,8 @@ int prepareFile(const fs::path &file, const fs::path &out, uint64_t seed, int &c
               writeArray(dir / gputest::expectedFile(a.name), expected[b], error));
       } else {
         // The value the interpreter saw, as the parameter's dtype holds it.
-        a.value = gputest::scalarText(a.dtype, isFloat(a.dtype) ? roundToFloatDType(a.dtype, s.value) : s.value);
+        a.value = isFloat(a.dtype) ? gputest::scalarText(a.dtype, roundToFloatDType(a.dtype, s.value))
+                                   : gputest::integerText(a.dtype, s.intValue);
       }
       c.args.push_back(a);
     }
