@@ -5,6 +5,7 @@ add_library(kiln_sema STATIC
   Imports.cpp
   Sema.cpp
   SemaBuiltins.cpp
+  SemaBuiltinsRandom.cpp
   SemaBuiltinsReduce.cpp
   SemaBuiltinsShape.cpp
   SemaCall.cpp

@@ -601,6 +601,7 @@ const std::vector<BuiltinInfo> &allBuiltins() {
     addCoreBuiltins(t);
     addShapeBuiltins(t);
     addReduceBuiltins(t);
+    addRandomBuiltins(t);
     return t;
   }();
   return table;

@@ -68,6 +68,7 @@ const std::vector<BuiltinInfo> &allBuiltins();
 void addCoreBuiltins(std::vector<BuiltinInfo> &table);   // SemaBuiltins.cpp
 void addShapeBuiltins(std::vector<BuiltinInfo> &table);  // SemaBuiltinsShape.cpp
 void addReduceBuiltins(std::vector<BuiltinInfo> &table); // SemaBuiltinsReduce.cpp
+void addRandomBuiltins(std::vector<BuiltinInfo> &table); // SemaBuiltinsRandom.cpp
 
 /// Launch settings of a kernel, from its attributes.
 struct KernelAttrs {

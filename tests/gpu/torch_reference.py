@@ -8,7 +8,8 @@ in one segment and split) runs through the runtime's Python bindings
 (runtime/python/kiln_runtime.py) on fresh random inputs, large magnitudes included
 (logits of +-1000, where a softmax taken without its maximum overflows; rows offset by
 1e4, where a variance taken as E[x^2] - E[x]^2 cancels), and is compared with PyTorch's
-own operators computed in f64 on the same inputs.
+own operators computed in f64 on the same inputs. Kiln's random numbers (randint, rand,
+randn) are compared with Triton's for the same seeds and offsets, where Triton is there.
 
     torch_reference.py prepare --dslc DSLC --out DIR   on the build machine: compiles
                                                         the bundles (sm_90a) into DIR
@@ -44,6 +45,7 @@ BUNDLES = {
     "decode": ("stdlib/decode_attention.kiln", "decode_attention", {"D": 64, "BN": 64}, []),
     "decode_split4": ("stdlib/decode_attention.kiln", "decode_attention", {"D": 64, "BN": 64},
                       ["--reduction-split=4"]),
+    "random_draws": ("tests/programs/random.kiln", "draws", {"BLOCK": 128}, []),
 }
 
 
@@ -219,12 +221,55 @@ def run(folder, lib):
         kernel(name).launch((heads,), qs, ks, vs, o, seq, scale)
         check(f"{name} {heads}x{seq}x{d}", down(o, q.shape), want, 1e-4, 1e-5)
 
+    # ---- random numbers against Triton's: the same seed and offsets, the same numbers
+    compare_random_with_triton(rt, kernel, exact, check, down, seed)
+
     rt.synchronize()
     failed = [r for r in results if not r[1]]
     for case, ok, detail in results:
         print(f"  {'ok  ' if ok else 'FAIL'} {case}: {detail}")
     print(f"torch-reference: {len(results) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0
+
+
+def compare_random_with_triton(rt, kernel, exact, check, down, seed):
+    """Kiln's randint and rand must be Triton's bit for bit (one Philox 4x32-10, one
+    mapping to floats); randn goes through log, sqrt and cos, whose last bits each
+    compiler's math library decides, so it meets a tolerance."""
+    import numpy as np
+    import torch
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError as e:
+        print(f"torch-reference: random numbers not compared with Triton ({e})")
+        return
+
+    @triton.jit
+    def triton_draws(ints, uniforms, normals, seed, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(ints + offs, tl.randint(seed, offs), mask=m)
+        tl.store(uniforms + offs, tl.rand(seed, offs), mask=m)
+        tl.store(normals + offs, tl.randn(seed, offs), mask=m)
+
+    n, block = 100003, 128
+    grid = ((n + block - 1) // block,)
+    for s in (0, 1, -1, 123456789, -2**31, seed % 2**31):
+        ints = torch.empty(n, dtype=torch.int32, device="cuda")
+        uniforms = torch.empty(n, dtype=torch.float32, device="cuda")
+        normals = torch.empty(n, dtype=torch.float32, device="cuda")
+        triton_draws[grid](ints, uniforms, normals, s, n, BLOCK=block)
+        ki, ku, kn = rt.alloc(n * 4, "u32"), rt.alloc(n * 4, "f32"), rt.alloc(n * 4, "f32")
+        kernel("random_draws").launch(grid, ki, ku, kn, s, n)
+        got_i = down(ki, (n,), np.uint32).numpy().view(np.int32)
+        got_u = down(ku, (n,)).numpy()
+        want_i, want_u = ints.cpu().numpy(), uniforms.cpu().numpy()
+        bad_i = int((got_i != want_i).sum())
+        bad_u = int((got_u.view(np.uint32) != want_u.view(np.uint32)).sum())
+        exact(f"randint seed {s} vs Triton", bad_i == 0, f"{bad_i} of {n} differ")
+        exact(f"rand seed {s} vs Triton", bad_u == 0, f"{bad_u} of {n} differ in any bit")
+        check(f"randn seed {s} vs Triton", down(kn, (n,)), normals.cpu(), 1e-5, 1e-5)
 
 
 def main():

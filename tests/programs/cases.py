@@ -1195,3 +1195,65 @@ for _suffix, _lo, _hi in ((".on_chip", 5, 60), (".held", 5, 100), (".reversed", 
         args=[Arr("x", "f32", "n", normal(3.0)), Arr("y", "f32", "n"), Scalar("n", "i32", "n"),
               Scalar("lo", "i32", "lo"), Scalar("hi", "i32", "hi")],
         ref=_scale_by_max_ref, tol=Tol(1e-6, 1e-7))
+
+
+# ---- random numbers -------------------------------------------------------------------
+
+def _philox4x32(c, k0, k1, rounds=10):
+    """Philox 4x32 over counters c (four uint32 arrays) under the key (k0, k1)."""
+    c0, c1, c2, c3 = [np.asarray(x, np.uint32) for x in c]
+    k0, k1 = int(k0) & 0xffffffff, int(k1) & 0xffffffff
+    for r in range(rounds):
+        p0 = c0.astype(np.uint64) * np.uint64(0xD2511F53)
+        p2 = c2.astype(np.uint64) * np.uint64(0xCD9E8D57)
+        hi0, lo0 = (p0 >> np.uint64(32)).astype(np.uint32), p0.astype(np.uint32)
+        hi2, lo2 = (p2 >> np.uint64(32)).astype(np.uint32), p2.astype(np.uint32)
+        c0, c1, c2, c3 = hi2 ^ c1 ^ np.uint32(k0), lo2, hi0 ^ c3 ^ np.uint32(k1), lo0
+        k0, k1 = (k0 + 0x9E3779B9) & 0xffffffff, (k1 + 0xBB67AE85) & 0xffffffff
+    return c0, c1, c2, c3
+
+
+def _draw_words(seed, offsets, rounds=10):
+    """The words of (offset, 0, 0, 0) under the seed's low and high halves."""
+    seed = int(seed) & 0xffffffffffffffff  # a negative seed is sign-extended first
+    zero = np.zeros_like(offsets, np.uint32)
+    return _philox4x32((offsets.astype(np.uint32), zero, zero, zero), seed, seed >> 32, rounds)
+
+
+def _uniform(word):
+    i = word.view(np.int32)
+    folded = np.where(i < 0, ~i, i)
+    return folded.astype(np.float32) * np.float32(4.6566127342e-10)
+
+
+def _draws_ref(v, s):
+    offs = np.arange(s["n"], dtype=np.uint32)
+    w0, w1, _, _ = _draw_words(v.seed, offs)
+    u1 = np.maximum(_uniform(w0), np.float32(1e-7)).astype(np.float64)
+    u2 = f64(np.float32(6.283185307179586) * _uniform(w1))
+    return {"ints": w0, "uniforms": _uniform(w0), "normals": np.sqrt(-2.0 * np.log(u1)) * np.cos(u2)}
+
+
+# Random123's published known-answer vectors for Philox 4x32-10: (key, counter) -> words.
+for i, (seed, ctr, want) in enumerate([
+        (0, (0, 0, 0, 0), (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8)),
+        (0xffffffffffffffff, (0xffffffff,) * 4, (0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd)),
+        (0x299f31d0a4093822, (0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344),
+         (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1))]):
+    add("random.philox_kat%d" % i, "random.kiln", "philox_kat", grid=(1,),
+        args=[Arr("out", "u32", 4), Scalar("seed", "u64", seed)] +
+             [Scalar("c%d" % k, "u32", ctr[k]) for k in range(4)],
+        ref=lambda v, s, want=want: {"out": np.array(want, np.uint32)}, tol=EXACT)
+
+add("random.draws", "random.kiln", "draws",
+    sizes=lambda r: {"n": int(r.integers(300, 1000)), "seed": int(r.integers(-2**31, 2**31))},
+    grid=blocks(128),
+    args=[Arr("ints", "u32", "n"), Arr("uniforms", "f32", "n"), Arr("normals", "f32", "n"),
+          Scalar("seed", "i32", "seed"), Scalar("n", "i32", "n")],
+    ref=_draws_ref, tol={"ints": EXACT, "uniforms": EXACT, "normals": Tol(rtol=1e-5, atol=1e-5)})
+
+add("random.words", "random.kiln", "words",
+    sizes=lambda r: {"seed": int(r.integers(-2**63, 2**63))}, grid=(1,),
+    args=[Arr("out", "u32", 4 * 8 * 32), Scalar("seed", "i64", "seed")],
+    ref=lambda v, s: {"out": np.concatenate(_draw_words(v.seed, np.arange(256, dtype=np.uint32), 7))},
+    tol=EXACT)
