@@ -7,8 +7,8 @@
 import numpy as np
 
 from kilncase import (Arr, Case, Scalar, Tol, attention_ref, cdiv, f32, f64, fp8_matmul_ref,
-                      fp8_quant_per_row, normal, on_first_columns, softmax_rows,
-                      stable_topk_indices, strided_row_args, with_specials)
+                      fp8_quant_per_row, normal, on_first_columns, random_uniform, random_words,
+                      softmax_rows, stable_topk_indices, strided_row_args, with_specials)
 
 CASES = []
 
@@ -342,3 +342,22 @@ _fp8_matmul("example.fp8_matmul.as_written", {"m": 40, "n": 24, "k": 250}, fused
 _fp8_matmul("example.fp8_matmul.random",
             lambda r: {"m": int(r.integers(1, 40)), "n": int(r.integers(1, 40)), "k": int(r.integers(1, 300))},
             fused=True)
+
+
+# ---- dropout --------------------------------------------------------------------------
+
+def _dropout_ref(v, s):
+    keep = random_uniform(random_words(v.seed, np.arange(s["n"], dtype=np.uint32))[0]) > np.float32(v.p)
+    return {"out": np.where(keep, f32(v.x) / (np.float32(1.0) - np.float32(v.p)), np.float32(0.0))}
+
+
+for _name, _sizes, _p in [("example.dropout", lambda r: {"n": int(r.integers(2000, 9000)),
+                                                          "seed": int(r.integers(-2**31, 2**31))}, 0.25),
+                          ("example.dropout.one", {"n": 1, "seed": 7}, 0.5),
+                          ("example.dropout.keep_all", {"n": 700, "seed": 1}, 0.0)]:
+    CASES.append(Case(
+        name=_name, file="examples/dropout.kiln", kernel="dropout", sizes=_sizes, defines={"BLOCK": 256},
+        grid=lambda s: (cdiv(s["n"], 256),),
+        args=[Arr("x", "f32", "n", normal()), Arr("out", "f32", "n"), Scalar("n", "i32", "n"),
+              Scalar("p", "f32", _p), Scalar("seed", "i32", "seed")],
+        ref=_dropout_ref, tol=Tol(1e-6, 0.0)))

@@ -471,3 +471,34 @@ def wrap(x, dtype: str):
     """Integer results wrapped to `dtype` (two's complement), as Kiln integers overflow."""
     return np.asarray(x).astype(np.int64).astype(_NATIVE[dtype]) if dtype != "u64" \
         else np.asarray(x).astype(np.uint64)
+
+
+# ---- random numbers (Philox 4x32, as Kiln and Triton draw them) -------------------------
+
+def philox4x32(c, k0, k1, rounds=10):
+    """Philox 4x32 over counters c (four uint32 arrays) under the key (k0, k1)."""
+    c0, c1, c2, c3 = [np.asarray(x, np.uint32) for x in c]
+    k0, k1 = int(k0) & 0xffffffff, int(k1) & 0xffffffff
+    for r in range(rounds):
+        p0 = c0.astype(np.uint64) * np.uint64(0xD2511F53)
+        p2 = c2.astype(np.uint64) * np.uint64(0xCD9E8D57)
+        hi0, lo0 = (p0 >> np.uint64(32)).astype(np.uint32), p0.astype(np.uint32)
+        hi2, lo2 = (p2 >> np.uint64(32)).astype(np.uint32), p2.astype(np.uint32)
+        c0, c1, c2, c3 = hi2 ^ c1 ^ np.uint32(k0), lo2, hi0 ^ c3 ^ np.uint32(k1), lo0
+        k0, k1 = (k0 + 0x9E3779B9) & 0xffffffff, (k1 + 0xBB67AE85) & 0xffffffff
+    return c0, c1, c2, c3
+
+
+def random_words(seed, offsets, rounds=10):
+    """Kiln's randint4x (and Triton's): the words of (offset, 0, 0, 0) under the seed's
+    low and high halves."""
+    seed = int(seed) & 0xffffffffffffffff  # a negative seed is sign-extended first
+    zero = np.zeros_like(offsets, np.uint32)
+    return philox4x32((offsets.astype(np.uint32), zero, zero, zero), seed, seed >> 32, rounds)
+
+
+def random_uniform(word):
+    """Kiln's rand of a randint word: an f32 in [0, 1), as the kernel computes it."""
+    i = word.view(np.int32)
+    folded = np.where(i < 0, ~i, i)
+    return folded.astype(np.float32) * np.float32(4.6566127342e-10)

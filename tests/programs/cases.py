@@ -9,9 +9,9 @@
 import numpy as np
 
 from kilncase import (Arr, Case, EXACT, Scalar, Tol, attention_ref, boolean, c_div, c_rem, cdiv,
-                      erf, f32, f64, fill, normal, randint, round_bf16, round_f8, sat_cast,
-                      sigmoid, signed_uniform, softmax_rows, stable_topk_indices, uniform,
-                      with_specials, wrap)
+                      erf, f32, f64, fill, normal, randint, random_uniform, random_words,
+                      round_bf16, round_f8, sat_cast, sigmoid, signed_uniform, softmax_rows,
+                      stable_topk_indices, uniform, with_specials, wrap)
 
 CASES = []
 P = "tests/programs/"
@@ -1199,39 +1199,12 @@ for _suffix, _lo, _hi in ((".on_chip", 5, 60), (".held", 5, 100), (".reversed", 
 
 # ---- random numbers -------------------------------------------------------------------
 
-def _philox4x32(c, k0, k1, rounds=10):
-    """Philox 4x32 over counters c (four uint32 arrays) under the key (k0, k1)."""
-    c0, c1, c2, c3 = [np.asarray(x, np.uint32) for x in c]
-    k0, k1 = int(k0) & 0xffffffff, int(k1) & 0xffffffff
-    for r in range(rounds):
-        p0 = c0.astype(np.uint64) * np.uint64(0xD2511F53)
-        p2 = c2.astype(np.uint64) * np.uint64(0xCD9E8D57)
-        hi0, lo0 = (p0 >> np.uint64(32)).astype(np.uint32), p0.astype(np.uint32)
-        hi2, lo2 = (p2 >> np.uint64(32)).astype(np.uint32), p2.astype(np.uint32)
-        c0, c1, c2, c3 = hi2 ^ c1 ^ np.uint32(k0), lo2, hi0 ^ c3 ^ np.uint32(k1), lo0
-        k0, k1 = (k0 + 0x9E3779B9) & 0xffffffff, (k1 + 0xBB67AE85) & 0xffffffff
-    return c0, c1, c2, c3
-
-
-def _draw_words(seed, offsets, rounds=10):
-    """The words of (offset, 0, 0, 0) under the seed's low and high halves."""
-    seed = int(seed) & 0xffffffffffffffff  # a negative seed is sign-extended first
-    zero = np.zeros_like(offsets, np.uint32)
-    return _philox4x32((offsets.astype(np.uint32), zero, zero, zero), seed, seed >> 32, rounds)
-
-
-def _uniform(word):
-    i = word.view(np.int32)
-    folded = np.where(i < 0, ~i, i)
-    return folded.astype(np.float32) * np.float32(4.6566127342e-10)
-
-
 def _draws_ref(v, s):
     offs = np.arange(s["n"], dtype=np.uint32)
-    w0, w1, _, _ = _draw_words(v.seed, offs)
-    u1 = np.maximum(_uniform(w0), np.float32(1e-7)).astype(np.float64)
-    u2 = f64(np.float32(6.283185307179586) * _uniform(w1))
-    return {"ints": w0, "uniforms": _uniform(w0), "normals": np.sqrt(-2.0 * np.log(u1)) * np.cos(u2)}
+    w0, w1, _, _ = random_words(v.seed, offs)
+    u1 = np.maximum(random_uniform(w0), np.float32(1e-7)).astype(np.float64)
+    u2 = f64(np.float32(6.283185307179586) * random_uniform(w1))
+    return {"ints": w0, "uniforms": random_uniform(w0), "normals": np.sqrt(-2.0 * np.log(u1)) * np.cos(u2)}
 
 
 # Random123's published known-answer vectors for Philox 4x32-10: (key, counter) -> words.
@@ -1255,5 +1228,5 @@ add("random.draws", "random.kiln", "draws",
 add("random.words", "random.kiln", "words",
     sizes=lambda r: {"seed": int(r.integers(-2**63, 2**63))}, grid=(1,),
     args=[Arr("out", "u32", 4 * 8 * 32), Scalar("seed", "i64", "seed")],
-    ref=lambda v, s: {"out": np.concatenate(_draw_words(v.seed, np.arange(256, dtype=np.uint32), 7))},
+    ref=lambda v, s: {"out": np.concatenate(random_words(v.seed, np.arange(256, dtype=np.uint32), 7))},
     tol=EXACT)

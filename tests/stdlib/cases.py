@@ -9,8 +9,8 @@
 import numpy as np
 
 from kilncase import (Arr, Case, Scalar, Tol, attention_ref, f32, f64, fill, fp8_matmul_ref,
-                      fp8_quant_per_row, normal, on_first_columns, softmax_rows,
-                      stable_topk_indices, strided_row_args, with_specials)
+                      fp8_quant_per_row, normal, on_first_columns, random_uniform, random_words,
+                      softmax_rows, stable_topk_indices, strided_row_args, with_specials)
 
 CASES = []
 
@@ -109,6 +109,33 @@ for _suffix, _sizes, _block in _ROWS:
                           "y": _layernorm(f32(v.x) + f32(v.residual), v.w, v.b, float(v.eps))},
         tol={"h": Tol(0.0, 0.0), "y": Tol(1e-4, 1e-4)},  # h: one f32 addition, bit-exact
         gpu_splits=_ROW_SPLITS))
+
+
+def _dropped_residual(v):
+    """residual + dropout(x): kept where rand(seed, element index) > p, scaled in f32."""
+    x = f32(v.x)
+    keep = random_uniform(random_words(v.seed, np.arange(x.size, dtype=np.uint32))[0]).reshape(x.shape) > \
+        np.float32(v.p)
+    return np.where(keep, x / (np.float32(1.0) - np.float32(v.p)), np.float32(0.0)) + f32(v.residual)
+
+
+for _suffix, _sizes, _block in _ROWS:
+    # Dropout at p = 0.3 with a random seed: about 30% of x dropped, the rest scaled by
+    # 1/0.7; the mask is the one Triton's tl.rand draws for the same seed and indices.
+    CASES.append(Case(
+        name="stdlib.dropout_residual_layernorm" + _suffix, file="stdlib/layernorm.kiln",
+        kernel="dropout_residual_layernorm",
+        sizes=(lambda r, z=_sizes: dict(z(r) if callable(z) else z, seed=int(r.integers(-2**31, 2**31)))),
+        defines=_defines(_block), grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), normal(2.0, mean=80.0)),
+              Arr("residual", "f32", ("rows", "n"), normal(1.0, mean=-30.0)),
+              Arr("w", "f32", "n", normal()), Arr("b", "f32", "n", normal()),
+              Arr("h", "f32", ("rows", "n")), Arr("y", "f32", ("rows", "n")),
+              Scalar("n_cols", "i32", "n"), Scalar("eps", "f32", 1e-5), Scalar("p", "f32", 0.3),
+              Scalar("seed", "i32", "seed")],
+        ref=lambda v, s: {"h": _dropped_residual(v),
+                          "y": _layernorm(_dropped_residual(v), v.w, v.b, float(v.eps))},
+        tol={"h": Tol(1e-6, 0.0), "y": Tol(1e-4, 1e-4)}, gpu_splits=_ROW_SPLITS))
 
 
 # ---- rmsnorm / rmsnorm_residual -----------------------------------------------------------
