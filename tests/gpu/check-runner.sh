@@ -4,7 +4,8 @@
 #   check-runner.sh KILN_GPU_PREPARE KILN_GPU_RUN FAKE_CUDA_LIBRARY WORKDIR
 #
 # 1. with no driver library it says "no CUDA driver" and exits 77 (skipped);
-# 2. kiln-gpu-prepare writes a case (bundles for sm_80 and sm_90a, .npy files);
+# 2. kiln-gpu-prepare writes a case (bundles for sm_80 and sm_90a, .npy files, the
+#    output's all-zero input as a flag in case.txt);
 # 3. through the runtime's CUDA backend on the stand-in driver of the runtime tests,
 #    which loads, allocates, copies and launches but computes nothing: the output keeps
 #    its zeros, so the run must FAIL naming the output and leave the inputs alone;
@@ -39,11 +40,16 @@ out=$(KILN_SEED=7 "$prepare" "$work" "$src/tests/spirv/kernels/vector_add.tir" 2
   fail "kiln-gpu-prepare failed:
 $out"
 expect_output "1 cases prepared (2 bundles), 0 failures"
-for f in case.txt sm_80.kbin sm_90a.kbin x.in.npy out.in.npy out.expected.npy; do
+for f in case.txt sm_80.kbin sm_90a.kbin x.in.npy out.expected.npy; do
   [ -s "$case_dir/$f" ] || fail "kiln-gpu-prepare wrote no $case_dir/$f"
 done
 # An input the kernel leaves unchanged is expected as it was: no second copy.
 [ ! -e "$case_dir/x.expected.npy" ] || fail "kiln-gpu-prepare copied the unchanged input x"
+# An all-zero input (the output's initial contents) is a flag in case.txt, not a file.
+[ ! -e "$case_dir/out.in.npy" ] || fail "kiln-gpu-prepare wrote the all-zero input of out"
+grep -q '^buffer out f32 [0-9]* [^ ]* [^ ]* zero$' "$case_dir/case.txt" ||
+  fail "case.txt does not mark out's input all zero:
+$(cat "$case_dir/case.txt")"
 
 out=$(KILN_CUDA_LIBRARY=$fake "$run" "$work" 2>&1)
 [ $? -eq 1 ] || fail "a kernel that computed nothing must fail:
@@ -61,6 +67,7 @@ $out" ;; esac
 for f in "$case_dir"/*.in.npy; do
   cp "$f" "${f%.in.npy}.expected.npy"
 done
+rm "$case_dir/out.expected.npy" # out unchanged: its all-zero input is what is expected
 out=$(KILN_CUDA_LIBRARY=$fake "$run" "$case_dir" 2>&1) || fail "the stand-in's results must pass:
 $out"
 expect_output "PASS vector_add.add sm_80"

@@ -32,10 +32,14 @@ std::string checkBuffer(const std::filesystem::path &caseDir, const CaseArg &arg
   std::string error;
   // A buffer the kernel leaves as it found it has no expected file: its input is what
   // the interpreter left in it.
+  // An all-zero input has no file either: then zeros are expected.
   std::filesystem::path file = caseDir / expectedFile(arg.name);
-  if (!std::filesystem::exists(file) && std::filesystem::exists(caseDir / inputFile(arg.name)))
+  const bool unchanged = !std::filesystem::exists(file);
+  if (unchanged)
     file = caseDir / inputFile(arg.name);
-  std::optional<std::vector<std::byte>> want = readCaseArray(file, arg, error);
+  std::optional<std::vector<std::byte>> want =
+      unchanged && arg.zeroInput ? std::optional(std::vector<std::byte>(arg.count * dtypeBytes(arg.dtype)))
+                                 : readCaseArray(file, arg, error);
   if (!want)
     return "  " + error + "\n";
   interp::Buffer expected;

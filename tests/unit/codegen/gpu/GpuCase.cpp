@@ -40,7 +40,7 @@ std::string writeCase(const GpuCase &c) {
   for (const CaseArg &a : c.args) {
     if (a.isBuffer)
       os << "buffer " << a.name << " " << dtypeName(a.dtype) << " " << a.count << " " << a.rtol
-         << " " << a.atol << "\n";
+         << " " << a.atol << (a.zeroInput ? " zero" : "") << "\n";
     else
       os << "scalar " << a.name << " " << dtypeName(a.dtype) << " " << a.value << "\n";
   }
@@ -81,10 +81,20 @@ std::optional<GpuCase> readCase(const std::string &text, std::string &error) {
         return fail("unknown dtype '" + dt + "'");
       a.dtype = *d;
       a.isBuffer = key == "buffer";
-      if (a.isBuffer)
-        ws >> a.count >> a.rtol >> a.atol;
-      else
+      if (a.isBuffer) {
+        std::string flag;
+        if (ws >> a.count >> a.rtol >> a.atol) {
+          if (ws >> flag) {
+            if (flag != "zero")
+              return fail("unknown buffer flag '" + flag + "'");
+            a.zeroInput = true;
+          } else {
+            ws.clear(std::ios::eofbit); // no flag: the line ended
+          }
+        }
+      } else {
         ws >> a.value;
+      }
       c.args.push_back(a);
     } else {
       return fail("unknown line");

@@ -44,6 +44,9 @@ struct CaseArg {
   int64_t count = 0;        ///< buffers: elements
   double rtol = 0, atol = 0; ///< buffers: how close the GPU must come to the interpreter
   std::string value;        ///< scalars: the value, exactly as the parameter's dtype holds it
+  /// Buffers: the input is all zero bytes, so no input file is written (an output's
+  /// initial contents, mostly); case.txt says `zero` after the tolerances.
+  bool zeroInput = false;
 };
 
 struct GpuCase {

@@ -33,6 +33,7 @@ TEST(GpuCaseFile, RoundTrips) {
   c.args.push_back({"x", DType::F16, true, 983, 2e-3, 1e-3, ""});
   c.args.push_back({"n", DType::I32, false, 0, 0, 0, "-983"});
   c.args.push_back({"eps", DType::F32, false, 0, 0, 0, scalarText(DType::F32, roundToFloatDType(DType::F32, 1e-5))});
+  c.args.push_back({"out", DType::U32, true, 7, 0, 0, "", /*zeroInput=*/true});
   std::string error;
   std::optional<GpuCase> back = readCase(writeCase(c), error);
   ASSERT_TRUE(back) << error;
@@ -40,7 +41,7 @@ TEST(GpuCaseFile, RoundTrips) {
   EXPECT_EQ(back->seed, c.seed);
   EXPECT_EQ(back->grid, c.grid);
   EXPECT_EQ(back->bundles, c.bundles);
-  ASSERT_EQ(back->args.size(), 3u);
+  ASSERT_EQ(back->args.size(), 4u);
   EXPECT_EQ(back->args[0].name, "x");
   EXPECT_EQ(back->args[0].dtype, DType::F16);
   EXPECT_TRUE(back->args[0].isBuffer);
@@ -52,6 +53,10 @@ TEST(GpuCaseFile, RoundTrips) {
   // The f32 value survives exactly: the runtime refuses scalars it would have to round.
   EXPECT_EQ(static_cast<float>(std::stod(back->args[2].value)), 1e-5f);
   EXPECT_EQ(std::stod(back->args[2].value), static_cast<double>(1e-5f));
+  // An all-zero input travels as a flag, not a file.
+  EXPECT_FALSE(back->args[0].zeroInput);
+  EXPECT_TRUE(back->args[3].zeroInput);
+  EXPECT_EQ(back->args[3].count, 7);
 }
 
 TEST(GpuCaseFile, RejectsMalformedLinesNamingThem) {
@@ -64,6 +69,12 @@ TEST(GpuCaseFile, RejectsMalformedLinesNamingThem) {
   EXPECT_NE(error.find("malformed line"), std::string::npos) << error;
   EXPECT_FALSE(readCase("bundle a.kbin\nthreads 128\n", error));
   EXPECT_NE(error.find("unknown line: threads 128"), std::string::npos) << error;
+  EXPECT_FALSE(readCase("bundle a.kbin\nbuffer x f32 4 0 0 zeros\n", error));
+  EXPECT_NE(error.find("unknown buffer flag 'zeros'"), std::string::npos) << error;
+  EXPECT_FALSE(readCase("bundle a.kbin\nbuffer x f32 4 0 x zero\n", error));
+  EXPECT_NE(error.find("malformed line"), std::string::npos) << error;
+  EXPECT_FALSE(readCase("bundle a.kbin\nbuffer x f32 4 0 0 zero zero\n", error));
+  EXPECT_NE(error.find("malformed line"), std::string::npos) << error;
   EXPECT_FALSE(readCase("grid 1 1 1\n", error));
   EXPECT_EQ(error, "case.txt names no bundle");
 }

@@ -99,7 +99,8 @@ Outcome runBundle(Runtime &rt, const fs::path &dir, const gputest::GpuCase &c,
         args.push_back(*k);
         continue;
       }
-      auto input = gputest::readCaseArray(dir / gputest::inputFile(a.name), a, detail);
+      auto input = a.zeroInput ? std::optional(std::vector<std::byte>(a.count * dtypeBytes(a.dtype)))
+                               : gputest::readCaseArray(dir / gputest::inputFile(a.name), a, detail);
       if (!input)
         return Outcome::Fail;
       // Allocated untyped: the runtime's typed buffers cover only the dtypes C++ has.
