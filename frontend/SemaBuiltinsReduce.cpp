@@ -34,10 +34,48 @@ static Shape withoutAxis(const Shape &s, int64_t axis) {
   return r;
 }
 
+/// `max(v, 0)` reads as ReLU but takes 0 as the axis, and would return the column
+/// maxima everywhere without a word; so a reduction refuses a literal given positionally
+/// after its tile (`-1` and `0.0` too), and says both things that may have been meant.
+/// A named axis (`max(v, axis = 0)`) or a constant by name is taken as written.
+static bool refuseLiteralAxis(Sema &s, CallArgs &a) {
+  if (!a.has(1) || !a.positional[1])
+    return false;
+  const ast::Expr *e = a.exprs[1];
+  std::string sign;
+  if (const auto *u = ast::dyn_cast<ast::UnaryExpr>(e); u && u->op == ast::UnaryOp::Neg) {
+    e = u->operand.get();
+    sign = "-";
+  }
+  std::string literal;
+  if (const auto *i = ast::dyn_cast<ast::IntLit>(e))
+    literal = sign + i->spelling;
+  else if (const auto *f = ast::dyn_cast<ast::FloatLit>(e))
+    literal = sign + f->spelling;
+  else
+    return false;
+  const bool hasElementwise = a.callee == "max" || a.callee == "min";
+  const bool integral = !ast::isa<ast::FloatLit>(e); // only an integer can be an axis
+  const std::string elementwise = a.callee == "max" ? "maximum" : "minimum";
+  const std::string named = a.callee + "(v, axis = " + literal + ")";
+  std::string hint;
+  if (hasElementwise)
+    hint = "for the elementwise " + elementwise + " of each element and " + literal +
+           (a.callee == "max" ? " (ReLU)" : "") + " write " + elementwise + "(v, " + literal + ")" +
+           (integral ? "; to reduce along an axis, name it: " + named : "");
+  else if (integral)
+    hint = "name the axis: " + named;
+  s.error(a.locs[1], DiagCode::InvalidArgument,
+          a.callee + " would take the " + literal + " after the tile as the axis to reduce along, not as " +
+              (hasElementwise ? "a value to compare with" : "a second operand"),
+          hint);
+  return true;
+}
+
 /// sum, prod, max, min.
 static Val reduceBuiltin(Sema &s, CallArgs &a) {
   auto x = axisOperand(s, a);
-  if (!x)
+  if (!x || refuseLiteralAxis(s, a))
     return Val::poison();
   if (a.has(1) && (a.callee == "max" || a.callee == "min")) {
     // max(a, b) of two tiles is a common slip for the elementwise maximum.
@@ -64,7 +102,7 @@ static Val reduceBuiltin(Sema &s, CallArgs &a) {
 
 static Val argReduce(Sema &s, CallArgs &a) {
   auto x = axisOperand(s, a);
-  if (!x)
+  if (!x || refuseLiteralAxis(s, a))
     return Val::poison();
   auto axis = s.argAxis(a, 1, x->type.rank());
   if (!axis)

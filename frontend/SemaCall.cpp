@@ -26,9 +26,10 @@ bool Sema::bindArgs(CallArgs &out, const std::vector<std::string> &params,
   size_t n = params.size();
   out.exprs.assign(n, nullptr);
   out.locs.assign(n, out.loc);
+  out.positional.assign(n, false);
   out.vals.assign(n, std::nullopt);
   bool ok = true;
-  auto place = [&](size_t idx, const ast::Expr *e, Location loc) {
+  auto place = [&](size_t idx, const ast::Expr *e, Location loc, bool positional) {
     if (out.exprs[idx]) {
       error(loc, DiagCode::DuplicateArgument,
             "argument '" + params[idx] + "' of " + out.callee + " is given twice");
@@ -37,6 +38,7 @@ bool Sema::bindArgs(CallArgs &out, const std::vector<std::string> &params,
     }
     out.exprs[idx] = e;
     out.locs[idx] = loc;
+    out.positional[idx] = positional;
   };
   size_t next = 0;
   if (receiver) {
@@ -45,7 +47,7 @@ bool Sema::bindArgs(CallArgs &out, const std::vector<std::string> &params,
             out.callee + " takes no arguments, so it cannot be called as a method");
       return false;
     }
-    place(next++, receiver, receiver->loc);
+    place(next++, receiver, receiver->loc, true);
   }
   bool sawKeyword = false;
   for (const ast::Arg &arg : args) {
@@ -64,7 +66,7 @@ bool Sema::bindArgs(CallArgs &out, const std::vector<std::string> &params,
                   std::to_string(args.size() + (receiver ? 1 : 0)));
         return false;
       }
-      place(next++, arg.value.get(), loc);
+      place(next++, arg.value.get(), loc, true);
       continue;
     }
     sawKeyword = true;
@@ -82,7 +84,7 @@ bool Sema::bindArgs(CallArgs &out, const std::vector<std::string> &params,
       ok = false;
       continue;
     }
-    place(static_cast<size_t>(it - params.begin()), arg.value.get(), loc);
+    place(static_cast<size_t>(it - params.begin()), arg.value.get(), loc, false);
   }
   if (!ok)
     return false;

@@ -45,6 +45,7 @@ struct CallArgs {
   Location calleeLoc;                   ///< the callee's name
   std::vector<const ast::Expr *> exprs; ///< per parameter; null when not given
   std::vector<Location> locs;           ///< per parameter (the call's when absent)
+  std::vector<bool> positional;         ///< per parameter: given without its name
   std::vector<std::optional<Val>> vals; ///< evaluated values, filled on demand
 
   bool has(size_t i) const { return exprs[i] != nullptr; }
