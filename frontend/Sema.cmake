@@ -2,6 +2,7 @@
 add_library(kiln_sema STATIC
   Autotune.cpp
   ConstEval.cpp
+  EarlyReturn.cpp
   Imports.cpp
   Sema.cpp
   SemaBuiltins.cpp

@@ -8,6 +8,7 @@
 // Generic fn bodies are checked when a kernel instantiates them, at each call.
 //
 //===----------------------------------------------------------------------===//
+#include "frontend/EarlyReturn.h"
 #include "frontend/SemaInternal.h"
 
 #include <algorithm>
@@ -106,10 +107,14 @@ struct StructureCheck {
   void stmt(const ast::Stmt &st, bool lastOfBody) {
     switch (st.kind) {
     case ast::StmtKind::Return:
-      if (fn.kind == ast::ItemKind::Kernel)
-        s.error(st.loc, DiagCode::ReturnOutsideFn,
-                "kernels return nothing; 'return' is only allowed at the end of a fn",
-                "write results to memory with store(...)");
+      // A kernel's bare returns outside loops were rewritten away (EarlyReturn.cpp).
+      if (fn.kind == ast::ItemKind::Kernel && ast::cast<ast::ReturnStmt>(&st)->value)
+        s.error(st.loc, DiagCode::ReturnOutsideFn, "kernels return no value",
+                "write results to memory with store(...); a bare 'return;' ends the program early");
+      else if (fn.kind == ast::ItemKind::Kernel)
+        s.error(st.loc, DiagCode::Unsupported, "a kernel cannot return from inside a loop yet",
+                "end the loop first (a while loop whose condition goes false, or a bound computed before "
+                "it), then return after it");
       else if (!lastOfBody)
         s.error(st.loc, DiagCode::ReturnNotLast, "'return' must be the last statement of a fn body",
                 "compute the result into a var and return it at the end");
@@ -203,7 +208,9 @@ bool Sema::run(uint32_t main, bool specialize) {
           error(item->attributes[0].loc, DiagCode::UnknownAttribute,
                 "attributes apply only to kernels, not to a " +
                     std::string(item->kind == ast::ItemKind::Fn ? "fn" : "const"));
-        if (const auto *f = ast::dyn_cast<ast::FunctionItem>(item.get())) {
+        if (auto *f = ast::dyn_cast<ast::FunctionItem>(item.get())) {
+          if (f->kind == ast::ItemKind::Kernel)
+            lowerEarlyReturns(*f);
           checkStructure(*f);
           if (f->kind == ast::ItemKind::Kernel)
             checkKernelDecl(*f);

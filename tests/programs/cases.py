@@ -1230,3 +1230,27 @@ add("random.words", "random.kiln", "words",
     args=[Arr("out", "u32", 4 * 8 * 32), Scalar("seed", "i64", "seed")],
     ref=lambda v, s: {"out": np.concatenate(random_words(v.seed, np.arange(256, dtype=np.uint32), 7))},
     tol=EXACT)
+
+
+# ---- early return ---------------------------------------------------------------------
+
+def _early_return_ref(v, s):
+    x, y = f32(v.x), f32(v.y).copy()
+    for r in range(s["rows"]):
+        if r % 3 == 1:
+            y[r] = -x[r]
+            continue
+        if r % 3 == 2:
+            y[r] = x[r] * x[r]
+        if x[r].sum(dtype=np.float64) > 0.0:
+            continue
+        y[r] = x[r] * np.float32(2.0) + np.float32(1.0)
+    return {"y": y}
+
+
+add("control.early_return", "early_return.kiln", "rows",
+    sizes=lambda r: {"rows": int(r.integers(6, 14)), "n": int(r.integers(20, 128))},
+    grid=lambda s: (s["rows"] + 3,),  # programs past the last row return at once
+    args=[Arr("x", "f32", ("rows", "n"), normal()), Arr("y", "f32", ("rows", "n"), normal()),
+          Scalar("n", "i32", "n"), Scalar("n_rows", "i32", "rows")],
+    ref=_early_return_ref, tol=Tol(1e-6, 1e-6))

@@ -424,9 +424,18 @@ kernel k(p: *f32) {
 TEST(ErrorsTest, E0500ReturnInKernel) {
   auto c = compile(R"(kernel k(p: *f32) {
     store(p, 1.0);
-    return;
+    return 1;
 })");
-  expectError(c, "E0500", 3, 5, "kernels return nothing");
+  expectError(c, "E0500", 3, 5, "kernels return no value");
+}
+
+TEST(ErrorsTest, E0109ReturnInKernelLoop) {
+  auto c = compile(R"(kernel k(p: *f32) {
+    for i in range(0, 4) {
+        return;
+    }
+})");
+  expectError(c, "E0109", 3, 9, "a kernel cannot return from inside a loop yet");
 }
 
 TEST(ErrorsTest, E0501ReturnNotLast) {

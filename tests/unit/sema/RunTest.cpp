@@ -361,7 +361,7 @@ kernel k(x: *i32, out: *i32, n: i32) {
     store(out + 10 + r, scan(r + 1, 0, add));
     let grid = reshape(arange(0, 6), [2, 3]);
     store(out + 14 + arange(0, 3), sum(grid, axis = -2));
-    store(out + 17 + arange(0, 2), max(grid, -1));
+    store(out + 17 + arange(0, 2), max(grid, axis = -1));
 }
 )");
   ASSERT_TRUE(c.ok) << c.diagText();
