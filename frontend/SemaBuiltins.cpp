@@ -335,7 +335,7 @@ static std::optional<std::vector<Val>> unify(Sema &s, CallArgs &a, std::vector<V
   return vals;
 }
 
-static Val minMaxPow(Sema &s, CallArgs &a) {
+Val minMaxPow(Sema &s, CallArgs &a) {
   Val x = s.argValue(a, 0), y = s.argValue(a, 1);
   if (!x.isValue() || !y.isValue() || rejectPointer(s, a, x, 0) || rejectPointer(s, a, y, 1))
     return Val::poison();
@@ -371,6 +371,56 @@ static Val minMaxPow(Sema &s, CallArgs &a) {
   OpKind k = isPow ? OpKind::Pow : a.callee == "minimum" ? OpKind::Minimum : OpKind::Maximum;
   return s.emitValue(k, a.loc, {s.materialize((*ops)[0]), s.materialize((*ops)[1])},
                      (*ops)[0].type);
+}
+
+/// The arguments of a call of `callee` on values already computed, placed where the
+/// arguments `from` of `a` were written (for messages): for builtins made of others.
+CallArgs callOn(const CallArgs &a, const char *callee, const std::vector<std::pair<size_t, Val>> &from) {
+  CallArgs b;
+  b.callee = callee;
+  b.loc = a.loc;
+  b.calleeLoc = a.calleeLoc;
+  for (const auto &[i, v] : from) {
+    b.exprs.push_back(a.exprs[i]);
+    b.locs.push_back(a.locs[i]);
+    b.positional.push_back(a.positional[i]);
+    b.vals.push_back(v);
+  }
+  return b;
+}
+
+/// clamp(x, lo, hi) = minimum(maximum(x, lo), hi), elementwise, all three broadcast and
+/// promoted together. A NaN x gives lo, as maximum ignores a NaN operand.
+static Val clamp(Sema &s, CallArgs &a) {
+  Val x = s.argValue(a, 0), lo = s.argValue(a, 1), hi = s.argValue(a, 2);
+  if (!x.isValue() || !lo.isValue() || !hi.isValue() || rejectPointer(s, a, x, 0) || rejectPointer(s, a, lo, 1) ||
+      rejectPointer(s, a, hi, 2))
+    return Val::poison();
+  CallArgs low = callOn(a, "maximum", {{0, x}, {1, lo}});
+  Val raised = minMaxPow(s, low);
+  if (!raised.isValue())
+    return Val::poison();
+  CallArgs high = callOn(a, "minimum", {{0, raised}, {2, hi}});
+  return minMaxPow(s, high);
+}
+
+/// cdiv(a, b) = (a + b - 1) / b for integers: the blocks of b that cover a (Triton's
+/// tl.cdiv), a grid size or a loop bound. Constants fold.
+static Val cdiv(Sema &s, CallArgs &a) {
+  Val x = s.argValue(a, 0), y = s.argValue(a, 1);
+  if (!x.isValue() || !y.isValue())
+    return Val::poison();
+  for (size_t i = 0; i < 2; ++i) {
+    const Val &v = i == 0 ? x : y;
+    if (v.type.pointer || !isInteger(v.type.dtype)) {
+      s.error(a.locs[i], DiagCode::TypeMismatch, "cdiv needs integer operands, got " + s.describe(v),
+              "for floats, ceil(a / b)");
+      return Val::poison();
+    }
+  }
+  Val one = Val::ofConst(Type::scalar(DType::I32), ConstVal::ofInt(1), true, a.loc);
+  Val top = s.binaryOp(ast::BinaryOp::Sub, s.binaryOp(ast::BinaryOp::Add, x, y, a.loc), one, a.loc);
+  return s.binaryOp(ast::BinaryOp::Div, top, y, a.loc);
 }
 
 static Val fma(Sema &s, CallArgs &a) {
@@ -587,6 +637,8 @@ void addCoreBuiltins(std::vector<BuiltinInfo> &t) {
   t.push_back({"maximum", {"x", "y"}, 2, minMaxPow});
   t.push_back({"pow", {"x", "y"}, 2, minMaxPow});
   t.push_back({"fma", {"x", "y", "z"}, 3, fma});
+  t.push_back({"clamp", {"x", "lo", "hi"}, 3, clamp});
+  t.push_back({"cdiv", {"x", "div"}, 2, cdiv});
   t.push_back({"where", {"cond", "x", "y"}, 3, where});
   t.push_back({"to", {"x", "dtype"}, 2, toBuiltin});
   t.push_back({"bitcast", {"x", "dtype"}, 2, bitcast});

@@ -74,6 +74,15 @@ static bool refuseLiteralAxis(Sema &s, CallArgs &a) {
 
 /// sum, prod, max, min.
 static Val reduceBuiltin(Sema &s, CallArgs &a) {
+  if (a.has(1) && a.positional[1] && (a.callee == "max" || a.callee == "min")) {
+    // max(a, b) of a scalar: a scalar has no axis, so the only reading is the
+    // elementwise one (Python's max of two numbers).
+    Val first = s.argValue(a, 0);
+    if (first.isValue() && !first.type.pointer && first.type.isScalar()) {
+      CallArgs pair = callOn(a, a.callee == "max" ? "maximum" : "minimum", {{0, first}, {1, s.argValue(a, 1)}});
+      return minMaxPow(s, pair);
+    }
+  }
   auto x = axisOperand(s, a);
   if (!x || refuseLiteralAxis(s, a))
     return Val::poison();

@@ -60,6 +60,12 @@ struct BuiltinInfo {
   BuiltinHandler handler;
 };
 
+/// minimum, maximum and pow of two values, elementwise (SemaBuiltins.cpp).
+Val minMaxPow(Sema &s, CallArgs &a);
+/// The arguments of a call of `callee` on values already computed, placed where the
+/// arguments `from` of `a` were written (for builtins made of others).
+CallArgs callOn(const CallArgs &a, const char *callee, const std::vector<std::pair<size_t, Val>> &from);
+
 /// The builtin named `name`, or null (SemaBuiltins.cpp).
 const BuiltinInfo *findBuiltin(std::string_view name);
 /// Every builtin, in a fixed order (for "did you mean").

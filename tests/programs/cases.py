@@ -1254,3 +1254,23 @@ add("control.early_return", "early_return.kiln", "rows",
     args=[Arr("x", "f32", ("rows", "n"), normal()), Arr("y", "f32", ("rows", "n"), normal()),
           Scalar("n", "i32", "n"), Scalar("n_rows", "i32", "rows")],
     ref=_early_return_ref, tol=Tol(1e-6, 1e-6))
+
+
+# ---- cdiv, clamp, max/min of scalars --------------------------------------------------
+
+def _cdiv_clamp_ref(v, s):
+    n, i = s["n"], v.iv.astype(np.int64)
+    return {"fout": np.minimum(np.maximum(f32(v.x), np.float32(v.lo)), np.float32(v.hi)),
+            "iout": np.concatenate([np.clip(i, -5, 5), c_div(i + 6, 7),
+                                    [cdiv(n, 64), max(v.a, v.b), min(v.a, v.b)]])}
+
+
+add("math.cdiv_clamp", "cdiv_clamp.kiln", "cdiv_clamp",
+    sizes=lambda r: {"n": int(r.integers(100, 400)), "a": int(r.integers(-50, 50)),
+                     "b": int(r.integers(-50, 50))},
+    grid=blocks(64),
+    args=[Arr("x", "f32", "n", normal(3.0)), Arr("iv", "i32", "n", randint(-40, 40)),
+          Arr("fout", "f32", "n"), Arr("iout", "i32", (lambda s: 2 * s["n"] + 3)),
+          Scalar("lo", "f32", -1.5), Scalar("hi", "f32", 2.25),
+          Scalar("a", "i32", "a"), Scalar("b", "i32", "b"), Scalar("n", "i32", "n")],
+    ref=_cdiv_clamp_ref, tol=EXACT)
