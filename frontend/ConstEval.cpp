@@ -273,6 +273,25 @@ std::optional<double> foldMath(std::string_view name, double x) {
     return std::ceil(x);
   if (name == "abs")
     return std::fabs(x);
+  // The derived builtins (SemaBuiltinsDerived.cpp).
+  if (name == "log1p")
+    return std::log1p(x);
+  if (name == "expm1")
+    return std::expm1(x);
+  if (name == "round")
+    return std::nearbyint(x); // the default rounding mode: halves to even
+  if (name == "trunc")
+    return std::trunc(x);
+  if (name == "sign")
+    return std::isnan(x) ? x : x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+  if (name == "relu")
+    return x < 0 ? 0.0 : x;
+  if (name == "silu")
+    return x / (1.0 + std::exp(-x));
+  if (name == "gelu")
+    return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2));
+  if (name == "softplus")
+    return x > 20 ? x : std::log1p(std::exp(x));
   return std::nullopt;
 }
 

@@ -7,6 +7,7 @@ add_library(kiln_sema STATIC
   Sema.cpp
   SemaBuiltins.cpp
   SemaBuiltinsRandom.cpp
+  SemaBuiltinsDerived.cpp
   SemaBuiltinsReduce.cpp
   SemaBuiltinsShape.cpp
   SemaCall.cpp

@@ -43,4 +43,16 @@ std::unique_ptr<ir::Module> compileFileToTileIR(const std::string &path, Diagnos
                                                 const SemaOptions &options,
                                                 std::shared_ptr<SourceManager> sources);
 
+/// A builtin function as a user calls it: its name and its parameters, which are also
+/// its keyword names, in order; the first `required` must be given. Read from the one
+/// table that defines the builtins, for `dslc --list-builtins` and the test that keeps
+/// docs/builtins.md complete.
+struct BuiltinSignature {
+  std::string name;
+  std::vector<std::string> params;
+  unsigned required = 0;
+  bool variadic = false; ///< print takes any number of values
+};
+std::vector<BuiltinSignature> builtinSignatures();
+
 } // namespace kiln

@@ -654,6 +654,7 @@ const std::vector<BuiltinInfo> &allBuiltins() {
     addShapeBuiltins(t);
     addReduceBuiltins(t);
     addRandomBuiltins(t);
+    addDerivedBuiltins(t);
     return t;
   }();
   return table;
@@ -667,3 +668,15 @@ const BuiltinInfo *findBuiltin(std::string_view name) {
 }
 
 } // namespace kiln::sema
+
+namespace kiln {
+
+std::vector<BuiltinSignature> builtinSignatures() {
+  std::vector<BuiltinSignature> out;
+  for (const sema::BuiltinInfo &b : sema::allBuiltins())
+    out.push_back({b.name, std::vector<std::string>(b.params.begin(), b.params.end()), b.numRequired});
+  out.push_back({"print", {"values"}, 0, true}); // checked by hand in SemaCall.cpp
+  return out;
+}
+
+} // namespace kiln

@@ -1,7 +1,7 @@
 //===- SemaBuiltinsReduce.cpp - Reductions, scans, sorting, top-k ---------===//
 //
 // Every builtin here works along one axis of a tile. `axis` may be omitted on a 1-D
-// tile and may be negative (-1 is the last axis). sum/prod (and cumsum/cumprod)
+// tile and may be negative (-1 is the last axis). sum/prod/mean (and cumsum/cumprod)
 // accumulate narrow dtypes in a wider one (docs/language.md); reduce and scan take a
 // user fn as the combiner, which is inlined into the op's region with two scalar
 // arguments of the element dtype.
@@ -97,16 +97,28 @@ static Val reduceBuiltin(Sema &s, CallArgs &a) {
       return Val::poison();
     }
   }
+  const bool mean = a.callee == "mean";
+  if (mean && !isFloat(x->type.dtype)) {
+    s.error(a.locs[0], DiagCode::TypeMismatch, "mean needs a float tile, got " + s.describe(*x),
+            "convert it first: mean(x.to(f32))");
+    return Val::poison();
+  }
   auto axis = s.argAxis(a, 1, x->type.rank());
   if (!axis)
     return Val::poison();
-  bool accumulate = a.callee == "sum" || a.callee == "prod";
+  bool accumulate = a.callee == "sum" || a.callee == "prod" || mean;
   Val in = *x;
   if (accumulate)
     in = s.castTo(in, sumAccumulatorDType(in.type.dtype), a.loc);
   Type result = in.type.withShape(withoutAxis(in.type.shape, *axis));
-  return s.emitValue(OpKind::Reduce, a.loc, {s.materialize(in)}, result,
-                     {{"axis", ir::Attr(*axis)}, {"kind", ir::Attr(a.callee)}});
+  Val r = s.emitValue(OpKind::Reduce, a.loc, {s.materialize(in)}, result,
+                      {{"axis", ir::Attr(*axis)}, {"kind", ir::Attr(mean ? std::string("sum") : a.callee)}});
+  if (!mean)
+    return r;
+  // mean: the wide sum over the axis length, rounded once to x's dtype (torch.mean).
+  Val length = Val::ofConst(Type::scalar(DType::F32),
+                            ConstVal::ofFloat(double(x->type.shape[*axis])), true, a.loc);
+  return s.castTo(s.binaryOp(ast::BinaryOp::Div, r, length, a.loc), x->type.dtype, a.loc);
 }
 
 static Val argReduce(Sema &s, CallArgs &a) {
@@ -114,11 +126,19 @@ static Val argReduce(Sema &s, CallArgs &a) {
   if (!x || refuseLiteralAxis(s, a))
     return Val::poison();
   auto axis = s.argAxis(a, 1, x->type.rank());
-  if (!axis)
+  auto dtype = s.argDType(a, 2, DType::I32);
+  if (!axis || !dtype)
     return Val::poison();
-  return s.emitValue(a.callee == "argmax" ? OpKind::Argmax : OpKind::Argmin, a.loc,
-                     {s.materialize(*x)}, Type::tile(DType::I32, withoutAxis(x->type.shape, *axis)),
-                     {{"axis", ir::Attr(*axis)}});
+  if (*dtype != DType::I32 && *dtype != DType::I64) {
+    s.error(a.locs[2], DiagCode::InvalidArgument,
+            a.callee + " returns i32 or i64 indices, not " + dtStr(*dtype));
+    return Val::poison();
+  }
+  Val index = s.emitValue(a.callee == "argmax" ? OpKind::Argmax : OpKind::Argmin, a.loc, {s.materialize(*x)},
+                          Type::tile(DType::I32, withoutAxis(x->type.shape, *axis)), {{"axis", ir::Attr(*axis)}});
+  // A tile holds at most 2^24 elements, so an i32 index always fits; i64 is for the
+  // pointer arithmetic and the torch.argmax results it meets.
+  return s.castTo(index, *dtype, a.loc);
 }
 
 /// cumsum, cumprod.
@@ -235,10 +255,10 @@ static Val topk(Sema &s, CallArgs &a) {
 }
 
 void addReduceBuiltins(std::vector<BuiltinInfo> &t) {
-  for (const char *n : {"sum", "prod", "max", "min"})
+  for (const char *n : {"sum", "prod", "max", "min", "mean"})
     t.push_back({n, {"x", "axis"}, 1, reduceBuiltin});
-  t.push_back({"argmax", {"x", "axis"}, 1, argReduce});
-  t.push_back({"argmin", {"x", "axis"}, 1, argReduce});
+  t.push_back({"argmax", {"x", "axis", "dtype"}, 1, argReduce});
+  t.push_back({"argmin", {"x", "axis", "dtype"}, 1, argReduce});
   t.push_back({"cumsum", {"x", "axis"}, 1, cumulative});
   t.push_back({"cumprod", {"x", "axis"}, 1, cumulative});
   // axis may be omitted on a 1-D tile, so only x is required; combine is checked by hand.

@@ -76,6 +76,7 @@ void addCoreBuiltins(std::vector<BuiltinInfo> &table);   // SemaBuiltins.cpp
 void addShapeBuiltins(std::vector<BuiltinInfo> &table);  // SemaBuiltinsShape.cpp
 void addReduceBuiltins(std::vector<BuiltinInfo> &table); // SemaBuiltinsReduce.cpp
 void addRandomBuiltins(std::vector<BuiltinInfo> &table); // SemaBuiltinsRandom.cpp
+void addDerivedBuiltins(std::vector<BuiltinInfo> &table); // SemaBuiltinsDerived.cpp
 
 /// Launch settings of a kernel, from its attributes.
 struct KernelAttrs {

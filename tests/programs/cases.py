@@ -1274,3 +1274,104 @@ add("math.cdiv_clamp", "cdiv_clamp.kiln", "cdiv_clamp",
           Scalar("lo", "f32", -1.5), Scalar("hi", "f32", 2.25),
           Scalar("a", "i32", "a"), Scalar("b", "i32", "b"), Scalar("n", "i32", "n")],
     ref=_cdiv_clamp_ref, tol=EXACT)
+
+
+# ---- derived math: log1p ... softplus, mean, argmax as i64 ------------------------------
+
+def _log_magnitudes(lo, hi):
+    """Magnitudes spread evenly in log scale over [lo, hi), with a random sign."""
+    def gen(rng, shape):
+        mag = np.exp(rng.uniform(np.log(lo), np.log(hi), size=shape))
+        return mag * rng.choice([-1.0, 1.0], size=shape)
+    return gen
+
+
+_DERIVED_SPECIALS = [np.nan, np.inf, -np.inf, 0.5, 1.5, 2.5, -0.5, -2.5, -0.0, 0.0, 1e-30, -1.0]
+
+
+def _round_half_even(x):
+    return np.round(x)  # numpy rounds halves to even
+
+
+def _gelu(x):
+    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _softplus(x, beta=1.0, threshold=20.0):
+    with np.errstate(over="ignore"):
+        return np.where(x * beta > threshold, x, np.log1p(np.exp(beta * x)) / beta)
+
+
+def _derived_ref(v, s):
+    x, t = f64(v.x), f64(v.t)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        rows = [np.expm1(x), _round_half_even(x), np.trunc(x),
+                np.sign(x), np.where(x < 0, 0.0, x), x * sigmoid(x), _gelu(x), _gelu_tanh(x),
+                _softplus(x), _softplus(x, 2.0, 10.0), np.log1p(x)]
+    i = v.iv.astype(np.int64)
+    return {"out": np.stack(rows), "tiny": np.stack([np.log1p(t), np.expm1(t)]),
+            "flags": np.stack([np.isnan(x), np.isinf(x), np.isfinite(x)]).astype(np.int32),
+            "iout": np.stack([np.sign(i), np.maximum(i, 0), np.full_like(i, 4)])}
+
+
+add("math.derived", "math_derived.kiln", "derived_math", sizes=rand_n(100, 400), grid=blocks(64),
+    args=[Arr("x", "f32", "n", with_specials(normal(3.0), _DERIVED_SPECIALS)),
+          Arr("t", "f32", "n", with_specials(_log_magnitudes(1e-9, 0.5), [0.0, -0.0, np.inf])),
+          Arr("tiny", "f32", (2, "n")), Arr("out", "f32", (11, "n")),
+          Arr("flags", "i32", (3, "n")),
+          Arr("iv", "i32", "n", randint(-100, 100)), Arr("iout", "i32", (3, "n")),
+          Scalar("n", "i32", "n")],
+    # log1p and expm1 of tiny t are checked relative to their value: that is the point.
+    ref=_derived_ref, tol={"tiny": Tol(3e-6, 1e-30), "out": Tol(1e-5, 1e-6), "flags": EXACT,
+                           "iout": EXACT})
+
+
+def _derived_half_ref(v, s):
+    h, b = f64(v.h), f64(v.b)
+    return {"hout": np.stack([_gelu(h), h * sigmoid(h), np.log1p(h)]),
+            "bout": np.stack([_gelu_tanh(b), _softplus(b), np.expm1(b)])}
+
+
+add("math.derived_half", "math_derived.kiln", "derived_half", sizes=rand_n(100, 300),
+    grid=blocks(64),
+    args=[Arr("h", "f16", "n", uniform(-3.0, 3.0)), Arr("b", "bf16", "n", uniform(-3.0, 3.0)),
+          Arr("hout", "f16", (3, "n")), Arr("bout", "bf16", (3, "n")), Scalar("n", "i32", "n")],
+    ref=_derived_half_ref)
+
+
+def _means_ref(v, s):
+    x = f64(v.x).reshape(8, 32)
+    h = f64(v.h).reshape(8, 32)
+    consts = [np.log1p(1e-7), 2.0 - 0.0 - 1.0,
+              float(_gelu(1.0)) + 1.0 * sigmoid(1.0) + 30.0 + np.expm1(1e-10) * 1e10, 4.0]
+    return {"rows_out": x.mean(axis=1), "cols_out": x.mean(axis=0), "hrows": h.mean(axis=1),
+            "idx": np.concatenate([np.argmax(x, axis=1), np.argmin(x, axis=0)]),
+            "consts": np.array(consts)}
+
+
+add("math.means", "math_derived.kiln", "means", grid=(1,),
+    args=[Arr("x", "f32", (8, 32), normal()), Arr("h", "f16", (8, 32), normal()),
+          Arr("rows_out", "f32", 8), Arr("cols_out", "f32", 32), Arr("hrows", "f16", 8),
+          Arr("idx", "i64", 40), Arr("consts", "f32", 4)],
+    ref=_means_ref, tol={"idx": EXACT, "rows_out": Tol(1e-5, 1e-6), "cols_out": Tol(1e-5, 1e-6),
+                         "hrows": Tol(2e-3, 1e-3), "consts": Tol(1e-6, 1e-7)})
+
+
+# ---- the documented numerics (docs/numerics.md) -----------------------------------------
+
+def _register_file(name):
+    """Runs register(add) of tests/programs/<name>.py, a group of cases kept apart."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.register(add)
+
+
+_register_file("cases_numerics")

@@ -124,6 +124,10 @@ cl::opt<std::string> OutputFile("o", cl::desc("Write the output here instead of 
                                 cl::cat(KilnCategory));
 cl::opt<bool> PrintLocations("print-locations", cl::desc("Print each Tile IR op's source location"),
                              cl::cat(KilnCategory));
+cl::opt<bool> ListBuiltins("list-builtins",
+                           cl::desc("Print every builtin function with its parameters (optional ones end in ?; "
+                                    "docs/builtins.md describes each) and exit"),
+                           cl::cat(KilnCategory));
 cl::opt<bool> VerifyDiagnostics("verify-diagnostics",
                                 cl::desc("Check the diagnostics against the input's expected-error comments"),
                                 cl::cat(KilnCategory));
@@ -763,6 +767,15 @@ int main(int argc, char **argv) {
   TimingReport *timing = TimePasses ? &timingReport : nullptr;
   if (!refuseRepeatedOptions(diags))
     return driver::ExitUserError;
+  if (ListBuiltins) {
+    for (const BuiltinSignature &b : builtinSignatures()) {
+      std::string line = b.name + "(";
+      for (size_t i = 0; i < b.params.size(); ++i)
+        line += (i ? ", " : "") + b.params[i] + (b.variadic ? "..." : i >= b.required ? "?" : "");
+      llvm::outs() << line << ")\n";
+    }
+    return finishStdout(diags) ? driver::ExitSuccess : driver::ExitUserError;
+  }
   if (InputFile.getNumOccurrences() == 0) {
     diags.error(Location::commandLine(), DiagCode::FileNotReadable).hint("see dslc --help")
         << "no input file";
