@@ -117,12 +117,14 @@ llvm::Value *Lowering::encodeNarrow(DType t, llvm::Value *v, bool keepInf) {
     const uint32_t midpoint = f.maxFiniteF32() + (1u << (sh - 1));
     res = b.CreateSelect(b.CreateICmpUGE(a, i32(midpoint)), i32(f.infBits()), res);
   }
-  // NaN keeps the top payload bits (or becomes the quiet NaN when they are zero).
+  // NaN keeps the top payload bits (or becomes the quiet NaN when they are zero). They
+  // are read from the raw bits `u`, not from `a`: LLVM turns `a` into the bits of
+  // fabs(v), and PTX's abs.f32 on sm_90 returns the canonical NaN, payload lost.
   llvm::Value *nan;
   if (f.e4m3fn) {
     nan = i32(f.expMask() << f.manBits | f.manMask());
   } else {
-    llvm::Value *payload = b.CreateAnd(b.CreateLShr(a, i32(sh)), i32(f.manMask()));
+    llvm::Value *payload = b.CreateAnd(b.CreateLShr(u, i32(sh)), i32(f.manMask()));
     payload = b.CreateSelect(b.CreateICmpEQ(payload, i32(0)), i32(1u << (f.manBits - 1)), payload);
     nan = b.CreateOr(i32(f.infBits()), payload);
   }

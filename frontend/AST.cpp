@@ -28,6 +28,7 @@ const char *binaryOpSpelling(BinaryOp op) {
   case BinaryOp::Ge: return ">=";
   case BinaryOp::LogicalAnd: return "&&";
   case BinaryOp::LogicalOr: return "||";
+  case BinaryOp::Pow: return "**";
   }
   return "?"; // unreachable for valid enum values; keeps -Wreturn-type quiet
 }

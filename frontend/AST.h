@@ -39,6 +39,7 @@ enum class ExprKind {
   List,      ///< [a, b, c]
   Dict,      ///< {BLOCK: 64, num_warps: 4} (autotune configs)
   Tuple,     ///< (a,) or (a, b) (launch grids)
+  Cond,      ///< a if c else b
 };
 
 struct Expr {
@@ -98,6 +99,7 @@ enum class BinaryOp {
   BitAnd, BitOr, BitXor, Shl, Shr,
   Eq, Ne, Lt, Le, Gt, Ge,
   LogicalAnd, LogicalOr,
+  Pow, ///< x ** y
 };
 /// "+", "&&", ... as written in source.
 const char *binaryOpSpelling(BinaryOp op);
@@ -177,6 +179,16 @@ struct TupleExpr : Expr {
   std::vector<ExprPtr> elements;
   TupleExpr(Location l, std::vector<ExprPtr> e) : Expr(ExprKind::Tuple, l), elements(std::move(e)) {}
   static constexpr ExprKind Kind = ExprKind::Tuple;
+};
+
+/// `a if c else b`: the value of `a` where `c` holds, else of `b`.
+struct CondExpr : Expr {
+  ExprPtr cond, thenValue, elseValue;
+  Location ifLoc; ///< the `if` token
+  CondExpr(Location l, ExprPtr c, ExprPtr t, ExprPtr e, Location il)
+      : Expr(ExprKind::Cond, l), cond(std::move(c)), thenValue(std::move(t)), elseValue(std::move(e)),
+        ifLoc(il) {}
+  static constexpr ExprKind Kind = ExprKind::Cond;
 };
 
 //===--------------------------------------------------------------------===//

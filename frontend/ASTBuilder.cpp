@@ -30,6 +30,7 @@ struct TooDeep {};
 static ast::BinaryOp binaryOpFor(size_t tokenType) {
   switch (tokenType) {
   case KilnLexer::STAR: return ast::BinaryOp::Mul;
+  case KilnLexer::POW: return ast::BinaryOp::Pow;
   case KilnLexer::SLASH: return ast::BinaryOp::Div;
   case KilnLexer::PERCENT: return ast::BinaryOp::Rem;
   case KilnLexer::PLUS: return ast::BinaryOp::Add;
@@ -231,11 +232,19 @@ static ast::TypeExprPtr makeType(ast::TypeExprKind kind, Location where) {
 
 antlrcpp::Any ASTBuilder::visitPointerType(KilnParser::PointerTypeContext *ctx) {
   // Runs of `*` are bounded by the nesting pre-scan, so recursion is fine here.
+  // `**T` is one token (the power operator's) and two pointer levels.
   TypeResult pointee = type(required(ctx->type(), "pointee type"));
-  auto t = makeType(ast::TypeExprKind::Pointer, loc(ctx));
-  unsigned depth = checkDepth(pointee.depth + 1, t->loc);
-  t->element = std::move(pointee.node);
-  typeSlot_ = {std::move(t), depth};
+  const bool twice = required(ctx->op, "'*'")->getType() == KilnLexer::POW;
+  for (int level = twice ? 2 : 1; level > 0; --level) {
+    Location where = loc(ctx);
+    if (level == 2)
+      where.col += 1; // the inner pointer starts at the second '*'
+    auto t = makeType(ast::TypeExprKind::Pointer, where);
+    unsigned depth = checkDepth(pointee.depth + 1, t->loc);
+    t->element = std::move(pointee.node);
+    pointee = {std::move(t), depth};
+  }
+  typeSlot_ = std::move(pointee);
   return {};
 }
 
@@ -596,6 +605,19 @@ antlrcpp::Any ASTBuilder::visitIndexExpr(KilnParser::IndexExprContext *ctx) {
 
 antlrcpp::Any ASTBuilder::visitBinaryExpr(KilnParser::BinaryExprContext *ctx) {
   exprSlot_ = spine(ctx);
+  return {};
+}
+
+antlrcpp::Any ASTBuilder::visitCondExpr(KilnParser::CondExprContext *ctx) {
+  // `a if c else b if d else e` nests to the right; the nesting pre-scan bounds the chain.
+  ExprResult thenValue = expr(required(ctx->expr(0), "value"));
+  ExprResult cond = expr(required(ctx->expr(1), "condition"));
+  ExprResult elseValue = expr(required(ctx->expr(2), "else value"));
+  Location ifLoc = loc(required(ctx->KW_IF(), "'if'")->getSymbol());
+  unsigned depth = checkDepth(std::max({thenValue.depth, cond.depth, elseValue.depth}) + 1, ifLoc);
+  exprSlot_ = {std::make_unique<ast::CondExpr>(loc(ctx), std::move(cond.node), std::move(thenValue.node),
+                                               std::move(elseValue.node), ifLoc),
+               depth};
   return {};
 }
 

@@ -107,6 +107,7 @@ private:
   antlrcpp::Any visitIndexExpr(P::IndexExprContext *ctx) override;
   antlrcpp::Any visitBinaryExpr(P::BinaryExprContext *ctx) override;
   antlrcpp::Any visitUnaryExpr(P::UnaryExprContext *ctx) override;
+  antlrcpp::Any visitCondExpr(P::CondExprContext *ctx) override;
   antlrcpp::Any visitCallExpr(P::CallExprContext *ctx) override;
   antlrcpp::Any visitNameExpr(P::NameExprContext *ctx) override;
   antlrcpp::Any visitLiteralExpr(P::LiteralExprContext *ctx) override;

@@ -325,6 +325,15 @@ private:
         expr(*el);
       return;
     }
+    case ast::ExprKind::Cond: {
+      const auto &c = *ast::cast<ast::CondExpr>(&e);
+      line("CondExpr", e.loc);
+      Nest n(*this);
+      expr(*c.cond);
+      expr(*c.thenValue);
+      expr(*c.elseValue);
+      return;
+    }
     }
   }
 

@@ -126,7 +126,8 @@ static std::optional<int64_t> intArith(BinaryOp op, int64_t a, int64_t b, DType 
   case BinaryOp::Gt:
   case BinaryOp::Ge:
   case BinaryOp::LogicalAnd:
-  case BinaryOp::LogicalOr: KILN_ICE("intArith called for a comparison or logical operator");
+  case BinaryOp::LogicalOr:
+  case BinaryOp::Pow: KILN_ICE("intArith called for a comparison, logical operator or '**'");
   }
   if (weak && overflow) {
     error = "integer overflow in a constant expression";
@@ -179,6 +180,7 @@ std::optional<ConstVal> foldBinary(BinaryOp op, const ConstVal &a, const ConstVa
   case BinaryOp::Ge: return ConstVal::ofBool(compareConsts(op, a, b, dtype));
   case BinaryOp::LogicalAnd: return ConstVal::ofBool(a.i && b.i);
   case BinaryOp::LogicalOr: return ConstVal::ofBool(a.i || b.i);
+  case BinaryOp::Pow: KILN_ICE("foldBinary: '**' is expanded before folding (powerOp)");
   case BinaryOp::Add:
   case BinaryOp::Sub:
   case BinaryOp::Mul:

@@ -9,8 +9,9 @@
 // return, so the program does not grow, and the pass pipeline folds a flag it can
 // decide (the statements after an unconditional return disappear).
 //
-// A return inside a loop would have to end the loop too; it is left in place, and the
-// structural check reports it (E0109).
+// A return inside a loop ends the loop too: the body of a `for` (or `static_range`)
+// loop that may return runs under `if live { ... }`, so the remaining iterations do
+// nothing, and a `while` loop's condition becomes `live && cond`, so that it stops.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/EarlyReturn.h"
@@ -76,9 +77,39 @@ private:
         returns |= lowerStmt(i->elseBody);
       return returns;
     }
-    default:
-      return false; // loops keep their returns; bindings, assignments and calls have none
+    case StmtKind::For: {
+      auto *f = cast<ForStmt>(st.get());
+      if (!lowerBlock(f->body->body, f->body->closeLoc))
+        return false;
+      // Later iterations do nothing once one returned.
+      guardWhole(*f->body);
+      return true;
     }
+    case StmtKind::While: {
+      auto *w = cast<WhileStmt>(st.get());
+      if (!lowerBlock(w->body->body, w->body->closeLoc))
+        return false;
+      Location at = w->cond->loc;
+      w->cond = std::make_unique<BinaryExpr>(at, BinaryOp::LogicalAnd, at, std::make_unique<NameExpr>(at, kLiveFlag),
+                                             std::move(w->cond));
+      return true;
+    }
+    default:
+      return false; // bindings, assignments and calls have no return in them
+    }
+  }
+
+  /// Puts the whole of `body` under `if live { ... }`.
+  static void guardWhole(BlockStmt &body) {
+    if (body.body.empty())
+      return;
+    Location at = body.body.front()->loc;
+    auto guard = std::make_unique<IfStmt>(at);
+    guard->cond = std::make_unique<NameExpr>(at, kLiveFlag);
+    guard->thenBody = std::make_unique<BlockStmt>(at, std::move(body.body));
+    guard->thenBody->closeLoc = body.closeLoc;
+    body.body.clear();
+    body.body.push_back(std::move(guard));
   }
 
   bool used_ = false;

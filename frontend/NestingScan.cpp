@@ -29,26 +29,29 @@ static bool endsOperand(size_t type) {
 }
 
 /// Precedence level of a binary operator token, loosest (||) first; -1 otherwise.
+/// (Level 0 is the conditional `a if c else b`, whose `if` follows an operand.)
 static int binaryLevel(size_t type) {
   switch (type) {
-  case KilnLexer::OROR: return 0;
-  case KilnLexer::ANDAND: return 1;
+  case KilnLexer::OROR: return 1;
+  case KilnLexer::ANDAND: return 2;
   case KilnLexer::EQ:
   case KilnLexer::NE:
   case KilnLexer::LT:
   case KilnLexer::LE:
   case KilnLexer::GT:
-  case KilnLexer::GE: return 2;
-  case KilnLexer::PIPE: return 3;
-  case KilnLexer::CARET: return 4;
-  case KilnLexer::AMP: return 5;
+  case KilnLexer::GE: return 3;
+  case KilnLexer::PIPE: return 4;
+  case KilnLexer::CARET: return 5;
+  case KilnLexer::AMP: return 6;
   case KilnLexer::SHL:
-  case KilnLexer::SHR: return 6;
+  case KilnLexer::SHR: return 7;
   case KilnLexer::PLUS:
-  case KilnLexer::MINUS: return 7;
+  case KilnLexer::MINUS: return 8;
   case KilnLexer::STAR:
   case KilnLexer::SLASH:
-  case KilnLexer::PERCENT: return 8;
+  case KilnLexer::PERCENT: return 9;
+  // `a ** b ** c` groups to the right, a chain as deep as it is long: counted the same way.
+  case KilnLexer::POW: return 10;
   default: return -1;
   }
 }
@@ -71,13 +74,15 @@ NestingScan::Verdict NestingScan::next(size_t type) {
   prevType_ = type;
   const bool afterOperand = endsOperand(prev);
 
-  // Prefix operators: `-`, `+` and `*` only where no operand precedes (`*` then starts a
-  // pointer type).
+  // Prefix operators: `-`, `+`, `*` and `**` only where no operand precedes (`*` and `**`
+  // then start a pointer type; `**` is two levels).
   bool prefix = type == KilnLexer::BANG || type == KilnLexer::TILDE ||
                 (!afterOperand && (type == KilnLexer::MINUS || type == KilnLexer::PLUS ||
-                                   type == KilnLexer::STAR));
-  if (prefix)
-    return depth_ + ++prefixRun_ > maxNesting_ ? Verdict::TooDeep : Verdict::Ok;
+                                   type == KilnLexer::STAR || type == KilnLexer::POW));
+  if (prefix) {
+    prefixRun_ += type == KilnLexer::POW ? 2 : 1;
+    return depth_ + prefixRun_ > maxNesting_ ? Verdict::TooDeep : Verdict::Ok;
+  }
   prefixRun_ = 0;
 
   switch (type) {
@@ -112,6 +117,10 @@ NestingScan::Verdict NestingScan::next(size_t type) {
   case KilnLexer::DOT:
     return extendSpine(kPostfix);
   case KilnLexer::KW_IF: {
+    // After an operand, `if` is the conditional expression's: `a if c else b if d else e`
+    // nests to the right, one level per `if`.
+    if (afterOperand)
+      return extendSpine(0);
     uint32_t &run = levels_.back()[kElseIf];
     run = prev == KilnLexer::KW_ELSE ? run + 1 : 0;
     // Each `else if` nests one IfStmt deeper, above at least a block.

@@ -39,7 +39,7 @@ public:
 private:
   // Spine lengths at the current bracket level: one counter per binary precedence level
   // (loosest first), one for postfix chains, one for `else if` chains.
-  static constexpr size_t kPostfix = 9, kElseIf = 10, kCounters = 11;
+  static constexpr size_t kPostfix = 11, kElseIf = 12, kCounters = 13;
   using Counters = std::array<uint32_t, kCounters>;
 
   Verdict extendSpine(size_t level);

@@ -60,6 +60,8 @@ struct Session {
   /// Token index of the last syntax error. ANTLR's recovery often stumbles again within
   /// a token or two of an error; such follow-on errors are dropped.
   size_t lastSyntaxError = 0;
+  /// Syntax errors up to this token index follow from an earlier one (SyntaxErrorReport).
+  size_t quietThrough = 0;
   bool anySyntaxError = false;
 
   Location at(const antlr4::Token *tok) const {
@@ -74,8 +76,10 @@ struct Session {
     size_t index = r.at->getTokenIndex();
     bool followOn = anySyntaxError && index >= lastSyntaxError &&
                     index - lastSyntaxError <= kFollowOnTokens;
+    followOn |= anySyntaxError && index <= quietThrough;
     anySyntaxError = true;
     lastSyntaxError = index;
+    quietThrough = std::max(quietThrough, r.quietThrough);
     if (followOn || afterLexError.count(r.at->getStartIndex())) {
       hadError = true; // the same mistake, already reported
       return;
@@ -83,7 +87,14 @@ struct Session {
     std::optional<Location> noteAt;
     if (r.noteAt)
       noteAt = at(r.noteAt);
-    error(at(r.at), DiagCode::SyntaxError, r.message, r.hint, noteAt, r.note);
+    Location where = at(r.at);
+    if (r.atOffset) {
+      // A place between tokens (just after the one before, or a `//` there): on the line
+      // of the token before, which the offset is on by construction.
+      where = at(r.after);
+      where.col += static_cast<uint32_t>(*r.atOffset - r.after->getStartIndex());
+    }
+    error(where, DiagCode::SyntaxError, r.message, r.hint, noteAt, r.note);
   }
 
   void error(Location where, DiagCode code, const std::string &message,
@@ -282,6 +293,9 @@ static void checkToken(Session &s, const antlr4::Token *tok) {
     std::string hint;
     if (c == '#')
       hint = "comments start with // or are enclosed in /* */";
+    else if (c == '?')
+      hint = "Kiln writes the conditional as in Python: a if c else b (or where(c, a, b) "
+             "for tiles)";
     s.error(s.at(tok), DiagCode::LexError, "unexpected " + describeCharacter(s.text, offset), hint);
     return;
   }

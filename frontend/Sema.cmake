@@ -5,6 +5,7 @@ add_library(kiln_sema STATIC
   EarlyReturn.cpp
   Imports.cpp
   Sema.cpp
+  BuiltinSynonyms.cpp
   SemaBuiltins.cpp
   SemaBuiltinsRandom.cpp
   SemaBuiltinsDerived.cpp

@@ -73,8 +73,9 @@ static Val arange(Sema &s, CallArgs &a) {
                      {{"start", ir::Attr(*start)}, {"end", ir::Attr(*end)}});
 }
 
+/// zeros and full take the rank-0 shape `[]` too: a scalar, as Triton's full([], ...).
 static Val zeros(Sema &s, CallArgs &a) {
-  auto shape = s.argShape(a, 0);
+  auto shape = s.argShape(a, 0, /*allowRank0=*/true);
   auto dtype = s.argDType(a, 1, DType::F32);
   if (!shape || !dtype)
     return Val::poison();
@@ -85,7 +86,7 @@ static Val zeros(Sema &s, CallArgs &a) {
 }
 
 static Val full(Sema &s, CallArgs &a) {
-  auto shape = s.argShape(a, 0);
+  auto shape = s.argShape(a, 0, /*allowRank0=*/true);
   Val v = s.argValue(a, 1);
   auto dtype = s.argDType(a, 2, DType::F32);
   if (!shape || !dtype || !v.isValue())

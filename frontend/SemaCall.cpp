@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/SemaInternal.h"
 
+#include "frontend/BuiltinSynonyms.h"
+
 #include <algorithm>
 
 namespace kiln::sema {
@@ -144,6 +146,20 @@ Val Sema::evalCall(const std::string &callee, Location calleeLoc, Location loc,
   ca.loc = loc;
   ca.calleeLoc = calleeLoc;
 
+  // `tl.exp(x)`, `np.maximum(a, b)`: a module prefix from elsewhere, not a receiver.
+  if (const auto *module = receiver ? ast::dyn_cast<ast::NameExpr>(receiver) : nullptr;
+      module && isForeignModuleName(module->name) && !lookupLocal(module->name) &&
+      !globals.count(module->name)) {
+    std::string written = module->name + "." + callee;
+    std::string hint;
+    if (findBuiltin(callee) || findFn(callee) || callee == "print")
+      hint = "Kiln's builtins have no module prefix: write " + callee + "(...)";
+    else
+      hint = unknownFunctionHint(callee, std::string());
+    error(receiver->loc, DiagCode::UnknownFunction, "unknown function '" + written + "'", hint);
+    return Val::poison();
+  }
+
   if (const ast::FunctionItem *fn = findFn(callee)) {
     std::vector<std::string> names;
     std::vector<bool> required;
@@ -202,10 +218,11 @@ Val Sema::evalCall(const std::string &callee, Location calleeLoc, Location loc,
   for (const auto &b : allBuiltins())
     candidates.push_back(b.name);
   candidates.push_back("print");
-  std::string close = closestName(callee, candidates);
+  std::string hint = unknownFunctionHint(callee, closestName(callee, candidates));
+  if (receiver && (callee == "shape" || callee == "size" || callee == "numel" || callee == "dim"))
+    hint = shapeMethodHint();
   error(calleeLoc, DiagCode::UnknownFunction,
-        std::string(receiver ? "unknown method '" : "unknown function '") + callee + "'",
-        close.empty() ? std::string() : "did you mean '" + close + "'?");
+        std::string(receiver ? "unknown method '" : "unknown function '") + callee + "'", hint);
   return Val::poison();
 }
 
@@ -243,7 +260,14 @@ Val Sema::callFn(const ast::FunctionItem &fn, std::vector<Val> args, Location lo
     }
   } guard(*this, fn);
   bool ok = true;
-  for (size_t i = 0; i < fn.params.size(); ++i) {
+  // const parameters are bound first, so that a type may use a const declared after it,
+  // as in fn f(r: tile<i32, [B]>, const B: i32).
+  std::vector<size_t> order;
+  for (bool constPass : {true, false})
+    for (size_t i = 0; i < fn.params.size(); ++i)
+      if (fn.params[i].isConst == constPass)
+        order.push_back(i);
+  for (size_t i : order) {
     const ast::Param &p = fn.params[i];
     Val v = args[i];
     if (p.type) {
@@ -337,6 +361,12 @@ static std::optional<std::vector<int64_t>> constIntList(Sema &s, CallArgs &a, si
   if (const auto *list = ast::dyn_cast<ast::ListExpr>(e)) {
     for (const auto &x : list->elements)
       elems.push_back(x.get());
+  } else if (ast::isa<ast::TupleExpr>(e)) {
+    // zeros((BM, BN)) is how NumPy and Triton write it.
+    s.error(e->loc, DiagCode::TypeMismatch,
+            std::string(what) + " of " + a.callee + " is a list in brackets, not a tuple",
+            "write the dimensions in brackets, e.g. zeros([BM, BN], f32)");
+    return std::nullopt;
   } else {
     elems.push_back(e);
   }
@@ -367,12 +397,12 @@ std::optional<std::vector<int64_t>> Sema::argIntList(CallArgs &a, size_t i, cons
   return constIntList(*this, a, i, what);
 }
 
-std::optional<Shape> Sema::argShape(CallArgs &a, size_t i) {
+std::optional<Shape> Sema::argShape(CallArgs &a, size_t i, bool allowRank0) {
   auto dims = constIntList(*this, a, i, "the shape");
   if (!dims)
     return std::nullopt;
-  if (dims->empty()) {
-    error(a.locs[i], DiagCode::InvalidShape, "a tile shape needs at least one dimension");
+  if (dims->empty() && !allowRank0) {
+    error(a.locs[i], DiagCode::InvalidShape, a.callee + " needs a shape of at least one dimension");
     return std::nullopt;
   }
   for (int64_t d : *dims)

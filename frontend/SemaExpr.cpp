@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/SemaInternal.h"
 
+#include <cmath>
 #include <limits>
 
 namespace kiln::sema {
@@ -92,11 +93,42 @@ Val Sema::evalExpr(const ast::Expr &e) {
           "a dictionary is not a value; it is only allowed in @autotune configs");
     return Val::poison();
   case ExprKind::Tuple:
-    error(e.loc, DiagCode::TypeMismatch,
-          "a tuple is not a value; tuples are only allowed as launch grids");
+    error(e.loc, DiagCode::TypeMismatch, "a tuple is not a value here",
+          "tuples are launch grids, and the several results of a fn or of split are unpacked "
+          "where they are bound: let (a, b) = split(x);");
     return Val::poison();
+  case ExprKind::Cond: return evalCond(*ast::cast<ast::CondExpr>(&e));
   }
   return Val::poison();
+}
+
+/// `a if c else b`. A constant condition picks its side and the other is not checked (as
+/// with a `const` if: `x if BLOCK > 1 else y`). Otherwise both sides are computed and
+/// `where` picks per element, so a load on either side runs in every lane.
+Val Sema::evalCond(const ast::CondExpr &e) {
+  Val c = evalValue(*e.cond);
+  if (!c.isValue())
+    return Val::poison();
+  if (c.type.pointer || !isBool(c.type.dtype)) {
+    error(c.loc.valid() ? c.loc : e.cond->loc, DiagCode::NotBool,
+          "the condition of 'if ... else' must be bool, got " + describe(c), "compare, e.g. n > 0");
+    return Val::poison();
+  }
+  if (c.isConst())
+    return evalValue(c.cst->i ? *e.thenValue : *e.elseValue);
+  Val x = evalValue(*e.thenValue), y = evalValue(*e.elseValue);
+  if (!x.isValue() || !y.isValue())
+    return Val::poison();
+  const BuiltinInfo *where = findBuiltin("where");
+  CallArgs call;
+  call.callee = "where";
+  call.loc = e.ifLoc;
+  call.calleeLoc = e.ifLoc;
+  call.exprs = {e.cond.get(), e.thenValue.get(), e.elseValue.get()};
+  call.locs = {e.cond->loc, e.thenValue->loc, e.elseValue->loc};
+  call.positional = {true, true, true};
+  call.vals = {c, x, y};
+  return where->handler(*this, call);
 }
 
 //===--------------------------------------------------------------------===//
@@ -225,6 +257,7 @@ static ir::OpKind binaryOpKind(BinaryOp op, const char *&pred) {
   case BinaryOp::Shr: return ir::OpKind::Shr;
   case BinaryOp::LogicalAnd: return ir::OpKind::And;
   case BinaryOp::LogicalOr: return ir::OpKind::Or;
+  case BinaryOp::Pow: return ir::OpKind::Pow;
   case BinaryOp::Eq: pred = "eq"; return ir::OpKind::Cmp;
   case BinaryOp::Ne: pred = "ne"; return ir::OpKind::Cmp;
   case BinaryOp::Lt: pred = "lt"; return ir::OpKind::Cmp;
@@ -292,9 +325,91 @@ static Val pointerOp(Sema &s, BinaryOp op, const Val &a, const Val &b, Location 
                      p.type.withShape(*shape));
 }
 
+/// The largest integer exponent `x ** n` expands into multiplications; beyond it (or for
+/// a run-time exponent) a float base goes through `pow`.
+constexpr int64_t kMaxExpandedPower = 64;
+
+/// `x ** y`. A constant integer exponent multiplies x by itself (by squaring), as PyTorch
+/// does for small powers: exact for integers (wrapping like `*`), one rounding per
+/// product for floats, `x ** 0` is 1 even for NaN, and a negative exponent of a float
+/// is the reciprocal. Any other exponent needs a float and is `pow(x, y)`.
+static Val powerOp(Sema &s, const Val &a, const Val &b, Location loc) {
+  for (const Val *x : {&a, &b})
+    if (x->type.pointer || isBool(x->type.dtype)) {
+      s.error(x->loc.valid() ? x->loc : loc, DiagCode::TypeMismatch,
+              "'**' needs integer or float operands, got " + s.describe(*x),
+              x->type.pointer ? "load the values first: load(p)" : "convert bool with .to(i32)");
+      return Val::poison();
+    }
+  std::optional<int64_t> n;
+  if (b.isConst() && b.cst->isInt() && !isFloat(b.type.dtype))
+    n = b.cst->i;
+  else if (b.isConst() && b.cst->isFloat() && isFloat(a.type.dtype) && !a.weak &&
+           b.cst->f == std::nearbyint(b.cst->f) && std::fabs(b.cst->f) <= kMaxExpandedPower)
+    n = static_cast<int64_t>(b.cst->f); // x ** 2.0 of a float x: the same as x ** 2
+  if (n && (*n > kMaxExpandedPower || *n < -kMaxExpandedPower) && !isFloat(a.type.dtype))
+    n.reset(); // reported below: an integer base needs a small exponent
+  if (n && *n >= -kMaxExpandedPower && *n <= kMaxExpandedPower) {
+    if (*n < 0 && !isFloat(a.type.dtype) && !(a.weak && a.cst->isFloat())) {
+      s.error(loc, DiagCode::TypeMismatch,
+              "an integer to a negative power is not an integer (" + s.describe(a) + " ** " +
+                  std::to_string(*n) + ")",
+              "convert the base: x.to(f32) ** " + std::to_string(*n));
+      return Val::poison();
+    }
+    if (*n == 0) {
+      // 1 of x's type and shape, whatever x holds.
+      if (a.isConst() && a.weak)
+        return a.cst->isFloat() ? Val::ofConst(a.type, ConstVal::ofFloat(1.0), true, loc)
+                                : Val::ofConst(a.type, ConstVal::ofInt(1), true, loc);
+      ConstVal one = isFloat(a.type.dtype) ? ConstVal::ofFloat(1.0) : ConstVal::ofInt(1);
+      return Val::ofIR(s.buildConstant(a.type, one, loc), loc);
+    }
+    Val result, square = a;
+    bool have = false;
+    for (uint64_t k = static_cast<uint64_t>(*n < 0 ? -*n : *n);;) {
+      if (k & 1) {
+        result = have ? s.binaryOp(BinaryOp::Mul, result, square, loc) : square;
+        have = true;
+      }
+      k >>= 1;
+      if (!k)
+        break;
+      square = s.binaryOp(BinaryOp::Mul, square, square, loc);
+    }
+    if (*n > 0)
+      return result;
+    Val one = Val::ofConst(Type::scalar(DType::F32), ConstVal::ofFloat(1.0), true, loc);
+    return s.binaryOp(BinaryOp::Div, one, result, loc);
+  }
+  DType d = s.meetDType(a, b);
+  if (a.weak && b.weak && !isFloat(d))
+    d = DType::F32;
+  if (!isFloat(d)) {
+    s.error(loc, DiagCode::TypeMismatch,
+            "'**' of integers needs a constant exponent from 0 to " + std::to_string(kMaxExpandedPower) +
+                ", got " + s.describe(a) + " ** " + s.describe(b),
+            a.isConst() && a.cst->isInt() && a.cst->i == 2 ? "for powers of two shift: 1 << n"
+                                                           : "convert to float: x.to(f32) ** y");
+    return Val::poison();
+  }
+  if (a.isConst() && b.isConst() && a.weak && b.weak) {
+    double x = a.cst->isFloat() ? a.cst->f : double(a.cst->i), y = b.cst->isFloat() ? b.cst->f : double(b.cst->i);
+    return Val::ofConst(Type::scalar(d), ConstVal::ofFloat(std::pow(x, y)), true, loc);
+  }
+  auto shape = s.commonShape(a.type.shape, b.type.shape, loc, "for '**'");
+  if (!shape)
+    return Val::poison();
+  Val x = s.broadcastTo(s.convertTo(a, d, loc), *shape, loc);
+  Val y = s.broadcastTo(s.convertTo(b, d, loc), *shape, loc);
+  return s.emitValue(ir::OpKind::Pow, loc, {s.materialize(x), s.materialize(y)}, x.type);
+}
+
 Val Sema::binaryOp(BinaryOp op, const Val &a, const Val &b, Location loc) {
   if (!a.isValue() || !b.isValue())
     return Val::poison();
+  if (op == BinaryOp::Pow)
+    return powerOp(*this, a, b, loc);
   std::string sp = ast::binaryOpSpelling(op);
   if (a.type.pointer || b.type.pointer)
     return pointerOp(*this, op, a, b, loc);

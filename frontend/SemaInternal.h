@@ -220,6 +220,7 @@ public:
   Val unaryOp(ast::UnaryOp op, const Val &a, Location loc);
   Val binaryOp(ast::BinaryOp op, const Val &a, const Val &b, Location loc);
   Val evalIndex(const ast::IndexExpr &e);
+  Val evalCond(const ast::CondExpr &e);
   /// A dtype written as an argument (`f32`); E0300 when `e` is not one.
   std::optional<DType> evalDType(const ast::Expr &e);
   /// Evaluates `e` as a compile-time constant (E0303 otherwise), seeing only module
@@ -240,7 +241,8 @@ public:
   std::optional<int64_t> argConstInt(CallArgs &a, size_t i, const char *what);
   std::optional<bool> argConstBool(CallArgs &a, size_t i, const char *what);
   std::optional<DType> argDType(CallArgs &a, size_t i, DType fallback);
-  std::optional<Shape> argShape(CallArgs &a, size_t i);
+  /// A constant shape; `[]` (rank 0, a scalar) only where `allowRank0`.
+  std::optional<Shape> argShape(CallArgs &a, size_t i, bool allowRank0 = false);
   std::optional<std::vector<int64_t>> argIntList(CallArgs &a, size_t i, const char *what);
   /// The axis argument normalized to [0, rank); defaults to 0 when absent on a 1-D tile.
   std::optional<int64_t> argAxis(CallArgs &a, size_t i, unsigned rank);

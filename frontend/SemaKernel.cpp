@@ -71,10 +71,7 @@ std::optional<Type> Sema::resolveType(const ast::TypeExpr &t) {
       }
       shape.push_back(v.cst->i);
     }
-    if (shape.empty()) {
-      error(t.loc, DiagCode::InvalidShape, "a tile type needs at least one dimension");
-      return std::nullopt;
-    }
+    // `tile<f32, []>` has rank 0: it is the scalar type f32.
     if (!checkTileSize(shape, t.loc))
       return std::nullopt;
     return e->withShape(shape);

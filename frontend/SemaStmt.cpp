@@ -253,11 +253,25 @@ static void checkAssign(Sema &s, const ast::AssignStmt &a) {
                  : promoteDTypes(t.dtype, nv.type.dtype) == t.dtype;
   if (!ok) {
     std::string now = s.describe(nv);
+    // The fix is an initializer of the type the var takes here: its shape, and the
+    // dtype the two meet in.
+    std::string hint = "a var keeps the type of its initializer; ";
+    if (t.pointer || nv.type.pointer) {
+      hint += "use a new name for a value of another type";
+    } else {
+      DType d = nv.weak ? t.dtype : promoteDTypes(t.dtype, nv.type.dtype);
+      Shape shape = broadcastsTo(t.shape, nv.type.shape) ? nv.type.shape : t.shape;
+      if (shape.empty())
+        hint += "declare it with the final dtype: var " + a.target + ": " + dtStr(d) + " = " +
+                (isFloat(d) ? "0.0" : "0");
+      else
+        hint += "initialize it with the final type: var " + a.target + " = zeros(" + shapeString(shape) +
+                ", " + dtStr(d) + ")";
+    }
     s.error(a.loc, DiagCode::VarTypeChanged,
             "assignment would change the type of var '" + a.target + "' from " + t.str() + " to " +
                 now,
-            "a var keeps the type of its initializer; initialize it with the final type, "
-            "e.g. var acc = zeros([N], f32)",
+            hint,
             {Sema::note(b->loc, "'" + a.target + "' is declared here with type " + t.str())});
     return;
   }

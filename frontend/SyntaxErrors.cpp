@@ -33,7 +33,7 @@ static constexpr size_t kBinaryOperators[] = {
     KilnLexer::STAR, KilnLexer::SLASH, KilnLexer::PERCENT, KilnLexer::PLUS, KilnLexer::MINUS,
     KilnLexer::SHL,  KilnLexer::SHR,   KilnLexer::AMP,     KilnLexer::CARET, KilnLexer::PIPE,
     KilnLexer::EQ,   KilnLexer::NE,    KilnLexer::LT,      KilnLexer::LE,    KilnLexer::GT,
-    KilnLexer::GE,   KilnLexer::ANDAND, KilnLexer::OROR};
+    KilnLexer::GE,   KilnLexer::ANDAND, KilnLexer::OROR, KilnLexer::POW};
 static constexpr size_t kPostfixOperators[] = {KilnLexer::DOT,
                                                                KilnLexer::LBRACK};
 static constexpr size_t kAssignmentOperators[] = {
@@ -77,6 +77,7 @@ static std::vector<std::string> describeExpected(antlr4::Parser *recognizer,
   if (containsAll(set, kBinaryOperators)) {
     removeAll(set, kBinaryOperators);
     removeAll(set, kPostfixOperators);
+    set.remove(size_t(KilnLexer::KW_IF)); // `a if c else b` would continue it too
   }
   // After an expression statement's expression: `=`/`+=`... could follow, but a missing
   // ';' is what is meant, unless an assignment is all that could come.
@@ -97,6 +98,7 @@ static std::vector<std::string> describeExpected(antlr4::Parser *recognizer,
   if (set.contains(size_t(KilnLexer::STAR)) && set.contains(size_t(KilnLexer::IDENT))) {
     names.push_back("type"); // `*T` or a name; `*` as an operator was removed above
     set.remove(size_t(KilnLexer::STAR));
+    set.remove(size_t(KilnLexer::POW)); // `**T`
     set.remove(size_t(KilnLexer::IDENT));
   }
   for (ssize_t t : set.toList())
@@ -263,11 +265,89 @@ static antlr4::misc::IntervalSet expectedAfter(antlr4::Parser *recognizer, size_
   return result;
 }
 
+/// A missing ';' is reported right after the token it should follow, where the caret
+/// shows the fix (clang's habit), not at the start of the next line. When a `//` on that
+/// line ends in ';' (`n // 2;`), the user meant Python's floor division, and the error
+/// points at the `//`.
+void KilnErrorStrategy::placeMissingSemicolon(SyntaxErrorReport &r, antlr4::Token *prev) const {
+  if (!prev || prev->getTokenIndex() == INVALID_INDEX || prev->getStopIndex() + 1 > source_.size())
+    return;
+  r.after = prev;
+  r.atOffset = prev->getStopIndex() + 1;
+  size_t lineEnd = source_.find('\n', *r.atOffset);
+  std::string_view rest =
+      source_.substr(*r.atOffset, (lineEnd == std::string_view::npos ? source_.size() : lineEnd) - *r.atOffset);
+  size_t slashes = rest.find("//");
+  if (slashes == std::string_view::npos || rest.find_first_not_of(" \t") != slashes)
+    return;
+  std::string_view comment = rest.substr(slashes + 2);
+  size_t last = comment.find_last_not_of(" \t\r");
+  if (last == std::string_view::npos || comment[last] != ';')
+    return;
+  r.atOffset = *r.atOffset + slashes;
+  r.message = "'//' starts a comment in Kiln, so the expression before it has no ';'";
+  r.hint = "did you mean '/'? Integer '/' truncates toward zero; for floor division of "
+           "possibly negative values use floor(a.to(f32) / b)";
+}
+
+/// `x = a + b` followed on the next line by an `if` statement reads as the start of a
+/// conditional `a + b if ...`, and the parser then misses its `else`. The real mistake
+/// is the missing ';' before the `if`: returns the `if` when that is the case.
+static antlr4::Token *statementIfAfterMissingSemicolon(antlr4::Parser *recognizer,
+                                                       const std::vector<std::string> &names) {
+  if (names.size() != 1 || names[0] != "'else'")
+    return nullptr;
+  for (antlr4::RuleContext *ctx = recognizer->getContext(); ctx; ctx = dynamic_cast<antlr4::RuleContext *>(ctx->parent)) {
+    auto *cond = dynamic_cast<KilnParser::CondExprContext *>(ctx);
+    if (!cond || !cond->KW_IF())
+      continue;
+    antlr4::Token *ifToken = cond->KW_IF()->getSymbol();
+    antlr4::Token *before = previousToken(recognizer, ifToken);
+    return before && before->getLine() < ifToken->getLine() ? ifToken : nullptr;
+  }
+  return nullptr;
+}
+
+/// The index of the `}` that closes the first block after token `from` (the body of an
+/// `if` statement the parser took for a conditional expression), or 0 if none. Errors
+/// up to it are the parser's recovery stumbling through that statement.
+static size_t endOfFirstBlock(antlr4::Parser *recognizer, const antlr4::Token *from) {
+  auto *stream = dynamic_cast<antlr4::BufferedTokenStream *>(recognizer->getTokenStream());
+  if (!stream)
+    return 0;
+  stream->fill();
+  int depth = 0;
+  for (size_t i = from->getTokenIndex(); i < stream->size(); ++i) {
+    size_t type = stream->get(i)->getType();
+    if (type == KilnLexer::LBRACE)
+      ++depth;
+    else if (type == KilnLexer::RBRACE && depth > 0 && --depth == 0)
+      return i;
+  }
+  return 0;
+}
+
+bool KilnErrorStrategy::reportSemicolonBeforeIf(antlr4::Parser *recognizer,
+                                                const std::vector<std::string> &names) {
+  antlr4::Token *ifToken = statementIfAfterMissingSemicolon(recognizer, names);
+  if (!ifToken)
+    return false;
+  SyntaxErrorReport r;
+  r.at = ifToken;
+  r.message = "expected ';' after expression";
+  r.quietThrough = endOfFirstBlock(recognizer, ifToken);
+  placeMissingSemicolon(r, previousToken(recognizer, ifToken));
+  sink_(r);
+  return true;
+}
+
 void KilnErrorStrategy::reportUnexpected(antlr4::Parser *recognizer, antlr4::Token *offending,
                                          const antlr4::misc::IntervalSet &expected) {
   SyntaxErrorReport r;
   r.at = offending;
   std::vector<std::string> names = describeExpected(recognizer, expected);
+  if (reportSemicolonBeforeIf(recognizer, names))
+    return;
   if (names.size() == 1) {
     r.message = "expected " + names[0];
     if (antlr4::Token *prev = previousToken(recognizer, offending))
@@ -278,6 +358,12 @@ void KilnErrorStrategy::reportUnexpected(antlr4::Parser *recognizer, antlr4::Tok
     if (antlr4::Token *open = unclosedOpener(recognizer, names)) {
       r.noteAt = open;
       r.note = "to close this " + quoteToken(open);
+    }
+    if (names[0] == "';'") {
+      r.hint = hintFor(recognizer, offending, names);
+      placeMissingSemicolon(r, previousToken(recognizer, offending));
+      sink_(r);
+      return;
     }
   } else if (names.empty()) {
     r.message = "unexpected " + quoteToken(offending);
@@ -355,6 +441,8 @@ void KilnErrorStrategy::reportMissingToken(antlr4::Parser *recognizer) {
   std::vector<std::string> names = describeExpected(recognizer, expected);
   SyntaxErrorReport r;
   r.at = t;
+  if (reportSemicolonBeforeIf(recognizer, names))
+    return;
   r.message = "expected " + (names.empty() ? std::string("more input") : joinAlternatives(names));
   if (antlr4::Token *prev = previousToken(recognizer, t))
     r.message += " after " + describePrevious(recognizer, prev, [this](const antlr4::Token *tok) {
@@ -365,6 +453,8 @@ void KilnErrorStrategy::reportMissingToken(antlr4::Parser *recognizer) {
     r.note = "to close this " + quoteToken(open);
   }
   r.hint = hintFor(recognizer, t, names);
+  if (names.size() == 1 && names[0] == "';'")
+    placeMissingSemicolon(r, previousToken(recognizer, t));
   sink_(r);
 }
 

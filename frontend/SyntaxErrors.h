@@ -19,12 +19,19 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kiln::syntax {
 
 /// One syntax error, located at a token of the parser's stream.
 struct SyntaxErrorReport {
   antlr4::Token *at = nullptr;
+  /// When set, the error is reported at this byte offset of the source instead of at
+  /// `at`: a missing ';' belongs right after `after`, the token before it, on its line.
+  std::optional<size_t> atOffset;
+  antlr4::Token *after = nullptr;
+  /// Later syntax errors up to this token index are consequences of this one.
+  size_t quietThrough = 0;
   std::string message;
   std::string hint; ///< may be empty
   /// An optional second location, e.g. the bracket that a missing one should close.
@@ -57,6 +64,10 @@ private:
   void reportUnexpected(antlr4::Parser *recognizer, antlr4::Token *offending,
                         const antlr4::misc::IntervalSet &expected);
   std::string quoteToken(const antlr4::Token *tok) const;
+  void placeMissingSemicolon(SyntaxErrorReport &r, antlr4::Token *prev) const;
+  /// Reports a ';' missing before an `if` statement the parser read as a conditional
+  /// expression; whether that was the case.
+  bool reportSemicolonBeforeIf(antlr4::Parser *recognizer, const std::vector<std::string> &names);
 
   std::string_view source_;
   SyntaxErrorSink sink_;

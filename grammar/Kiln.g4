@@ -49,7 +49,7 @@ param
 //===----------------------------------------------------------------------===//
 
 type
-    : STAR type                                                     # pointerType
+    : op=(STAR | POW) type                                          # pointerType
     | IDENT LT type COMMA LBRACK exprList? RBRACK GT                # tileType
     | IDENT LT typeDim COMMA typeDim GT                             # blockMaskType
     | IDENT                                                         # scalarType
@@ -98,12 +98,15 @@ assignOp
     ;
 
 //===----------------------------------------------------------------------===//
-// Expressions, tightest binding first; all binary operators are left-associative.
+// Expressions, tightest binding first; the binary operators are left-associative but
+// for `**` and the conditional `a if c else b`, which group to the right as in Python.
 //===----------------------------------------------------------------------===//
 
 expr
     : expr DOT IDENT LPAREN argList? RPAREN                         # methodExpr
     | expr LBRACK indexItem (COMMA indexItem)* COMMA? RBRACK        # indexExpr
+    // `**` binds tighter than a prefix operator on its left: -x ** 2 is -(x ** 2).
+    | <assoc=right> expr op=POW expr                                # binaryExpr
     | op=(MINUS | BANG | TILDE | PLUS) expr                         # unaryExpr
     | expr op=(STAR | SLASH | PERCENT) expr                         # binaryExpr
     | expr op=(PLUS | MINUS) expr                                   # binaryExpr
@@ -114,6 +117,7 @@ expr
     | expr op=(EQ | NE | LT | LE | GT | GE) expr                    # binaryExpr
     | expr op=ANDAND expr                                           # binaryExpr
     | expr op=OROR expr                                             # binaryExpr
+    | <assoc=right> expr KW_IF expr KW_ELSE expr                    # condExpr
     | IDENT LPAREN argList? RPAREN                                  # callExpr
     | IDENT                                                         # nameExpr
     | literal                                                       # literalExpr
@@ -210,6 +214,7 @@ LT     : '<';
 GT     : '>';
 ASSIGN : '=';
 
+POW     : '**';
 PLUS    : '+';
 MINUS   : '-';
 STAR    : '*';

@@ -156,6 +156,26 @@ std::string strategyText(const SegmentPlan &plan) {
          " programs, whose partial states the last to finish merges; " + plan.why;
 }
 
+/// The places of `loops` for a remark anchored in `anchor`'s file: "lines 5 and 9" when
+/// all are in that file, else each with its file ("main.kiln:5 and lib.kiln:3"), since a
+/// chain may run through a fn imported from another file.
+std::string loopPlaces(const std::vector<const ChainLoop *> &loops, const Location &anchor,
+                       DiagnosticEngine &diags) {
+  bool oneFile = true;
+  for (const ChainLoop *l : loops)
+    oneFile &= l->loop->loc().file == anchor.file;
+  std::ostringstream os;
+  os << (oneFile ? "lines " : "");
+  for (size_t i = 0; i < loops.size(); ++i) {
+    const Location &at = loops[i]->loop->loc();
+    os << (i == 0 ? "" : i + 1 == loops.size() ? " and " : ", ");
+    if (!oneFile)
+      os << diags.sourceManager().name(at.file) << ":";
+    os << at.line;
+  }
+  return os.str();
+}
+
 } // namespace
 
 void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags) {
@@ -165,12 +185,10 @@ void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags) 
       if (l.fused)
         fused.push_back(&l);
     if (fused.size() >= 2) {
-      std::ostringstream lines;
-      for (size_t i = 0; i < fused.size(); ++i)
-        lines << (i == 0 ? "" : i + 1 == fused.size() ? " and " : ", ") << fused[i]->loop->loc().line;
-      auto r = diags.remark(fused.front()->loop->loc(), DiagCode::FusionApplied);
-      r << "fused the reduction loops at lines " << lines.str() << " into one pass (" << strategyText(chain.split)
-        << ")";
+      const Location &anchor = fused.front()->loop->loc();
+      auto r = diags.remark(anchor, DiagCode::FusionApplied);
+      r << "fused the reduction loops at " << loopPlaces(fused, anchor, diags) << " into one pass ("
+        << strategyText(chain.split) << ")";
       for (const ChainLoop *l : fused)
         r.note(l->loop->loc(), loopNote(*l));
     }

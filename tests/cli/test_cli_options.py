@@ -491,7 +491,7 @@ class VerifyDiagnostics(clitest.CliTestCase):
         self.assertEqual(r.stderr, "")
 
     def test_syntax_error_expectation(self):
-        src = "kernel k(p: *f32) {\n    // expected-error@+2 E0006 {{expected ';'}}\n    store(p, 1.0)\n}\n"
+        src = "kernel k(p: *f32) {\n    // expected-error@+1 E0006 {{expected ';'}}\n    store(p, 1.0)\n}\n"
         self.assertOk(self.verify("syn.kiln", src))
 
     def test_expectation_with_define(self):

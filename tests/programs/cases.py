@@ -1256,6 +1256,52 @@ add("control.early_return", "early_return.kiln", "rows",
     ref=_early_return_ref, tol=Tol(1e-6, 1e-6))
 
 
+def _for_return_ref(v, s):
+    rows, n, B = s["rows"], s["n"], 16
+    x = f32(v.x).reshape(rows, n)
+    y = f32(v.y).reshape(rows, n).copy()
+    out = np.full(rows, -1.0)
+    for r in range(rows):
+        total = np.float32(0.0)
+        for i in range(0, n, B):
+            total = np.float32(total + x[r, i:i + B].sum(dtype=np.float32))
+            if total < -3.0:
+                out[r] = i
+                break
+            y[r, i:i + B] = x[r, i:i + B] * np.float32(2.0)
+    return {"y": y, "out": out}
+
+
+add("control.for_return", "early_return_loops.kiln", "for_return",
+    sizes=lambda r: {"rows": int(r.integers(4, 12)), "n": int(r.integers(40, 200))},
+    grid=lambda s: (s["rows"],),
+    args=[Arr("x", "f32", ("rows", "n"), normal(0.6, -0.05)), Arr("y", "f32", ("rows", "n")),
+          Arr("out", "f32", "rows"), Scalar("n", "i32", "n")],
+    ref=_for_return_ref, tol={"y": EXACT, "out": EXACT})
+
+
+def _while_return_ref(v, s):
+    rows, n = s["rows"], s["n"]
+    x = f32(v.x).reshape(rows, n)
+    out = np.zeros((rows, 2), dtype=np.int64)
+    for r in range(rows):
+        hits = np.nonzero(x[r] > 1.5)[0]
+        if len(hits):
+            out[r, 0] = hits[0]
+            continue
+        out[r, 0] = -1
+        out[r, 1] = 100 + r % 4 if r % 4 >= 2 else -7
+    return {"out": out}
+
+
+add("control.while_return", "early_return_loops.kiln", "while_return",
+    sizes=lambda r: {"rows": int(r.integers(8, 16)), "n": int(r.integers(5, 40))},
+    grid=lambda s: (s["rows"],),
+    args=[Arr("x", "f32", ("rows", "n"), normal(0.7)), Arr("out", "i32", ("rows", 2)),
+          Scalar("n", "i32", "n")],
+    ref=_while_return_ref, tol=EXACT)
+
+
 # ---- cdiv, clamp, max/min of scalars --------------------------------------------------
 
 def _cdiv_clamp_ref(v, s):
@@ -1359,6 +1405,33 @@ add("math.means", "math_derived.kiln", "means", grid=(1,),
           Arr("idx", "i64", 40), Arr("consts", "f32", 4)],
     ref=_means_ref, tol={"idx": EXACT, "rows_out": Tol(1e-5, 1e-6), "cols_out": Tol(1e-5, 1e-6),
                          "hrows": Tol(2e-3, 1e-3), "consts": Tol(1e-6, 1e-7)})
+
+
+# ---- ** and the conditional expression -------------------------------------------------
+
+def _pow_cond_ref(v, s):
+    n, k = s["n"], v.k
+    x = f32(v.x)
+    x64 = f64(x)
+    i = v.iv.astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rows = [x * x, -(x * (x * x)), np.float32(1.0) / x, np.sqrt(np.abs(x64)), np.exp2(x64),
+                np.ones_like(x64), np.where(x > 0, x, -2.0 * x64),
+                np.full(n, 1.0 if k > 3 else 0.5 if k > 0 else 0.25), (x * x) * (x * x)]
+    out = np.concatenate([np.concatenate(rows), [f64(v.x[:8]).sum() / 8, 2.0 * k]])
+    return {"out": out,
+            "iout": np.concatenate([wrap(i * i * i, "i32"), np.where(i % 2 == 0, i, -i),
+                                    [81 + 1024]])}
+
+
+add("math.pow_cond", "pow_cond.kiln", "pow_cond",
+    sizes=lambda r: {"n": int(r.integers(100, 300)), "k": int(r.integers(-2, 6))},
+    grid=blocks(64),
+    args=[Arr("x", "f32", "n", with_specials(normal(2.0), [np.nan, np.inf, -np.inf, 0.0, -0.0])),
+          Arr("iv", "i32", "n", randint(-2000, 2000)),
+          Arr("out", "f32", lambda s: 9 * s["n"] + 2), Arr("iout", "i32", lambda s: 2 * s["n"] + 1),
+          Scalar("n", "i32", "n"), Scalar("k", "i32", "k")],
+    ref=_pow_cond_ref, tol={"out": Tol(1e-5, 1e-6), "iout": EXACT})
 
 
 # ---- the documented numerics (docs/numerics.md) -----------------------------------------

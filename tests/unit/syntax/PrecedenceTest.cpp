@@ -62,3 +62,19 @@ TEST(Precedence, LongChainsAreLeftDeep) {
   }
   EXPECT_EQ(parseExprSexpr(expr), expected);
 }
+
+// `**` and the conditional group to the right, as in Python; `**` binds tighter than a
+// prefix operator on its left and looser than one on its right.
+TEST(Precedence, PowerGroupsToTheRight) {
+  EXPECT_EQ(parseExprSexpr("-x ** 2"), "(neg (** x 2))");
+  EXPECT_EQ(parseExprSexpr("a ** b ** c"), "(** a (** b c))");
+  EXPECT_EQ(parseExprSexpr("2 ** -n"), "(** 2 (neg n))");
+  EXPECT_EQ(parseExprSexpr("a * b ** 2"), "(* a (** b 2))");
+  EXPECT_EQ(parseExprSexpr("x.y() ** 2"), "(** (. x y) 2)");
+}
+
+TEST(Precedence, ConditionalIsLoosest) {
+  EXPECT_EQ(parseExprSexpr("a + 1 if c && d else b"), "(if (&& c d) (+ a 1) b)");
+  EXPECT_EQ(parseExprSexpr("a if c else b if d else e"), "(if c a (if d b e))");
+  EXPECT_EQ(parseExprSexpr("(a if c else b) + 1"), "(+ (if c a b) 1)");
+}

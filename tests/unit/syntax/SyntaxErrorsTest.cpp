@@ -16,9 +16,17 @@ static void expectDiags(const std::string &text, const std::vector<std::string> 
   EXPECT_EQ(got, expected) << text;
 }
 
+// A missing ';' is reported right after the token it should follow, where it goes.
 TEST(SyntaxErrors, MissingSemicolon) {
   expectDiags("fn f() {\n  let x = a + b\n  let y = 2;\n}",
-              {"E0006 3:3 expected ';' after expression"});
+              {"E0006 2:16 expected ';' after expression"});
+  // The next line's `if` would read as a conditional `a + b if ...` missing its `else`:
+  // the error is still the ';', and the if statement causes no more.
+  expectDiags("fn f() {\n  let x = a + b\n  if x > 0 {\n    g();\n  }\n}",
+              {"E0006 2:16 expected ';' after expression"});
+  // `//` is a comment: a floor division that ends in ';' is pointed at.
+  expectDiags("fn f() {\n  let x = a // 2;\n  g();\n}",
+              {"E0006 2:13 '//' starts a comment in Kiln, so the expression before it has no ';'"});
 }
 
 TEST(SyntaxErrors, UnexpectedTokenNamesWhatWasExpected) {
@@ -31,7 +39,7 @@ TEST(SyntaxErrors, UnexpectedTokenNamesWhatWasExpected) {
               {"E0006 1:15 unexpected 'foo'; expected one of 'None', ']', ':'"});
   expectDiags("fn f() { if a {} else x }", {"E0006 1:23 unexpected 'x'; expected 'if' or '{'"});
   expectDiags("fn f(x: ) {}", {"E0006 1:9 expected type after ':', found ')'"});
-  expectDiags("fn f() { x y; }", {"E0006 1:12 expected ';' after expression, found 'y'"});
+  expectDiags("fn f() { x y; }", {"E0006 1:11 expected ';' after expression, found 'y'"});
   // Recovery conjures the '{', which leaves the body open at the end of the file; that
   // consequence, three tokens later, is not reported again.
   expectDiags("fn f() { if x return; }", {"E0006 1:15 expected '{' after expression"});
@@ -65,7 +73,7 @@ TEST(SyntaxErrors, SeveralErrorsInOneFile) {
   EXPECT_FALSE(p.ok());
   ASSERT_EQ(p.diags.size(), 3u) << p.allDiags();
   EXPECT_EQ(p.diag(0), "E0006 1:18 expected expression after '=', found ';'");
-  EXPECT_EQ(p.diag(1), "E0006 2:20 expected ';' after expression");
+  EXPECT_EQ(p.diag(1), "E0006 2:19 expected ';' after expression");
   EXPECT_EQ(p.diag(2), "E0006 3:8 expected ')' after 'p', found 'q'");
 }
 

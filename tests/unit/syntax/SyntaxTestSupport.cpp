@@ -104,6 +104,10 @@ std::string sexpr(const ast::Expr &e) {
       out += " " + sexpr(*el);
     return out + ")";
   }
+  case ast::ExprKind::Cond: {
+    const auto *c = ast::cast<ast::CondExpr>(&e);
+    return "(if " + sexpr(*c->cond) + " " + sexpr(*c->thenValue) + " " + sexpr(*c->elseValue) + ")";
+  }
   }
   return "?";
 }
