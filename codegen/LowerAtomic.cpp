@@ -6,11 +6,18 @@
 // hit memory in an unspecified order on a GPU (the interpreter applies them in
 // row-major order); each single update is atomic.
 //
-// Integer add/max/min/xchg on 32 and 64 bits and float add on NVPTX are native atomic
-// instructions. Everything else (float max/min, float add on SPIR-V, 8- and 16-bit
-// types) is a compare-and-swap loop on the aligned 32-bit word (or the 64-bit value)
-// holding the element, computing the new value with the same code as the elementwise
-// ops, so the result of each update is exactly the interpreter's.
+// Integer add/max/min/xchg/and/or/xor on 32 and 64 bits and float add on NVPTX are
+// native atomic instructions. Everything else (float max/min, float add on SPIR-V, 8-
+// and 16-bit types) is a compare-and-swap loop on the aligned 32-bit word (or the
+// 64-bit value) holding the element, computing the new value with the same code as the
+// elementwise ops, so the result of each update is exactly the interpreter's.
+//
+// An atomic's `sem` and `scope` become the LLVM ordering and synchronization scope of
+// every instruction it is made of (the loop's compare-and-swap and its first load
+// included). Without them an atomic is acq_rel at LLVM's default (system) scope, as
+// atomics were before the attributes existed, and `gpu` keeps that scope, which is at
+// least as wide as the device; `cta` narrows it to the program ("block" on NVPTX,
+// "workgroup" on SPIR-V).
 //
 // A fence is a barrier of the program's threads, a device-scope acquire-release fence
 // in every thread, and a second barrier. The first barrier brings every thread's
@@ -24,10 +31,15 @@
 
 namespace kiln::codegen::detail {
 
-static constexpr llvm::AtomicOrdering kOrder = llvm::AtomicOrdering::AcquireRelease;
-static constexpr llvm::AtomicOrdering kFailOrder = llvm::AtomicOrdering::Acquire;
-
 namespace {
+
+/// How one atomic orders the thread's other memory accesses, and for which threads.
+struct Ordering {
+  llvm::AtomicOrdering success = llvm::AtomicOrdering::AcquireRelease;
+  /// A compare-and-swap that fails only reads: it keeps the acquire half, if any.
+  llvm::AtomicOrdering failure = llvm::AtomicOrdering::Acquire;
+  llvm::SyncScope::ID scope = llvm::SyncScope::System;
+};
 
 /// The memory word an element lives in, and where in it.
 struct Word {
@@ -38,6 +50,21 @@ struct Word {
 };
 
 } // namespace
+
+static Ordering orderingOf(Lowering &L, const ir::Op &op) {
+  using AO = llvm::AtomicOrdering;
+  Ordering o;
+  const std::string sem = op.hasAttr("sem") ? op.stringAttr("sem") : "acq_rel";
+  if (sem == "acquire")
+    o.success = AO::Acquire;
+  else if (sem == "release")
+    o.success = AO::Release, o.failure = AO::Monotonic;
+  else if (sem == "relaxed")
+    o.success = AO::Monotonic, o.failure = AO::Monotonic;
+  if (op.hasAttr("scope") && op.stringAttr("scope") == "cta")
+    o.scope = L.ctx.getOrInsertSyncScopeID(L.nvptx ? "block" : "workgroup");
+  return o;
+}
 
 static Word wordOf(Lowering &L, llvm::Value *ptr, const Type &elem) {
   auto &b = L.b;
@@ -60,7 +87,7 @@ static Word wordOf(Lowering &L, llvm::Value *ptr, const Type &elem) {
 
 /// Updates the element at `ptr` with `update(old) -> new` (register form) in a
 /// compare-and-swap loop. Returns the old value (register form).
-static llvm::Value *casLoop(Lowering &L, llvm::Value *ptr, const Type &elem,
+static llvm::Value *casLoop(Lowering &L, llvm::Value *ptr, const Type &elem, const Ordering &ord,
                             const std::function<llvm::Value *(llvm::Value *)> &update) {
   auto &b = L.b;
   const Word w = wordOf(L, ptr, elem);
@@ -69,7 +96,7 @@ static llvm::Value *casLoop(Lowering &L, llvm::Value *ptr, const Type &elem,
   llvm::Value *maskV = llvm::ConstantInt::get(w.ty, mask);
 
   auto *load = b.CreateAlignedLoad(w.ty, w.ptr, llvm::Align(w.ty->getIntegerBitWidth() / 8));
-  load->setAtomic(llvm::AtomicOrdering::Monotonic);
+  load->setAtomic(llvm::AtomicOrdering::Monotonic, ord.scope);
   llvm::BasicBlock *pre = b.GetInsertBlock();
   llvm::BasicBlock *loopBB = llvm::BasicBlock::Create(L.ctx, "cas.loop", L.fn);
   llvm::BasicBlock *tryBB = llvm::BasicBlock::Create(L.ctx, "cas.try", L.fn);
@@ -91,8 +118,8 @@ static llvm::Value *casLoop(Lowering &L, llvm::Value *ptr, const Type &elem,
   b.CreateBr(tryBB);
   b.SetInsertPoint(tryBB);
   auto *cx = b.CreateAtomicCmpXchg(w.ptr, cur, word,
-                                   llvm::MaybeAlign(w.ty->getIntegerBitWidth() / 8), kOrder,
-                                   kFailOrder);
+                                   llvm::MaybeAlign(w.ty->getIntegerBitWidth() / 8), ord.success,
+                                   ord.failure, ord.scope);
   cur->addIncoming(b.CreateExtractValue(cx, 0), tryBB);
   b.CreateCondBr(b.CreateExtractValue(cx, 1), done, loopBB);
   b.SetInsertPoint(done);
@@ -101,7 +128,7 @@ static llvm::Value *casLoop(Lowering &L, llvm::Value *ptr, const Type &elem,
 
 /// One atomic read-modify-write of `kind` on the element at `ptr`; returns the old value.
 static llvm::Value *atomicUpdate(Lowering &L, const std::string &kind, llvm::Value *ptr,
-                                 llvm::Value *v, const Type &elem) {
+                                 llvm::Value *v, const Type &elem, const Ordering &ord) {
   auto &b = L.b;
   const DType t = elem.dtype;
   const unsigned bits = dtypeBytes(t) * 8;
@@ -115,26 +142,39 @@ static llvm::Value *atomicUpdate(Lowering &L, const std::string &kind, llvm::Val
       opc = isSigned(t) ? llvm::AtomicRMWInst::Max : llvm::AtomicRMWInst::UMax;
     else if (kind == "min")
       opc = isSigned(t) ? llvm::AtomicRMWInst::Min : llvm::AtomicRMWInst::UMin;
-    return b.CreateAtomicRMW(opc, ptr, v, llvm::MaybeAlign(bits / 8), kOrder);
+    else if (kind == "and")
+      opc = llvm::AtomicRMWInst::And;
+    else if (kind == "or")
+      opc = llvm::AtomicRMWInst::Or;
+    else if (kind == "xor")
+      opc = llvm::AtomicRMWInst::Xor;
+    return b.CreateAtomicRMW(opc, ptr, v, llvm::MaybeAlign(bits / 8), ord.success, ord.scope);
   }
   if (flt && (t == DType::F32 || t == DType::F64)) {
     if (kind == "add" && L.nvptx)
       return b.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, ptr, v, llvm::MaybeAlign(bits / 8),
-                               kOrder);
+                               ord.success, ord.scope);
     if (kind == "xchg") {
       llvm::Type *ity = b.getIntNTy(bits);
       llvm::Value *old = b.CreateAtomicRMW(llvm::AtomicRMWInst::Xchg, ptr, b.CreateBitCast(v, ity),
-                                           llvm::MaybeAlign(bits / 8), kOrder);
+                                           llvm::MaybeAlign(bits / 8), ord.success, ord.scope);
       return b.CreateBitCast(old, v->getType());
     }
   }
-  return casLoop(L, ptr, elem, [&](llvm::Value *old) -> llvm::Value * {
+  return casLoop(L, ptr, elem, ord, [&](llvm::Value *old) -> llvm::Value * {
     if (kind == "add")
       return L.emitBinary(nullptr, OpKind::Add, t, old, v);
     if (kind == "max")
       return L.emitMinMax(t, true, old, v);
     if (kind == "min")
       return L.emitMinMax(t, false, old, v);
+    // 8- and 16-bit integers (the only ones that get here for the bitwise kinds).
+    if (kind == "and")
+      return b.CreateAnd(old, v);
+    if (kind == "or")
+      return b.CreateOr(old, v);
+    if (kind == "xor")
+      return b.CreateXor(old, v);
     return v;
   });
 }
@@ -142,7 +182,7 @@ static llvm::Value *atomicUpdate(Lowering &L, const std::string &kind, llvm::Val
 /// Compare-and-swap of the element at `ptr`: stores `v` where the stored bits equal
 /// those of `cmp`; returns the old value.
 static llvm::Value *atomicCas(Lowering &L, llvm::Value *ptr, llvm::Value *cmp, llvm::Value *v,
-                              const Type &elem) {
+                              const Type &elem, const Ordering &ord) {
   auto &b = L.b;
   const unsigned bits = dtypeBytes(elem.dtype) * 8;
   if (bits >= 32) {
@@ -152,14 +192,14 @@ static llvm::Value *atomicCas(Lowering &L, llvm::Value *ptr, llvm::Value *cmp, l
       return m->getType()->isIntegerTy() ? m : b.CreateBitCast(m, ity);
     };
     auto *cx = b.CreateAtomicCmpXchg(ptr, asBits(cmp), asBits(v), llvm::MaybeAlign(bits / 8),
-                                     kOrder, kFailOrder);
+                                     ord.success, ord.failure, ord.scope);
     llvm::Value *old = b.CreateExtractValue(cx, 0);
     llvm::Type *mty = L.memType(elem);
     return L.fromMemory(mty->isIntegerTy() ? old : b.CreateBitCast(old, mty), elem);
   }
   // Sub-word: compare the element's stored bits inside the word loop.
   llvm::Value *cmpBits = L.toMemory(cmp, elem);
-  return casLoop(L, ptr, elem, [&](llvm::Value *old) -> llvm::Value * {
+  return casLoop(L, ptr, elem, ord, [&](llvm::Value *old) -> llvm::Value * {
     llvm::Value *same = b.CreateICmpEQ(L.toMemory(old, elem), cmpBits);
     // When the bits differ, write the old value back unchanged: the loop then ends
     // at once (or retries if the word changed meanwhile), and returns the old value.
@@ -202,21 +242,23 @@ void Lowering::lowerAtomicRMW(const ir::Op &op) {
   orderAccess(op);
   const Type elem = Type::scalar(op.operand(0)->type.dtype);
   const std::string &kind = op.stringAttr("kind");
+  const Ordering ord = orderingOf(*this, op);
   const Regs &ptrs = get(op.operand(0)), &v = get(op.operand(1));
   const Regs *mask = op.numOperands() > 2 ? &get(op.operand(2)) : nullptr;
   lowerAtomicLanes(
       *this, op,
-      [&](int64_t i) { return atomicUpdate(*this, kind, ptrs.v[i], v.v[i], elem); },
+      [&](int64_t i) { return atomicUpdate(*this, kind, ptrs.v[i], v.v[i], elem, ord); },
       [&](int64_t i) -> llvm::Value * { return mask ? mask->v[i] : nullptr; });
 }
 
 void Lowering::lowerAtomicCas(const ir::Op &op) {
   orderAccess(op);
   const Type elem = Type::scalar(op.operand(0)->type.dtype);
+  const Ordering ord = orderingOf(*this, op);
   const Regs &ptrs = get(op.operand(0)), &cmp = get(op.operand(1)), &v = get(op.operand(2));
   lowerAtomicLanes(
       *this, op,
-      [&](int64_t i) { return atomicCas(*this, ptrs.v[i], cmp.v[i], v.v[i], elem); },
+      [&](int64_t i) { return atomicCas(*this, ptrs.v[i], cmp.v[i], v.v[i], elem, ord); },
       [](int64_t) -> llvm::Value * { return nullptr; });
 }
 

@@ -179,9 +179,12 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
     for (unsigned i = 0; i < 2; ++i) {
       if (i == 0 && fragPlan.consumes(*op, 0))
         continue;
+      // A load that must read memory afresh (.cv) is not streamed: cp.async has no such
+      // form. Other hints are dropped by a streamed load (cp.async takes its own).
       const ir::Op *ld = stagedOperand(*this, *op, i)->definingOp();
       if (!ld || ld->kind() != OpKind::Load || ld->parentBlock() != &body ||
-          ld->numOperands() != 1 || usesIn(body, ld->result()) != 1 || copyWidth(*this, *ld) == 0)
+          ld->numOperands() != 1 || usesIn(body, ld->result()) != 1 || copyWidth(*this, *ld) == 0 ||
+          (ld->hasAttr("cache_modifier") && ld->stringAttr("cache_modifier") == "cv"))
         return p;
       p.streams.push_back({op.get(), i, ld, p.stageBytes});
       // Every buffer starts where wgmma's swizzle pattern does.

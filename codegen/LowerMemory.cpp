@@ -15,8 +15,18 @@
 // when an access may touch memory another thread accessed earlier (MemoryAccess.h), a
 // barrier separates them.
 //
+// Cache hints (a load's `cache_modifier`, a load's or store's `eviction_policy`) change
+// no value. On NVPTX they become qualifiers of the PTX instruction: LLVM 22 has no way
+// to put a cache operator or an eviction priority on an ordinary load or store (its
+// NVPTX back end ignores !nontemporal, and has no intrinsic for them), so a hinted
+// access is written as the instruction itself, in inline assembly, with the same width,
+// alignment and guards as the access it replaces. Unhinted accesses, and every access
+// on SPIR-V, are ordinary LLVM loads and stores.
+//
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
+
+#include <llvm/IR/InlineAsm.h>
 
 #include <limits>
 
@@ -119,6 +129,188 @@ void Lowering::lowerPtrAdd(const ir::Op &op) {
 }
 
 //===--------------------------------------------------------------------===//
+// Cache hints
+//===--------------------------------------------------------------------===//
+
+namespace {
+
+/// The PTX form of one access's cache hints; empty where there are none to give.
+struct CacheHints {
+  std::string qualifiers;        ///< after `ld.global` / `st.global`: ".cg", ".L1::evict_last...", ...
+  llvm::Value *policy = nullptr; ///< with .L2::cache_hint: the 64-bit L2 cache policy
+  bool refetch = false;          ///< .cv: every execution reads memory afresh
+
+  bool any() const { return !qualifiers.empty(); }
+};
+
+} // namespace
+
+/// A 64-bit L2 cache policy giving every line an access touches `priority`. It reads
+/// nothing, so LLVM shares one among the ops that make the same.
+static llvm::Value *l2Policy(Lowering &L, const std::string &priority) {
+  auto *fty = llvm::FunctionType::get(L.b.getInt64Ty(), false);
+  auto *asmv = llvm::InlineAsm::get(
+      fty, "createpolicy.fractional.L2::" + priority + ".b64 $0, 1.0;", "=l", /*hasSideEffects=*/false);
+  llvm::CallInst *c = L.b.CreateCall(fty, asmv);
+  c->setDoesNotAccessMemory();
+  return c;
+}
+
+/// The hints of a load or store as PTX qualifiers. `.ca` and `evict_normal` are what an
+/// ordinary access does already. An eviction priority applies to L2 through a cache
+/// policy operand, and to L1 as the access's own priority unless a cache operator says
+/// how L1 is used (PTX takes one or the other there). The policy is made here, where the
+/// op begins, so that it dominates every guarded access of the op.
+static CacheHints cacheHintsOf(Lowering &L, const ir::Op &op) {
+  CacheHints h;
+  if (!L.nvptx)
+    return h; // SPIR-V: hints only, with nothing in OpenCL to carry them
+  // Cache operators are a load's (a store's differ, and Kiln offers none).
+  const bool load = op.kind() == OpKind::Load;
+  std::string cop = load && op.hasAttr("cache_modifier") ? op.stringAttr("cache_modifier") : "";
+  std::string evict = op.hasAttr("eviction_policy") ? op.stringAttr("eviction_policy") : "";
+  if (cop == "ca")
+    cop.clear();
+  if (evict == "evict_normal")
+    evict.clear();
+  if (!cop.empty())
+    h.qualifiers += "." + cop;
+  if (!evict.empty()) {
+    if (cop.empty())
+      h.qualifiers += ".L1::" + evict;
+    h.qualifiers += ".L2::cache_hint";
+    h.policy = l2Policy(L, evict);
+  }
+  h.refetch = cop == "cv";
+  return h;
+}
+
+namespace {
+
+/// How a hinted access moves its bits: as one 8- or 16-bit value, or as one, two or four
+/// 32-bit words (an access is aligned to its size, as every vector access of a run is).
+struct AsmAccess {
+  unsigned words = 1;
+  llvm::Type *word = nullptr;
+  const char *type = "";       ///< PTX type suffix
+  const char *constraint = ""; ///< register class of a word
+
+  static std::optional<AsmAccess> of(Lowering &L, llvm::Type *ty) {
+    const uint64_t bits = ty->getPrimitiveSizeInBits().getFixedValue();
+    AsmAccess a;
+    switch (bits) {
+    case 8: // PTX has no 8-bit registers: a byte moves in a 16-bit one
+      a.word = L.b.getInt16Ty(), a.type = ".u8", a.constraint = "h";
+      return a;
+    case 16:
+      a.word = L.b.getInt16Ty(), a.type = ".b16", a.constraint = "h";
+      return a;
+    case 32:
+    case 64:
+    case 128:
+      a.words = static_cast<unsigned>(bits / 32);
+      a.word = L.b.getInt32Ty(), a.type = ".b32", a.constraint = "r";
+      return a;
+    default:
+      return std::nullopt;
+    }
+  }
+
+  std::string vec() const { return words == 4 ? ".v4" : words == 2 ? ".v2" : ""; }
+
+  /// `{$first, ...}` (or `$first` for one word).
+  std::string registers(unsigned first) const {
+    std::string r = words > 1 ? "{" : "";
+    for (unsigned i = 0; i < words; ++i)
+      r += (i ? ", $" : "$") + std::to_string(first + i);
+    return r + (words > 1 ? "}" : "");
+  }
+};
+
+} // namespace
+
+/// Loads a `ty` from global memory at `ptr` (aligned to `align`), with `h`'s hints.
+static llvm::Value *globalLoad(Lowering &L, llvm::Type *ty, llvm::Value *ptr, llvm::Align align,
+                               const CacheHints &h) {
+  auto &b = L.b;
+  const std::optional<AsmAccess> a = h.any() ? AsmAccess::of(L, ty) : std::nullopt;
+  if (!a)
+    return b.CreateAlignedLoad(ty, ptr, align);
+  std::string text = "ld.global" + h.qualifiers + a->vec() + a->type + " " + a->registers(0) +
+                     ", [$" + std::to_string(a->words) + "]";
+  std::string cons;
+  for (unsigned i = 0; i < a->words; ++i)
+    cons += std::string("=") + a->constraint + ",";
+  cons += "l";
+  std::vector<llvm::Value *> args = {b.CreatePtrToInt(ptr, b.getInt64Ty())};
+  if (h.policy) {
+    text += ", $" + std::to_string(a->words + 1);
+    cons += ",l";
+    args.push_back(h.policy);
+  }
+  text += ";";
+  llvm::Type *ret = a->words == 1
+                        ? a->word
+                        : llvm::StructType::get(L.ctx, std::vector<llvm::Type *>(a->words, a->word));
+  std::vector<llvm::Type *> argTypes;
+  for (llvm::Value *v : args)
+    argTypes.push_back(v->getType());
+  auto *fty = llvm::FunctionType::get(ret, argTypes, false);
+  // A .cv load must happen every time it is reached; any other hinted load only reads
+  // memory, so LLVM may drop it when unused, or share it as it would a plain load.
+  llvm::CallInst *call =
+      b.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/h.refetch), args);
+  if (!h.refetch)
+    call->setOnlyReadsMemory();
+  llvm::Value *bits = call;
+  if (a->words > 1) {
+    llvm::Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(a->word, a->words));
+    for (unsigned i = 0; i < a->words; ++i)
+      vec = b.CreateInsertElement(vec, b.CreateExtractValue(call, i), uint64_t{i});
+    bits = vec;
+  } else if (ty->getPrimitiveSizeInBits().getFixedValue() == 8) {
+    bits = b.CreateTrunc(call, b.getInt8Ty());
+  }
+  return b.CreateBitCast(bits, ty);
+}
+
+/// Stores `v` to global memory at `ptr` (aligned to `align`), with `h`'s hints.
+static void globalStore(Lowering &L, llvm::Value *v, llvm::Value *ptr, llvm::Align align,
+                        const CacheHints &h) {
+  auto &b = L.b;
+  const std::optional<AsmAccess> a = h.any() ? AsmAccess::of(L, v->getType()) : std::nullopt;
+  if (!a) {
+    b.CreateAlignedStore(v, ptr, align);
+    return;
+  }
+  // A byte is stored from the low half of a 16-bit register.
+  const char *type = a->type == std::string(".u8") ? ".b8" : a->type;
+  std::string text = "st.global" + h.qualifiers + a->vec() + type + " [$0], " + a->registers(1);
+  std::string cons = "l";
+  std::vector<llvm::Value *> args = {b.CreatePtrToInt(ptr, b.getInt64Ty())};
+  llvm::Value *bits = v;
+  if (v->getType()->getPrimitiveSizeInBits().getFixedValue() == 8)
+    bits = b.CreateZExt(b.CreateBitCast(v, b.getInt8Ty()), a->word);
+  else
+    bits = b.CreateBitCast(v, a->words > 1 ? llvm::FixedVectorType::get(a->word, a->words) : a->word);
+  for (unsigned i = 0; i < a->words; ++i) {
+    args.push_back(a->words > 1 ? b.CreateExtractElement(bits, uint64_t{i}) : bits);
+    cons += std::string(",") + a->constraint;
+  }
+  if (h.policy) {
+    text += ", $" + std::to_string(a->words + 1);
+    cons += ",l";
+    args.push_back(h.policy);
+  }
+  text += ";";
+  std::vector<llvm::Type *> argTypes;
+  for (llvm::Value *x : args)
+    argTypes.push_back(x->getType());
+  auto *fty = llvm::FunctionType::get(b.getVoidTy(), argTypes, false);
+  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true), args);
+}
+
+//===--------------------------------------------------------------------===//
 // load / store
 //===--------------------------------------------------------------------===//
 
@@ -152,11 +344,12 @@ static bool loadsAsWords(const Type &elem, int64_t w) {
 
 /// The w / 2 words of lanes [base, base + w). One word is loaded as a scalar: SPIR-V
 /// has no one-element vectors.
-static Values loadWords(Lowering &L, const Regs &ptrs, int64_t base, int64_t w) {
+static Values loadWords(Lowering &L, const Regs &ptrs, int64_t base, int64_t w,
+                        const CacheHints &h) {
   auto &b = L.b;
   llvm::Type *wty = w == 2 ? static_cast<llvm::Type *>(b.getInt32Ty())
                            : llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(w / 2));
-  llvm::Value *v = b.CreateAlignedLoad(wty, ptrs.v[base], llvm::Align(w * 2));
+  llvm::Value *v = globalLoad(L, wty, ptrs.v[base], llvm::Align(w * 2), h);
   Values words;
   for (int64_t j = 0; j < w / 2; ++j)
     words.push_back(w == 2 ? v : b.CreateExtractElement(v, j));
@@ -182,32 +375,31 @@ static llvm::Value *packWord(Lowering &L, llvm::Value *lo, llvm::Value *hi) {
 
 /// Loads lanes [base, base + w) with one vector access; returns register values.
 static Values vectorLoad(Lowering &L, const Regs &ptrs, int64_t base, int64_t w,
-                         const Type &elem) {
+                         const Type &elem, const CacheHints &h) {
   auto &b = L.b;
   llvm::Type *mty = L.memType(elem);
   const unsigned eb = dtypeBytes(elem.dtype);
   Values out;
   if (w == 1) {
-    llvm::LoadInst *ld = b.CreateAlignedLoad(mty, ptrs.v[base], llvm::Align(eb));
-    out.push_back(L.fromMemory(ld, elem));
+    out.push_back(L.fromMemory(globalLoad(L, mty, ptrs.v[base], llvm::Align(eb), h), elem));
     return out;
   }
   if (loadsAsWords(elem, w))
-    return unpackWords(L, loadWords(L, ptrs, base, w));
+    return unpackWords(L, loadWords(L, ptrs, base, w, h));
   auto *vty = llvm::FixedVectorType::get(mty, static_cast<unsigned>(w));
-  llvm::Value *v = b.CreateAlignedLoad(vty, ptrs.v[base], llvm::Align(w * eb));
+  llvm::Value *v = globalLoad(L, vty, ptrs.v[base], llvm::Align(w * eb), h);
   for (int64_t j = 0; j < w; ++j)
     out.push_back(L.fromMemory(b.CreateExtractElement(v, j), elem));
   return out;
 }
 
 static void vectorStore(Lowering &L, const Regs &ptrs, const Regs &vals, int64_t base, int64_t w,
-                        const Type &elem) {
+                        const Type &elem, const CacheHints &h) {
   auto &b = L.b;
   llvm::Type *mty = L.memType(elem);
   const unsigned eb = dtypeBytes(elem.dtype);
   if (w == 1) {
-    b.CreateAlignedStore(L.toMemory(vals.v[base], elem), ptrs.v[base], llvm::Align(eb));
+    globalStore(L, L.toMemory(vals.v[base], elem), ptrs.v[base], llvm::Align(eb), h);
     return;
   }
   auto *vty = llvm::FixedVectorType::get(mty, static_cast<unsigned>(w));
@@ -236,12 +428,12 @@ static void vectorStore(Lowering &L, const Regs &ptrs, const Regs &vals, int64_t
           b.CreateFPTrunc(two, llvm::FixedVectorType::get(b.getBFloatTy(), 2)), b.getInt32Ty());
       packed = b.CreateInsertElement(packed, word, j / 2);
     }
-    b.CreateAlignedStore(b.CreateBitCast(packed, vty), ptrs.v[base], llvm::Align(w * eb));
+    globalStore(L, b.CreateBitCast(packed, vty), ptrs.v[base], llvm::Align(w * eb), h);
     return;
   }
   for (int64_t j = 0; j < w; ++j)
     v = b.CreateInsertElement(v, L.toMemory(vals.v[base + j], elem), j);
-  b.CreateAlignedStore(v, ptrs.v[base], llvm::Align(w * eb));
+  globalStore(L, v, ptrs.v[base], llvm::Align(w * eb), h);
 }
 
 static llvm::Value *andAll(Lowering &L, const Regs &mask, int64_t base, int64_t w) {
@@ -268,6 +460,7 @@ void Lowering::lowerLoad(const ir::Op &op) {
   const Regs *other = op.numOperands() > 2 ? &get(op.operand(2)) : nullptr;
   llvm::Value *zero = llvm::Constant::getNullValue(regType(elem));
   auto otherAt = [&](int64_t i) { return other ? other->v[i] : zero; };
+  const CacheHints hints = cacheHintsOf(*this, op);
   const AccessShape s = accessShape(*this, op, 1);
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
   // Registers of an invalid round are loaded like the element they copy (in bounds
@@ -276,7 +469,7 @@ void Lowering::lowerLoad(const ir::Op &op) {
   out.v.resize(n);
   for (int64_t base = 0; base < n; base += s.width) {
     const int64_t w = s.width;
-    auto whole = [&] { return vectorLoad(*this, ptrs, base, w, elem); };
+    auto whole = [&] { return vectorLoad(*this, ptrs, base, w, elem, hints); };
     Values got;
     if (!mask) {
       got = whole();
@@ -291,7 +484,7 @@ void Lowering::lowerLoad(const ir::Op &op) {
         for (int64_t j = 0; j < w; j += 2)
           otherWords.push_back(packWord(*this, others[j], others[j + 1]));
         got = unpackWords(
-            *this, guarded(mask->v[base], [&] { return loadWords(*this, ptrs, base, w); }, otherWords));
+            *this, guarded(mask->v[base], [&] { return loadWords(*this, ptrs, base, w, hints); }, otherWords));
       } else if (w == 1 || s.maskPerVector) {
         got = guarded(mask->v[base], whole, others);
       } else {
@@ -299,7 +492,7 @@ void Lowering::lowerLoad(const ir::Op &op) {
           Values lanes;
           for (int64_t j = 0; j < w; ++j)
             lanes.push_back(guarded(
-                mask->v[base + j], [&] { return vectorLoad(*this, ptrs, base + j, 1, elem); },
+                mask->v[base + j], [&] { return vectorLoad(*this, ptrs, base + j, 1, elem, hints); },
                 {others[j]})[0]);
           return lanes;
         });
@@ -318,9 +511,10 @@ void Lowering::lowerStore(const ir::Op &op) {
   const Regs &ptrs = get(op.operand(0));
   const Regs &vals = get(op.operand(1));
   const Regs *mask = op.numOperands() > 2 ? &get(op.operand(2)) : nullptr;
+  const CacheHints hints = cacheHintsOf(*this, op);
   if (pt.isScalar()) {
     llvm::Value *cond = andMaybe(*this, isThread0(), mask ? mask->v[0] : nullptr);
-    guardedVoid(cond, [&] { vectorStore(*this, ptrs, vals, 0, 1, elem); });
+    guardedVoid(cond, [&] { vectorStore(*this, ptrs, vals, 0, 1, elem, hints); });
     return;
   }
   const Layout l = layoutOf(pt);
@@ -329,7 +523,7 @@ void Lowering::lowerStore(const ir::Op &op) {
   for (int64_t base = 0; base < n; base += s.width) {
     const int64_t w = s.width;
     llvm::Value *valid = roundValid(l, base / l.vec);
-    auto whole = [&] { vectorStore(*this, ptrs, vals, base, w, elem); };
+    auto whole = [&] { vectorStore(*this, ptrs, vals, base, w, elem, hints); };
     if (!mask) {
       guardedVoid(valid, whole);
     } else if (w == 1 || s.maskPerVector) {
@@ -341,7 +535,7 @@ void Lowering::lowerStore(const ir::Op &op) {
           [&] {
             for (int64_t j = 0; j < w; ++j)
               guardedVoid(andMaybe(*this, valid, mask->v[base + j]),
-                          [&] { vectorStore(*this, ptrs, vals, base + j, 1, elem); });
+                          [&] { vectorStore(*this, ptrs, vals, base + j, 1, elem, hints); });
             return Values{};
           });
     }

@@ -46,6 +46,7 @@ struct Val {
     Void,   ///< a call that produces nothing (store, a fn without return)
     Value,  ///< a tile, scalar or pointer
     Tuple,  ///< several values (split)
+    Fn,     ///< a fn, named or passed as an argument: fn apply(f, x) { return f(x); }
   };
   Kind kind = Kind::Poison;
   Type type;
@@ -56,6 +57,8 @@ struct Val {
   std::optional<ConstVal> cst;
   /// The IR value once materialized; null for a constant not yet needed in IR.
   ir::Value *ir = nullptr;
+  /// The fn of a Fn value.
+  const ast::FunctionItem *fn = nullptr;
   /// Tuple elements.
   std::vector<Val> elems;
   /// Where the value was computed (for errors raised when a weak value adopts a type).
@@ -76,6 +79,13 @@ struct Val {
     v.kind = Kind::Value;
     v.type = value->type;
     v.ir = value;
+    v.loc = loc;
+    return v;
+  }
+  static Val ofFn(const ast::FunctionItem *f, Location loc) {
+    Val v;
+    v.kind = Kind::Fn;
+    v.fn = f;
     v.loc = loc;
     return v;
   }

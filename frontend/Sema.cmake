@@ -6,6 +6,8 @@ add_library(kiln_sema STATIC
   Imports.cpp
   Sema.cpp
   BuiltinSynonyms.cpp
+  SemaTileOps.cpp
+  SemaTupleCombine.cpp
   SemaBuiltins.cpp
   SemaBuiltinsRandom.cpp
   SemaBuiltinsDerived.cpp

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/SemaInternal.h"
+#include "frontend/SemaTileOps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -179,8 +180,72 @@ static bool pointersAndMask(Sema &s, CallArgs &a, size_t maskIndex, Val &p,
   return true;
 }
 
+// String options: the cache hints of loads and stores, the ordering of atomics.
+
+namespace {
+/// One way of writing an option's value and the attribute value it stands for; an empty
+/// attribute is the default, which the op leaves out.
+struct Spelling {
+  const char *written;
+  const char *attr;
+};
+} // namespace
+
+/// The option at argument `i` (`sem = "relaxed"`), a string literal among `spellings`:
+/// adds its attribute `name` to `attrs` unless it is the default. E0404, naming the valid
+/// values (`valid`), for anything else; returns false then.
+static bool stringOption(Sema &s, CallArgs &a, size_t i, const char *name, const char *valid,
+                         std::initializer_list<Spelling> spellings, ir::AttrMap &attrs) {
+  if (!a.has(i))
+    return true;
+  const auto *lit = ast::dyn_cast<ast::StringLit>(a.exprs[i]);
+  if (lit)
+    for (const Spelling &sp : spellings)
+      if (lit->value == sp.written) {
+        if (*sp.attr)
+          attrs[name] = ir::Attr(std::string(sp.attr));
+        return true;
+      }
+  const std::string what = std::string("the ") + name + " of " + a.callee + " must be ";
+  s.error(a.locs[i], DiagCode::InvalidArgument,
+          lit ? what + valid + ", got \"" + lit->value + "\""
+              : what + "a string literal, one of " + valid);
+  return false;
+}
+
+/// `sem` and `scope` of an atomic: how its update orders the thread's other memory
+/// accesses, and which threads that ordering is for (Triton's values and defaults).
+static bool atomicOrdering(Sema &s, CallArgs &a, size_t semIndex, ir::AttrMap &attrs) {
+  bool ok = stringOption(
+      s, a, semIndex, "sem", "\"acq_rel\", \"acquire\", \"release\" or \"relaxed\"",
+      {{"acq_rel", ""}, {"acquire", "acquire"}, {"release", "release"}, {"relaxed", "relaxed"}},
+      attrs);
+  ok &= stringOption(s, a, semIndex + 1, "scope", "\"gpu\", \"cta\" or \"sys\"",
+                     {{"gpu", ""}, {"cta", "cta"}, {"sys", "sys"}}, attrs);
+  return ok;
+}
+
+/// `eviction_policy` of a load or store: how long the touched lines should stay cached.
+static bool evictionPolicy(Sema &s, CallArgs &a, size_t i, ir::AttrMap &attrs) {
+  return stringOption(s, a, i, "eviction_policy",
+                      "\"\", \"evict_first\", \"evict_last\" or \"evict_normal\"",
+                      {{"", ""}, {"evict_normal", ""}, {"evict_first", "evict_first"},
+                       {"evict_last", "evict_last"}},
+                      attrs);
+}
+
 static Val load(Sema &s, CallArgs &a) {
   if (inCombiner(s, a))
+    return Val::poison();
+  // Triton's cache modifiers, with or without the dot of PTX's spelling. ".ca" caches
+  // at every level, which an ordinary load already does.
+  ir::AttrMap hints;
+  bool hintsOk = stringOption(
+      s, a, 3, "cache_modifier", "\"\", \".ca\", \".cg\" or \".cv\" (the dot may be left out)",
+      {{"", ""}, {".ca", ""}, {"ca", ""}, {".cg", "cg"}, {"cg", "cg"}, {".cv", "cv"}, {"cv", "cv"}},
+      hints);
+  hintsOk &= evictionPolicy(s, a, 4, hints);
+  if (!hintsOk)
     return Val::poison();
   Val p;
   std::optional<Val> mask;
@@ -200,11 +265,15 @@ static Val load(Sema &s, CallArgs &a) {
       return Val::poison();
     operands.push_back(s.materialize(*other));
   }
-  return s.emitValue(OpKind::Load, a.loc, std::move(operands), p.type.withDType(p.type.dtype));
+  return s.emitValue(OpKind::Load, a.loc, std::move(operands), p.type.withDType(p.type.dtype),
+                     std::move(hints));
 }
 
 static Val store(Sema &s, CallArgs &a) {
   if (inCombiner(s, a))
+    return Val::poison();
+  ir::AttrMap hints;
+  if (!evictionPolicy(s, a, 3, hints))
     return Val::poison();
   Val p;
   std::optional<Val> mask;
@@ -216,17 +285,31 @@ static Val store(Sema &s, CallArgs &a) {
   std::vector<ir::Value *> operands = {s.materialize(p), s.materialize(*v)};
   if (mask)
     operands.push_back(s.materialize(*mask));
-  s.emit(OpKind::Store, a.loc, std::move(operands), {});
+  s.emit(OpKind::Store, a.loc, std::move(operands), {}, std::move(hints));
   return Val::makeVoid();
 }
 
 static Val atomicRMW(Sema &s, CallArgs &a) {
   if (inCombiner(s, a))
     return Val::poison();
+  const std::string kind = a.callee.substr(std::string("atomic_").size());
+  ir::AttrMap attrs = {{"kind", ir::Attr(kind)}};
+  if (!atomicOrdering(s, a, 3, attrs))
+    return Val::poison();
   Val p;
   std::optional<Val> mask;
   if (!pointersAndMask(s, a, 2, p, mask))
     return Val::poison();
+  const bool bitwise = kind == "and" || kind == "or" || kind == "xor";
+  if (bitwise && !isInteger(p.type.dtype)) {
+    // Integers only, as in Triton: a float has no bitwise meaning, and bool flags are
+    // set and cleared with atomic_xchg.
+    s.error(a.locs[0], DiagCode::TypeMismatch,
+            a.callee + " needs integer memory, got " + s.describe(p),
+            isBool(p.type.dtype) ? "keep the flags as 0 and 1 in an integer buffer, or use atomic_xchg"
+                                 : "");
+    return Val::poison();
+  }
   if (isBool(p.type.dtype) && a.callee != "atomic_xchg") {
     s.error(a.locs[0], DiagCode::TypeMismatch, a.callee + " does not work on bool memory");
     return Val::poison();
@@ -237,13 +320,15 @@ static Val atomicRMW(Sema &s, CallArgs &a) {
   std::vector<ir::Value *> operands = {s.materialize(p), s.materialize(*v)};
   if (mask)
     operands.push_back(s.materialize(*mask));
-  std::string kind = a.callee.substr(std::string("atomic_").size());
   return s.emitValue(OpKind::AtomicRMW, a.loc, std::move(operands), p.type.withDType(p.type.dtype),
-                     {{"kind", ir::Attr(kind)}});
+                     std::move(attrs));
 }
 
 static Val atomicCas(Sema &s, CallArgs &a) {
   if (inCombiner(s, a))
+    return Val::poison();
+  ir::AttrMap attrs;
+  if (!atomicOrdering(s, a, 3, attrs))
     return Val::poison();
   Val p = s.argValue(a, 0);
   if (!p.isValue() || !requirePointer(s, a, p))
@@ -254,7 +339,7 @@ static Val atomicCas(Sema &s, CallArgs &a) {
     return Val::poison();
   return s.emitValue(OpKind::AtomicCas, a.loc,
                      {s.materialize(p), s.materialize(*cmp), s.materialize(*v)},
-                     p.type.withDType(p.type.dtype));
+                     p.type.withDType(p.type.dtype), std::move(attrs));
 }
 
 //===--------------------------------------------------------------------===//
@@ -351,9 +436,16 @@ Val minMaxPow(Sema &s, CallArgs &a) {
             isPow ? "use .to(f32)" : "");
     return Val::poison();
   }
-  if (x.isConst() && y.isConst() && x.weak && y.weak) {
+  // propagate_nan = true: a NaN operand gives NaN (torch.maximum), where IEEE maxNum
+  // and minNum, the default, ignore it.
+  std::optional<bool> propagate = false;
+  if (!isPow && a.exprs.size() > 2 && a.has(2))
+    propagate = s.argConstBool(a, 2, "propagate_nan");
+  if (x.isConst() && y.isConst() && x.weak && y.weak && propagate) {
     double fx = x.cst->isFloat() ? x.cst->f : double(x.cst->i);
     double fy = y.cst->isFloat() ? y.cst->f : double(y.cst->i);
+    if (*propagate && isFloat(d) && (std::isnan(fx) || std::isnan(fy)))
+      return Val::ofConst(Type::scalar(d), ConstVal::ofFloat(NAN), true, a.loc);
     if (isPow)
       return Val::ofConst(Type::scalar(d), ConstVal::ofFloat(std::pow(fx, fy)), true, a.loc);
     bool takeX = a.callee == "minimum"
@@ -367,11 +459,17 @@ Val minMaxPow(Sema &s, CallArgs &a) {
     return r;
   }
   auto ops = unify(s, a, {x, y}, d);
-  if (!ops)
+  if (!ops || !propagate)
     return Val::poison();
   OpKind k = isPow ? OpKind::Pow : a.callee == "minimum" ? OpKind::Minimum : OpKind::Maximum;
-  return s.emitValue(k, a.loc, {s.materialize((*ops)[0]), s.materialize((*ops)[1])},
-                     (*ops)[0].type);
+  Val r = s.emitValue(k, a.loc, {s.materialize((*ops)[0]), s.materialize((*ops)[1])}, (*ops)[0].type);
+  if (!*propagate || !isFloat(d))
+    return r;
+  Val nan = s.binaryOp(ast::BinaryOp::LogicalOr, s.binaryOp(ast::BinaryOp::Ne, (*ops)[0], (*ops)[0], a.loc),
+                       s.binaryOp(ast::BinaryOp::Ne, (*ops)[1], (*ops)[1], a.loc), a.loc);
+  Val nanValue = s.broadcastTo(Val::ofConst(Type::scalar(d), ConstVal::ofFloat(NAN), false, a.loc), r.type.shape,
+                               a.loc);
+  return s.emitValue(OpKind::Select, a.loc, {s.materialize(nan), s.materialize(nanValue), s.materialize(r)}, r.type);
 }
 
 /// The arguments of a call of `callee` on values already computed, placed where the
@@ -517,14 +615,84 @@ static Val bitcast(Sema &s, CallArgs &a) {
 // Matrix product
 //===--------------------------------------------------------------------===//
 
+static Val dot(Sema &s, CallArgs &a);
+
+/// The largest batch a 3-D dot unrolls.
+constexpr int64_t kMaxDotBatch = 64;
+
+/// Batch `b` of a [B, R, C] tile, as [R, C].
+static Val batchOf(Sema &s, const Val &t, int64_t b, Location loc) {
+  Shape one = t.type.shape;
+  one[0] = 1;
+  Val index = s.broadcastTo(Val::ofConst(Type::scalar(DType::I32), ConstVal::ofInt(b), true, loc), one, loc);
+  return tile::reshape(s, tile::gatherAlong(s, t, index, 0, loc), {one[1], one[2]}, loc);
+}
+
+/// dot of [B, M, K] and [B, K, N] tiles (Triton's 3-D tl.dot): one 2-D dot per batch,
+/// unrolled (B is at most kMaxDotBatch), stacked along the leading axis; `acc` is
+/// [B, M, N] or broadcasts to it.
+static Val batchedDot(Sema &s, CallArgs &a, const Val &x, const Val &y) {
+  const int64_t batch = x.type.shape[0];
+  if (y.type.shape[0] != batch || x.type.shape[2] != y.type.shape[1]) {
+    s.error(a.loc, DiagCode::ShapeMismatch,
+            "a batched dot needs [B, M, K] x [B, K, N], got " + shapeString(x.type.shape) + " x " +
+                shapeString(y.type.shape));
+    return Val::poison();
+  }
+  if (batch > kMaxDotBatch) {
+    s.error(a.locs[0], DiagCode::InvalidArgument,
+            "a batched dot unrolls its batch, which may have at most " + std::to_string(kMaxDotBatch) +
+                " entries, got " + std::to_string(batch),
+            "loop over the batch with a 2-D dot per iteration");
+    return Val::poison();
+  }
+  const Shape out = {batch, x.type.shape[1], y.type.shape[2]};
+  if (!s.checkTileSize(out, a.loc))
+    return Val::poison();
+  std::optional<Val> acc;
+  if (a.has(2)) {
+    Val c = s.argValue(a, 2);
+    if (!c.isValue())
+      return Val::poison();
+    if (c.type.pointer || !broadcastsTo(c.type.shape, out)) {
+      s.error(a.locs[2], DiagCode::ShapeMismatch,
+              "the accumulator of a batched dot must broadcast to " + shapeString(out) + ", got " + s.describe(c));
+      return Val::poison();
+    }
+    acc = c.isConst() ? c : s.broadcastTo(c, out, a.locs[2]);
+  }
+  Val stacked;
+  for (int64_t b = 0; b < batch; ++b) {
+    CallArgs one = a;
+    one.vals = {batchOf(s, x, b, a.loc), batchOf(s, y, b, a.loc), std::nullopt};
+    if (acc)
+      one.vals[2] = acc->isConst() ? *acc : batchOf(s, *acc, b, a.locs[2]);
+    Val r = dot(s, one);
+    if (!r.isValue())
+      return Val::poison();
+    r = tile::reshape(s, r, {1, r.type.shape[0], r.type.shape[1]}, a.loc);
+    if (b == 0) {
+      stacked = r;
+      continue;
+    }
+    Shape grown = stacked.type.shape;
+    grown[0] += 1;
+    stacked = s.emitValue(OpKind::Cat, a.loc, {s.materialize(stacked), s.materialize(r)},
+                          stacked.type.withShape(grown), {{"axis", ir::Attr(int64_t(0))}});
+  }
+  return stacked;
+}
+
 static Val dot(Sema &s, CallArgs &a) {
   Val x = s.argValue(a, 0), y = s.argValue(a, 1);
   if (!x.isValue() || !y.isValue())
     return Val::poison();
+  if (!x.type.pointer && !y.type.pointer && x.type.rank() == 3 && y.type.rank() == 3)
+    return batchedDot(s, a, x, y);
   if (x.type.pointer || y.type.pointer || x.type.rank() != 2 || y.type.rank() != 2) {
     s.error(a.loc, DiagCode::ShapeMismatch,
-            "dot needs two 2-D tiles, got " + s.describe(x) + " and " + s.describe(y),
-            "shapes are [M, K] x [K, N]");
+            "dot needs two 2-D tiles (or two 3-D ones, a batch), got " + s.describe(x) + " and " + s.describe(y),
+            "shapes are [M, K] x [K, N], or [B, M, K] x [B, K, N]");
     return Val::poison();
   }
   auto rx = dotResultDType(x.type.dtype), ry = dotResultDType(y.type.dtype);
@@ -625,17 +793,18 @@ void addCoreBuiltins(std::vector<BuiltinInfo> &t) {
   t.push_back({"arange", {"start", "end"}, 2, arange});
   t.push_back({"zeros", {"shape", "dtype"}, 1, zeros});
   t.push_back({"full", {"shape", "value", "dtype"}, 2, full});
-  t.push_back({"load", {"ptr", "mask", "other"}, 1, load});
-  t.push_back({"store", {"ptr", "value", "mask"}, 2, store});
-  for (const char *n : {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg"})
-    t.push_back({n, {"ptr", "val", "mask"}, 2, atomicRMW});
-  t.push_back({"atomic_cas", {"ptr", "cmp", "val"}, 3, atomicCas});
+  t.push_back({"load", {"ptr", "mask", "other", "cache_modifier", "eviction_policy"}, 1, load});
+  t.push_back({"store", {"ptr", "value", "mask", "eviction_policy"}, 2, store});
+  for (const char *n : {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_and",
+                        "atomic_or", "atomic_xor"})
+    t.push_back({n, {"ptr", "val", "mask", "sem", "scope"}, 2, atomicRMW});
+  t.push_back({"atomic_cas", {"ptr", "cmp", "val", "sem", "scope"}, 3, atomicCas});
   for (const char *n : {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf",
                         "sigmoid", "floor", "ceil"})
     t.push_back({n, {"x"}, 1, mathUnary});
   t.push_back({"abs", {"x"}, 1, absBuiltin});
-  t.push_back({"minimum", {"x", "y"}, 2, minMaxPow});
-  t.push_back({"maximum", {"x", "y"}, 2, minMaxPow});
+  t.push_back({"minimum", {"x", "y", "propagate_nan"}, 2, minMaxPow});
+  t.push_back({"maximum", {"x", "y", "propagate_nan"}, 2, minMaxPow});
   t.push_back({"pow", {"x", "y"}, 2, minMaxPow});
   t.push_back({"fma", {"x", "y", "z"}, 3, fma});
   t.push_back({"clamp", {"x", "lo", "hi"}, 3, clamp});

@@ -1,8 +1,8 @@
 //===- SemaBuiltinsDerived.cpp - Builtins made of other builtins ----------===//
 //
-// The math a PyTorch user expects by name (log1p, expm1, round, trunc, sign, isnan,
-// isinf, isfinite, relu, gelu, silu, softplus) needs no op of its own: each is a
-// short composition of the core ops, written once here, so that the interpreter and
+// The math a PyTorch or CUDA user expects by name (log1p, expm1, round, trunc, sign,
+// isnan, isinf, isfinite, relu, gelu, silu, softplus, umulhi, sqrt_rn, div_rn) needs no
+// op of its own: each is a short composition of the core ops, written once here, so that the interpreter and
 // every backend compute it the same way and the optimizer sees ordinary ops.
 //
 // The compositions keep the accuracy their names promise. log1p and expm1 use Kahan's
@@ -269,6 +269,45 @@ Val softplus(const Compose &c, const Val &x) {
   return c.where(c.bin(BinaryOp::Gt, bx, *threshold), x, smooth);
 }
 
+/// umulhi(x, y): the high 32 bits of the 64-bit product of two 32-bit integers (CUDA's
+/// __umulhi / __mulhi), signed when the operands are.
+Val umulhi(Sema &s, CallArgs &a) {
+  Val x = s.argValue(a, 0), y = s.argValue(a, 1);
+  if (!x.isValue() || !y.isValue())
+    return Val::poison();
+  DType d = s.meetDType(x, y);
+  if (x.type.pointer || y.type.pointer || !isInteger(d) || dtypeBits(d) != 32) {
+    s.error(a.loc, DiagCode::TypeMismatch,
+            "umulhi needs two 32-bit integers, got " + s.describe(x) + " and " + s.describe(y));
+    return Val::poison();
+  }
+  Compose c{s, a};
+  const DType wide = isSigned(d) ? DType::I64 : DType::U64;
+  Val product = c.mul(s.castTo(s.convertTo(x, d, a.loc), wide, a.loc), s.castTo(s.convertTo(y, d, a.loc), wide, a.loc));
+  return s.castTo(c.bin(BinaryOp::Shr, product, c.intLit(32)), d, a.loc);
+}
+
+/// sqrt_rn(x) and div_rn(x, y), Triton's names for the correctly rounded square root and
+/// quotient: Kiln's sqrt and `/` are already correctly rounded where the target
+/// promises it (docs/codegen.md), so these are those, under the names ported code uses.
+Val sqrtRn(Sema &s, CallArgs &a) {
+  CallArgs sqrtCall = a;
+  sqrtCall.callee = "sqrt";
+  return findBuiltin("sqrt")->handler(s, sqrtCall);
+}
+
+Val divRn(Sema &s, CallArgs &a) {
+  Val x = s.argValue(a, 0), y = s.argValue(a, 1);
+  if (!x.isValue() || !y.isValue())
+    return Val::poison();
+  if (x.type.pointer || y.type.pointer || !isFloat(s.meetDType(x, y))) {
+    s.error(a.loc, DiagCode::TypeMismatch,
+            "div_rn needs float operands, got " + s.describe(x) + " and " + s.describe(y), "use .to(f32)");
+    return Val::poison();
+  }
+  return s.binaryOp(BinaryOp::Div, x, y, a.loc);
+}
+
 } // namespace
 
 void addDerivedBuiltins(std::vector<BuiltinInfo> &t) {
@@ -284,6 +323,9 @@ void addDerivedBuiltins(std::vector<BuiltinInfo> &t) {
   t.push_back({"silu", {"x"}, 1, derived<silu, F, true>});
   t.push_back({"gelu", {"x", "approximate"}, 1, derived<gelu, F, true>});
   t.push_back({"softplus", {"x", "beta", "threshold"}, 1, derived<softplus, F, true>});
+  t.push_back({"umulhi", {"x", "y"}, 2, umulhi});
+  t.push_back({"sqrt_rn", {"x"}, 1, sqrtRn});
+  t.push_back({"div_rn", {"x", "y"}, 2, divRn});
 }
 
 } // namespace kiln::sema

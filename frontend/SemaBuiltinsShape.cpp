@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/SemaInternal.h"
+#include "frontend/SemaTileOps.h"
 
 #include <algorithm>
 
@@ -228,6 +229,36 @@ static Val gatherBuiltin(Sema &s, CallArgs &a) {
                      x->type.withShape(idx->type.shape), {{"axis", ir::Attr(*axis)}});
 }
 
+/// flip(x, axis): the elements along `axis` in reverse order (a gather).
+static Val flipBuiltin(Sema &s, CallArgs &a) {
+  auto x = tileArg(s, a, 0);
+  if (!x)
+    return Val::poison();
+  if (x->type.isScalar() || x->type.pointer) {
+    s.error(a.locs[0], DiagCode::TypeMismatch, "flip needs a tile of values, got " + s.describe(*x));
+    return Val::poison();
+  }
+  auto axis = s.argAxis(a, 1, x->type.rank());
+  if (!axis)
+    return Val::poison();
+  return tile::flip(s, *x, *axis, a.loc);
+}
+
+/// interleave(a, b): a[0], b[0], a[1], b[1], ... along the last axis, which doubles:
+/// join(a, b) with its two last axes merged.
+static Val interleave(Sema &s, CallArgs &a) {
+  Val joined = join(s, a);
+  if (!joined.isValue())
+    return Val::poison();
+  Shape merged(joined.type.shape.begin(), joined.type.shape.end() - 1);
+  if (merged.empty()) {
+    s.error(a.loc, DiagCode::TypeMismatch, "interleave needs tiles, not two scalars", "join(a, b) pairs two scalars");
+    return Val::poison();
+  }
+  merged.back() *= 2;
+  return tile::reshape(s, joined, merged, a.loc);
+}
+
 void addShapeBuiltins(std::vector<BuiltinInfo> &t) {
   t.push_back({"reshape", {"x", "shape"}, 2, reshape});
   t.push_back({"trans", {"x"}, 1, trans});
@@ -238,6 +269,8 @@ void addShapeBuiltins(std::vector<BuiltinInfo> &t) {
   t.push_back({"split", {"x"}, 1, split});
   t.push_back({"cat", {"a", "b", "axis"}, 2, cat});
   t.push_back({"gather", {"x", "idx", "axis"}, 2, gatherBuiltin});
+  t.push_back({"flip", {"x", "axis"}, 1, flipBuiltin});
+  t.push_back({"interleave", {"a", "b"}, 2, interleave});
 }
 
 } // namespace kiln::sema

@@ -15,6 +15,12 @@
 
 namespace kiln::sema {
 
+const ast::FunctionItem *Sema::calleeFn(const std::string &name) const {
+  if (Binding *b = lookupLocal(name))
+    return b->value.kind == Val::Kind::Fn ? b->value.fn : nullptr;
+  return findFn(name);
+}
+
 const ast::FunctionItem *Sema::findFn(const std::string &name) const {
   auto it = globals.find(name);
   if (it == globals.end() || it->second.kind != ast::ItemKind::Fn)
@@ -160,7 +166,7 @@ Val Sema::evalCall(const std::string &callee, Location calleeLoc, Location loc,
     return Val::poison();
   }
 
-  if (const ast::FunctionItem *fn = findFn(callee)) {
+  if (const ast::FunctionItem *fn = calleeFn(callee)) {
     std::vector<std::string> names;
     std::vector<bool> required;
     for (const auto &p : fn->params) {
@@ -172,7 +178,7 @@ Val Sema::evalCall(const std::string &callee, Location calleeLoc, Location loc,
     std::vector<Val> vals;
     bool ok = true;
     for (size_t i = 0; i < names.size(); ++i) {
-      Val v = ca.has(i) ? evalValue(*ca.exprs[i])
+      Val v = ca.has(i) ? evalArgument(*ca.exprs[i])
                         : evalConstExpr(*fn->params[i].defaultValue,
                                         "the default of parameter '" + names[i] + "'");
       ok &= !v.isPoison();
@@ -270,7 +276,13 @@ Val Sema::callFn(const ast::FunctionItem &fn, std::vector<Val> args, Location lo
   for (size_t i : order) {
     const ast::Param &p = fn.params[i];
     Val v = args[i];
-    if (p.type) {
+    if (v.kind == Val::Kind::Fn && (p.type || p.isConst)) {
+      error(loc, DiagCode::TypeMismatch,
+            "parameter '" + p.name + "' of fn " + fn.name + " is " + (p.isConst ? "const" : "typed") +
+                ", so it cannot take the fn '" + v.fn->name + "'",
+            "leave the parameter untyped to pass a fn: fn " + fn.name + "(" + p.name + ", ...)");
+      v = Val::poison();
+    } else if (p.type) {
       std::optional<Type> t = resolveType(*p.type);
       std::optional<Val> c;
       if (t)
@@ -443,7 +455,7 @@ std::optional<int64_t> Sema::argAxis(CallArgs &a, size_t i, unsigned rank) {
 
 const ast::FunctionItem *Sema::argFn(CallArgs &a, size_t i) {
   const auto *n = ast::dyn_cast<ast::NameExpr>(a.exprs[i]);
-  const ast::FunctionItem *fn = n ? findFn(n->name) : nullptr;
+  const ast::FunctionItem *fn = n ? calleeFn(n->name) : nullptr;
   if (!fn) {
     error(a.locs[i], DiagCode::InvalidArgument,
           "the combine argument of " + a.callee + " must name a fn of two parameters",

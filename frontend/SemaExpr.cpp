@@ -22,8 +22,9 @@ Binding *Sema::lookupLocal(const std::string &name) const {
   return frames.empty() ? nullptr : frames.back()->lookup(name);
 }
 
-Val Sema::evalValue(const ast::Expr &e) {
-  Val v = evalExpr(e);
+Val Sema::evalValue(const ast::Expr &e) { return evalValueOf(e, evalExpr(e)); }
+
+Val Sema::evalValueOf(const ast::Expr &e, Val v) {
   switch (v.kind) {
   case Val::Kind::Poison:
   case Val::Kind::Value: return v;
@@ -35,6 +36,10 @@ Val Sema::evalValue(const ast::Expr &e) {
           "this expression produces " + std::to_string(v.elems.size()) +
               " values, but one value is needed here",
           "bind them with a tuple pattern: let (a, b) = ...");
+    return Val::poison();
+  case Val::Kind::Fn:
+    error(e.loc, DiagCode::NotAValue, "'" + v.fn->name + "' is a fn, not a value",
+          "call it: " + v.fn->name + "(...); a fn is passed by name only to a fn's parameter, or as a combiner");
     return Val::poison();
   }
   return Val::poison();
@@ -102,6 +107,26 @@ Val Sema::evalExpr(const ast::Expr &e) {
   return Val::poison();
 }
 
+Val Sema::evalArgument(const ast::Expr &e) {
+  Val v = evalExpr(e);
+  return v.kind == Val::Kind::Fn ? v : evalValueOf(e, std::move(v));
+}
+
+Val Sema::evalValues(const ast::Expr &e) {
+  const auto *t = ast::dyn_cast<ast::TupleExpr>(&e);
+  if (!t)
+    return evalExpr(e);
+  Val tuple;
+  tuple.kind = Val::Kind::Tuple;
+  tuple.loc = e.loc;
+  bool ok = true;
+  for (const ast::ExprPtr &el : t->elements) {
+    tuple.elems.push_back(evalValue(*el));
+    ok &= !tuple.elems.back().isPoison();
+  }
+  return ok ? tuple : Val::poison();
+}
+
 /// `a if c else b`. A constant condition picks its side and the other is not checked (as
 /// with a `const` if: `x if BLOCK > 1 else y`). Otherwise both sides are computed and
 /// `where` picks per element, so a load on either side runs in every lane.
@@ -151,9 +176,9 @@ Val Sema::evalName(const ast::NameExpr &e) {
       return v;
     }
     case ast::ItemKind::Fn:
-      error(e.loc, DiagCode::NotAValue, "'" + e.name + "' is a fn, not a value",
-            "call it: " + e.name + "(...)");
-      return Val::poison();
+      // A fn as a value: passed to a fn's parameter or bound with let (evalValue refuses
+      // it where a tile or scalar is needed).
+      return Val::ofFn(ast::cast<ast::FunctionItem>(g.item), e.loc);
     case ast::ItemKind::Kernel:
       error(e.loc, DiagCode::NotAValue, "'" + e.name + "' is a kernel, not a value");
       return Val::poison();

@@ -66,6 +66,9 @@ Val minMaxPow(Sema &s, CallArgs &a);
 /// arguments `from` of `a` were written (for builtins made of others).
 CallArgs callOn(const CallArgs &a, const char *callee, const std::vector<std::pair<size_t, Val>> &from);
 
+/// reduce and scan of several tiles with a combiner of 2k parameters (SemaTupleCombine.cpp).
+Val tupleCombine(Sema &s, CallArgs &a, std::vector<Val> xs, bool scan, bool reverse, bool keepDims);
+
 /// The builtin named `name`, or null (SemaBuiltins.cpp).
 const BuiltinInfo *findBuiltin(std::string_view name);
 /// Every builtin, in a fixed order (for "did you mean").
@@ -216,11 +219,21 @@ public:
   Val evalExpr(const ast::Expr &e);
   /// evalExpr that insists on one value (E0505 for void, E0205 for a tuple).
   Val evalValue(const ast::Expr &e);
+  /// evalValue's checks of `v`, the value of `e`.
+  Val evalValueOf(const ast::Expr &e, Val v);
   Val evalName(const ast::NameExpr &e);
   Val unaryOp(ast::UnaryOp op, const Val &a, Location loc);
   Val binaryOp(ast::BinaryOp op, const Val &a, const Val &b, Location loc);
   Val evalIndex(const ast::IndexExpr &e);
   Val evalCond(const ast::CondExpr &e);
+  /// evalExpr, and a tuple literal `(a, b)` as several values: what a `return` of a fn and
+  /// the initializer of `let (a, b) = ...` may be.
+  Val evalValues(const ast::Expr &e);
+  /// An argument of a fn call: one value, or a fn (fn apply(f, x) takes one).
+  Val evalArgument(const ast::Expr &e);
+  /// The fn a call of `name` reaches: a local binding that holds a fn (a parameter
+  /// given one), else a module fn; null when neither.
+  const ast::FunctionItem *calleeFn(const std::string &name) const;
   /// A dtype written as an argument (`f32`); E0300 when `e` is not one.
   std::optional<DType> evalDType(const ast::Expr &e);
   /// Evaluates `e` as a compile-time constant (E0303 otherwise), seeing only module

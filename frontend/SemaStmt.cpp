@@ -149,7 +149,12 @@ static std::vector<ir::Value *> currentValues(Sema &s, const std::vector<Binding
 //===--------------------------------------------------------------------===//
 
 static void checkBinding(Sema &s, const ast::BindingStmt &b) {
-  Val v = s.evalExpr(*b.init);
+  Val v = b.tuplePattern ? s.evalValues(*b.init) : s.evalExpr(*b.init);
+  if (v.kind == Val::Kind::Fn && (b.isMutable || b.type || b.tuplePattern)) {
+    s.error(b.init->loc, DiagCode::NotAValue, "'" + v.fn->name + "' is a fn, not a value",
+            "a fn may be bound with let, without a type: let f = " + v.fn->name + ";");
+    v = Val::poison();
+  }
   if (b.tuplePattern || b.names.size() != 1) {
     if (v.kind == Val::Kind::Value || v.kind == Val::Kind::Void ||
         (v.kind == Val::Kind::Tuple && v.elems.size() != b.names.size())) {
@@ -560,7 +565,7 @@ void Sema::checkStmt(const ast::Stmt &s, bool lastOfFnBody) {
     const auto &r = *ast::cast<ast::ReturnStmt>(&s);
     if (!lastOfFnBody || !frame().fn)
       return;
-    frame().returned = r.value ? evalExpr(*r.value) : Val::makeVoid();
+    frame().returned = r.value ? evalValues(*r.value) : Val::makeVoid();
     return;
   }
   case StmtKind::Block: checkBlock(*ast::cast<ast::BlockStmt>(&s)); return;

@@ -107,6 +107,15 @@ static Err needChoice(const Op &op, const char *name, std::initializer_list<cons
   return std::string("attribute '") + name + "' is \"" + *v + "\"; expected one of " + list;
 }
 
+/// An optional string attribute: absent, or one of `choices`.
+static Err optionalChoice(const Op &op, const char *name,
+                          std::initializer_list<const char *> choices) {
+  if (!op.hasAttr(name))
+    return std::nullopt;
+  std::string ignored;
+  return needChoice(op, name, choices, ignored);
+}
+
 /// Attribute `axis` in [0, rank).
 static Err needAxis(const Op &op, unsigned rank, int64_t &axis) {
   if (auto e = needInt(op, "axis", axis))
@@ -395,10 +404,20 @@ static Err checkMemoryOperands(const Op &op, unsigned numValues, unsigned maskIn
   return std::nullopt;
 }
 
+/// The cache hints of a load or store: optional, and only from the known lists.
+static Err checkCacheHints(const Op &op) {
+  if (op.kind() == OpKind::Load)
+    if (auto e = optionalChoice(op, "cache_modifier", {"ca", "cg", "cv"}))
+      return e;
+  return optionalChoice(op, "eviction_policy", {"evict_first", "evict_last", "evict_normal"});
+}
+
 static Err checkLoad(const Op &op) {
   const Type &p = op.operand(0)->type;
   // load(ptrs, mask, other): `other` is operand 2, after the mask.
   if (auto e = checkMemoryOperands(op, 0, 1))
+    return e;
+  if (auto e = checkCacheHints(op))
     return e;
   if (op.numOperands() == 3 && op.operand(2)->type != p.withDType(p.dtype))
     return "other has type " + typeStr(op.operand(2)) + "; expected " +
@@ -426,17 +445,32 @@ static Err checkClusterExchange(const Op &op) {
   return std::nullopt;
 }
 
+/// The memory ordering of an atomic and the threads it orders with: both optional.
+static Err checkAtomicOrdering(const Op &op) {
+  if (auto e = optionalChoice(op, "sem", {"acq_rel", "acquire", "release", "relaxed"}))
+    return e;
+  return optionalChoice(op, "scope", {"gpu", "cta", "sys"});
+}
+
 static Err checkAtomicRMW(const Op &op) {
   std::string kind;
-  if (auto e = needChoice(op, "kind", {"add", "max", "min", "xchg"}, kind))
+  if (auto e = needChoice(op, "kind", {"add", "max", "min", "xchg", "and", "or", "xor"}, kind))
+    return e;
+  if (auto e = checkAtomicOrdering(op))
     return e;
   if (auto e = checkMemoryOperands(op, 1, 2))
     return e;
   const Type &p = op.operand(0)->type;
+  // Bitwise updates are defined on integers only, as Triton defines them (bool memory
+  // is updated with xchg).
+  if ((kind == "and" || kind == "or" || kind == "xor") && !isInteger(p.dtype))
+    return "with kind \"" + kind + "\" needs integer memory, got " + p.str();
   return resultIs(op, p.withDType(p.dtype));
 }
 
 static Err checkAtomicCas(const Op &op) {
+  if (auto e = checkAtomicOrdering(op))
+    return e;
   if (auto e = checkMemoryOperands(op, 2, 3))
     return e;
   const Type &p = op.operand(0)->type;
@@ -636,7 +670,9 @@ static Err checkKind(const Op &op) {
   case OpKind::Load:
     return checkLoad(op);
   case OpKind::Store:
-    return checkMemoryOperands(op, 1, 2);
+    if (auto e = checkMemoryOperands(op, 1, 2))
+      return e;
+    return checkCacheHints(op);
   case OpKind::AtomicRMW:
     return checkAtomicRMW(op);
   case OpKind::AtomicCas:

@@ -77,7 +77,7 @@ enum class UnaryKind : uint8_t {
 };
 // clang-format on
 enum class ReduceKind : uint8_t { Sum, Prod, Max, Min, Custom };
-enum class RmwKind : uint8_t { Add, Max, Min, Xchg };
+enum class RmwKind : uint8_t { Add, Max, Min, Xchg, And, Or, Xor };
 
 struct PreparedBlock;
 

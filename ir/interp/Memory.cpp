@@ -7,6 +7,10 @@
 // Lanes are applied in row-major order, which defines the result of stores and
 // atomics that hit one address from several lanes.
 //
+// The hints of loads and stores (cache_modifier, eviction_policy) and the ordering of
+// atomics (sem, scope) concern caches and other threads; one program running at a time
+// needs neither, so they are not read.
+//
 //===----------------------------------------------------------------------===//
 #include "ir/interp/Scalar.h"
 
@@ -155,6 +159,12 @@ static const char *rmwName(RmwKind k) {
     return "atomic_min";
   case RmwKind::Xchg:
     return "atomic_xchg";
+  case RmwKind::And:
+    return "atomic_and";
+  case RmwKind::Or:
+    return "atomic_or";
+  case RmwKind::Xor:
+    return "atomic_xor";
   }
   return "atomic_rmw";
 }
@@ -187,6 +197,17 @@ void execAtomicRMW(Machine &m, const PreparedOp &op) {
       next = extremumSlots(r, false, old, v[i]);
       break;
     case RmwKind::Xchg:
+      break;
+    // Integers only (the verifier sees to it). A slot holds its value sign- or
+    // zero-extended, and both extensions commute with the bitwise ops.
+    case RmwKind::And:
+      next = intSlot(old.i & v[i].i);
+      break;
+    case RmwKind::Or:
+      next = intSlot(old.i | v[i].i);
+      break;
+    case RmwKind::Xor:
+      next = intSlot(old.i ^ v[i].i);
       break;
     }
     access.write(p[i].i, next);

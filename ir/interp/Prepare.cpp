@@ -58,9 +58,11 @@ static uint8_t reduceKind(const std::string &s) {
       return i;
   KILN_ICE("interpreter: unknown reduction kind '" + s + "'");
 }
+/// In RmwKind's order. An atomic's `sem` and `scope` say how other threads see it; a
+/// sequential run has no other threads, so they are not read here.
 static uint8_t rmwKind(const std::string &s) {
-  static const char *names[] = {"add", "max", "min", "xchg"};
-  for (uint8_t i = 0; i < 4; ++i)
+  static const char *names[] = {"add", "max", "min", "xchg", "and", "or", "xor"};
+  for (uint8_t i = 0; i < 7; ++i)
     if (s == names[i])
       return i;
   KILN_ICE("interpreter: unknown atomic kind '" + s + "'");

@@ -1434,6 +1434,114 @@ add("math.pow_cond", "pow_cond.kiln", "pow_cond",
     ref=_pow_cond_ref, tol={"out": Tol(1e-5, 1e-6), "iout": EXACT})
 
 
+# ---- several values at once, and the reduction options ---------------------------------
+
+def _tuples_ref(v, s):
+    m = f64(v.m).reshape(4, 12)
+    best, at = m.max(axis=1), m.argmax(axis=1)
+    cm = np.maximum.accumulate(m, axis=1)
+    # the rightmost index reaching the running maximum
+    ci = np.array([[max(k for k in range(j + 1) if m[r, k] == cm[r, j]) for j in range(12)]
+                   for r in range(4)])
+    rm = np.maximum.accumulate(m[:, ::-1], axis=1)[:, ::-1]
+    ri = np.array([[min(k for k in range(j, 12) if m[r, k] == rm[r, j]) for j in range(12)]
+                   for r in range(4)])
+    return {"rows_out": np.concatenate([best, m.mean(axis=1), m.var(axis=1), [m.min(), m.max()]]),
+            "idx_out": at, "scan_out": np.stack([cm, rm]), "scan_idx": np.stack([ci, ri])}
+
+
+add("reduce.tuples", "reduce_options.kiln", "tuples", grid=(1,),
+    args=[Arr("m", "f32", (4, 12), normal()), Arr("rows_out", "f32", 14),
+          Arr("idx_out", "i32", 4), Arr("scan_out", "f32", (2, 4, 12)),
+          Arr("scan_idx", "i32", (2, 4, 12))],
+    ref=_tuples_ref, tol={"rows_out": Tol(1e-5, 1e-6), "scan_out": EXACT, "idx_out": EXACT,
+                          "scan_idx": EXACT})
+
+
+def _umulhi(a, b, signed):
+    if signed:
+        return wrap((a.astype(np.int64) * b) >> 32, "i32")
+    return ((a.astype(np.uint64) * b.astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
+
+
+def _options_ref(v, s):
+    R, C = 4, 12
+    m = f64(f32(v.m)).reshape(R, C)
+    with np.errstate(invalid="ignore"):
+        centred = m - m.mean(axis=1, keepdims=True)
+    finite = np.where(np.isnan(m), -np.inf, m)
+    mx, ix = finite.max(axis=1), finite.argmax(axis=1)
+    nan_row = np.isnan(m).any(axis=1)
+    pn = np.where(nan_row, np.nan, mx)
+    pi = np.where(nan_row, np.isnan(m).argmax(axis=1), ix)
+    with np.errstate(invalid="ignore"):
+        colmin = np.where(np.isnan(m).any(axis=0), np.nan, np.nanmin(m, axis=0))
+    x = f32(v.x)
+    order = np.argsort(x, kind="stable")[:3]
+    bins = (np.abs(x) * np.float32(2.0)).astype(np.int32)[:12]
+    hist = np.array([(bins == k).sum() for k in range(4)])
+    inter = np.stack([x, -x], axis=1).reshape(-1)
+    b = v.b.astype(np.int64)
+    u = v.u.astype(np.uint64)
+    out = np.concatenate([centred.reshape(-1), [m.sum(), np.nanmax(m)], mx, pn, colmin,
+                          x[::-1], x[order], inter])
+    iout = np.concatenate([[np.nanargmax(m)], ix, pi, order, hist,
+                           _umulhi(v.u.view(np.int32), np.int64(-7), True)])
+    return {"out": out, "iout": iout,
+            "bout": wrap(np.concatenate([[b.sum()], np.cumsum(b[::-1])[::-1]]), "i8"),
+            "uout": _umulhi(u, (u + 12345) % (1 << 32), False)}
+
+
+add("reduce.options", "reduce_options.kiln", "options", grid=(1,),
+    args=[Arr("m", "f32", (4, 12), with_specials(normal(), [0.3, -1.1, 0.7, 0.2, 1.5, np.nan])),
+          Arr("b", "i8", 16, randint(-128, 128)), Arr("x", "f32", 16, normal()),
+          Arr("u", "u32", 16, randint(0, 1 << 32)),
+          Arr("out", "f32", 4 * 12 + 2 + 8 + 12 + 16 + 3 + 32), Arr("iout", "i32", 8 + 8 + 16),
+          Arr("bout", "i8", 17), Arr("uout", "u32", 16)],
+    ref=_options_ref, tol={"out": Tol(1e-5, 1e-6), "iout": EXACT, "bout": EXACT, "uout": EXACT})
+
+
+def _fn_values_ref(v, s):
+    n = s["n"]
+    x = f32(v.x)
+    blocks = cdiv(n, 64)
+    padded = np.zeros(blocks * 64, dtype=np.float64)
+    padded[:n] = f64(x) ** 2
+    return {"y": np.concatenate([(x * x) * (x * x) + x * np.float32(0.5),
+                                 padded.reshape(blocks, 64).sum(axis=1)])}
+
+
+add("control.fn_values", "fn_values.kiln", "fn_values", sizes=rand_n(100, 300), grid=blocks(64),
+    args=[Arr("x", "f32", "n", normal()), Arr("y", "f32", lambda s: s["n"] + cdiv(s["n"], 64)),
+          Scalar("n", "i32", "n")],
+    ref=_fn_values_ref, tol=Tol(1e-5, 1e-5))
+
+
+def _dot_batched_ref(v, s):
+    a = f64(v.a).reshape(3, 16, 32)
+    b = f64(v.b).reshape(3, 32, 16)
+    c = a @ b
+    return {"c": c, "d": c + 0.5 * c}
+
+
+add("dot.batched", "dot_batched.kiln", "dot_batched", grid=(1,),
+    args=[Arr("a", "f32", (3, 16, 32), normal()), Arr("b", "f32", (3, 32, 16), normal()),
+          Arr("c", "f32", (3, 16, 16)), Arr("d", "f32", (3, 16, 16))],
+    ref=_dot_batched_ref, tol=Tol(1e-4, 1e-4))
+
+
+def _nan_minmax_ref(v, s):
+    x, y = f32(v.x), f32(v.y)
+    return {"out": np.stack([np.maximum(x, y), np.minimum(x, y), np.fmax(x, y)])}
+
+
+add("math.nan_minmax", "dot_batched.kiln", "nan_minmax", sizes=rand_n(100, 300), grid=blocks(64),
+    args=[Arr("x", "f32", "n", with_specials(normal(), [np.nan, 1.0, np.nan, -np.inf])),
+          Arr("y", "f32", "n", with_specials(normal(), [2.0, np.nan, np.nan, np.nan])),
+          Arr("out", "f32", (3, "n")), Scalar("n", "i32", "n")],
+    ref=_nan_minmax_ref, tol=EXACT)
+
+
 # ---- the documented numerics (docs/numerics.md) -----------------------------------------
 
 def _register_file(name):
@@ -1448,3 +1556,4 @@ def _register_file(name):
 
 
 _register_file("cases_numerics")
+_register_file("cases_memory")

@@ -245,10 +245,11 @@ TEST(InterpMemory, PointerComparisonAndArithmetic) {
 //===--------------------------------------------------------------------===//
 
 namespace {
-/// old = atomic_<kind>(p + offs, vals, mask?) with the old values stored to `old`.
+/// old = atomic_<kind>(p + offs, vals, mask?) with the old values stored to `old`;
+/// `extra` adds attributes (sem, scope) to the op.
 Outcome atomicKernel(const char *kind, DType t, std::vector<int64_t> offs,
                      Value *(*vals)(KernelBuilder &, int64_t), std::vector<Buffer> &bufs,
-                     bool maskOddLanes = false) {
+                     bool maskOddLanes = false, ir::AttrMap extra = {}) {
   KernelBuilder kb;
   const int64_t n = static_cast<int64_t>(offs.size());
   Value *p = kb.ptrParam(t, "mem");
@@ -263,8 +264,8 @@ Outcome atomicKernel(const char *kind, DType t, std::vector<int64_t> offs,
   if (maskOddLanes)
     operands.push_back(kb.cmp("eq", kb.bin(OpKind::Rem, kb.arange(0, n), kb.ci(2, DType::I32, {n})),
                               kb.ci(0, DType::I32, {n})));
-  Value *old =
-      kb.op(OpKind::AtomicRMW, operands, Type::tile(t, {n}), {{"kind", std::string(kind)}});
+  extra["kind"] = std::string(kind);
+  Value *old = kb.op(OpKind::AtomicRMW, operands, Type::tile(t, {n}), std::move(extra));
   kb.store(kb.ptrRange(oldOut, n), old);
   kb.finish();
   return runKernelChecked(kb, {KernelArg::ofBuffer(0), KernelArg::ofBuffer(1)}, bufs);
@@ -334,6 +335,76 @@ TEST(InterpAtomics, MaxMinOnIntsAndFloats) {
                   .ok);
   EXPECT_EQ(floatsOf(fb[0]), (std::vector<double>{1.0, -2.0}));
   EXPECT_EQ(floatsOf(fb[1]), (std::vector<double>{1.0, 5.0}));
+}
+
+TEST(InterpAtomics, BitwiseKindsFoldLaneByLane) {
+  // i8 memory: the slots hold sign-extended values, which the bitwise ops keep so.
+  auto lanes = [](KernelBuilder &kb, int64_t n) {
+    // -128, 0x0F, 0x70, -1 (as i8)
+    Value *v = kb.ci(-1, DType::I8, {n});
+    const int64_t vals[] = {-128, 0x0F, 0x70};
+    for (int64_t i = 0; i < 3; ++i)
+      v = kb.op(OpKind::Select,
+                {kb.cmp("eq", kb.arange(0, n), kb.ci(i, DType::I32, {n})),
+                 kb.ci(vals[i], DType::I8, {n}), v},
+                Type::tile(DType::I8, {n}));
+    return v;
+  };
+  struct Expect {
+    const char *kind;
+    std::vector<int64_t> mem, old;
+  };
+  // Lanes 0, 1, 3 hit element 0 (initially 0x33 = 51), lane 2 element 1 (initially -2).
+  const Expect cases[] = {
+      // 51 | -128 = -77 (0xB3), | 0x0F = -65 (0xBF), | -1 = -1; -2 | 0x70 = -2.
+      {"or", {-1, -2}, {51, -77, -2, -65}},
+      // 51 & -128 = 0, & 0x0F = 0, & -1 = 0; -2 & 0x70 = 112.
+      {"and", {0, 112}, {51, 0, -2, 0}},
+      // 51 ^ -128 = -77, ^ 0x0F = -68 (0xBC), ^ -1 = 67; -2 ^ 0x70 = -114 (0x8E).
+      {"xor", {67, -114}, {51, -77, -2, -68}},
+  };
+  for (const Expect &e : cases) {
+    std::vector<Buffer> bufs = {intBuffer("mem", DType::I8, {51, -2}),
+                                zeroBuffer("old", DType::I8, 4)};
+    Outcome o = atomicKernel(e.kind, DType::I8, {0, 0, 1, 0}, lanes, bufs);
+    ASSERT_TRUE(o.ok) << e.kind << ": " << o.message();
+    EXPECT_EQ(intsOf(bufs[1]), e.old) << e.kind;
+    EXPECT_EQ(intsOf(bufs[0]), e.mem) << e.kind;
+  }
+}
+
+TEST(InterpAtomics, BitwiseOnU64KeepsTheHighBit) {
+  std::vector<Buffer> bufs = {intBuffer("mem", DType::U64, {int64_t(0x8000000000000001ULL)}),
+                              zeroBuffer("old", DType::U64, 2)};
+  Outcome o = atomicKernel(
+      "xor", DType::U64, {0, 0},
+      [](KernelBuilder &kb, int64_t n) {
+        return kb.ci(int64_t(0xC000000000000000ULL), DType::U64, {n});
+      },
+      bufs);
+  ASSERT_TRUE(o.ok) << o.message();
+  // Two xors with the same value cancel; the first returns the initial value.
+  EXPECT_EQ(intsOf(bufs[0]), (std::vector<int64_t>{int64_t(0x8000000000000001ULL)}));
+  EXPECT_EQ(intsOf(bufs[1]), (std::vector<int64_t>{int64_t(0x8000000000000001ULL),
+                                                   int64_t(0x4000000000000001ULL)}));
+}
+
+TEST(InterpAtomics, SemAndScopeChangeNothingInASequentialRun) {
+  // The interpreter runs one program at a time: every ordering gives the same result.
+  for (const char *sem : {"acq_rel", "acquire", "release", "relaxed"})
+    for (const char *scope : {"gpu", "cta", "sys"}) {
+      std::vector<Buffer> bufs = {intBuffer("mem", DType::I32, {100, 0}),
+                                  zeroBuffer("old", DType::I32, 4)};
+      Outcome o = atomicKernel(
+          "add", DType::I32, {0, 0, 1, 0},
+          [](KernelBuilder &kb, int64_t n) {
+            return kb.bin(OpKind::Add, kb.arange(0, n), kb.ci(1, DType::I32, {n}));
+          },
+          bufs, false, {{"sem", std::string(sem)}, {"scope", std::string(scope)}});
+      ASSERT_TRUE(o.ok) << sem << " " << scope << ": " << o.message();
+      EXPECT_EQ(intsOf(bufs[0]), (std::vector<int64_t>{107, 3}));
+      EXPECT_EQ(intsOf(bufs[1]), (std::vector<int64_t>{100, 101, 0, 103}));
+    }
 }
 
 TEST(InterpAtomics, F16AddRoundsEachStep) {

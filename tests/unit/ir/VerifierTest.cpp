@@ -50,6 +50,23 @@ TEST(VerifyOpLocal, ValidSnippetsPass) {
   EXPECT_TRUE(verify(*p.module).empty());
 }
 
+TEST(VerifyOpLocal, MemoryOptionsPass) {
+  // Bitwise atomics on integers, every sem and scope, the cache hints of load and store.
+  Parsed p = parseText(kernelWith(
+      "  %qs = splat %q : tile<*u16, [4]>\n"
+      "  %v = cast %i : tile<u16, [4]>\n"
+      "  %a = atomic_rmw %qs, %v {kind = \"and\", scope = \"gpu\", sem = \"acq_rel\"} : tile<u16, [4]>\n"
+      "  %o = atomic_rmw %qs, %v, %m {kind = \"or\", scope = \"cta\", sem = \"acquire\"} : tile<u16, [4]>\n"
+      "  %x = atomic_rmw %qs, %v {kind = \"xor\", scope = \"sys\", sem = \"release\"} : tile<u16, [4]>\n"
+      "  %c = atomic_cas %qs, %v, %v {sem = \"relaxed\"} : tile<u16, [4]>\n"
+      "  %ld = load %ps, %m, %t {cache_modifier = \"cv\", eviction_policy = \"evict_normal\"} : tile<f32, [4]>\n"
+      "  %ld2 = load %p {cache_modifier = \"ca\"} : f32\n"
+      "  store %ps, %ld {eviction_policy = \"evict_last\"}",
+      ", %q: *u16"));
+  ASSERT_TRUE(p.module) << p.first();
+  EXPECT_TRUE(verify(*p.module).empty());
+}
+
 TEST(VerifyOpLocal, RejectsEachKindOfInvalidOp) {
   const Case cases[] = {
       // arity
@@ -138,8 +155,23 @@ TEST(VerifyOpLocal, RejectsEachKindOfInvalidOp) {
       {"  store %ps, %i", "'store' op operand 1 has type tile<i32, [4]>; expected tile<f32, [4]>"},
       {"  store %ps, %t, %t", "'store' op mask has type tile<f32, [4]>"},
       {"  %x = atomic_rmw %ps, %t {kind = \"sub\"} : tile<f32, [4]>",
-       "'atomic_rmw' op attribute 'kind' is \"sub\"; expected one of add, max, min, xchg"},
+       "'atomic_rmw' op attribute 'kind' is \"sub\"; expected one of add, max, min, xchg, and, or, xor"},
+      {"  %x = atomic_rmw %ps, %t {kind = \"or\"} : tile<f32, [4]>",
+       "'atomic_rmw' op with kind \"or\" needs integer memory, got tile<*f32, [4]>"},
+      {"  %x = atomic_rmw %ps, %t {kind = \"add\", sem = \"seq_cst\"} : tile<f32, [4]>",
+       "'atomic_rmw' op attribute 'sem' is \"seq_cst\"; expected one of acq_rel, acquire, release, relaxed"},
+      {"  %x = atomic_rmw %ps, %t {kind = \"add\", scope = 1} : tile<f32, [4]>",
+       "'atomic_rmw' op attribute 'scope' must be a string"},
+      {"  %x = atomic_cas %ps, %t, %t {scope = \"device\"} : tile<f32, [4]>",
+       "'atomic_cas' op attribute 'scope' is \"device\"; expected one of gpu, cta, sys"},
       {"  %x = atomic_cas %ps, %t, %i : tile<f32, [4]>", "'atomic_cas' op operand 2 has type tile<i32, [4]>"},
+      {"  %x = load %ps {cache_modifier = \".cg\"} : tile<f32, [4]>",
+       "'load' op attribute 'cache_modifier' is \".cg\"; expected one of ca, cg, cv"},
+      {"  %x = load %ps {eviction_policy = \"evict_unchanged\"} : tile<f32, [4]>",
+       "'load' op attribute 'eviction_policy' is \"evict_unchanged\"; expected one of evict_first, "
+       "evict_last, evict_normal"},
+      {"  store %ps, %t {eviction_policy = \"last\"}",
+       "'store' op attribute 'eviction_policy' is \"last\"; expected one of evict_first"},
       // reductions, sorting, dot
       {"  %x = reduce %t {axis = 1, kind = \"sum\"} : f32", "'reduce' op axis 1 is out of range for rank 1"},
       {"  %x = reduce %t {axis = 0} : f32", "'reduce' op requires attribute 'kind'"},

@@ -185,7 +185,7 @@ TEST(ErrorsTest, E0204NotAValue) {
   auto c = compile(R"(fn f(x) { return x; }
 kernel k(p: *f32) {
     let t = f32;
-    let g = f;
+    var g = f;
     let h = k;
     let s = sum;
 })");
@@ -346,14 +346,14 @@ TEST(ErrorsTest, E0400UnknownFunction) {
 TEST(ErrorsTest, E0401ArgumentCount) {
   auto c = compile(R"(fn f(a, b) { return a + b; }
 kernel k(p: *f32) {
-    let v = load(p, p < p, 0.0, 1);
+    let v = exp(1.0, 2.0);
     let w = f(1.0);
-    let x = sum(zeros([4, 4], f32));
+    let x = cumsum(zeros([4, 4], f32));
     let y = load(mask = p < p, p);
 })");
-  expectError(c, "E0401", 3, 33, "load takes at most 3 arguments, got 4");
+  expectError(c, "E0401", 3, 22, "exp takes at most 1 argument, got 2");
   expectError(c, "E0401", 4, 13, "f is missing argument 'b'");
-  expectError(c, "E0401", 5, 13, "sum needs an axis for a tile of rank 2");
+  expectError(c, "E0401", 5, 13, "cumsum needs an axis for a tile of rank 2");
   expectError(c, "E0401", 6, 32, "a positional argument cannot follow a keyword argument");
 }
 
