@@ -13,6 +13,8 @@
 
 #include <llvm/IR/LLVMContext.h>
 
+#include <algorithm>
+
 namespace kiln::codegen {
 
 std::optional<Target> parseTarget(std::string_view name) {
@@ -190,6 +192,19 @@ static bool checkSupported(const ir::Kernel &kernel, Target target, DiagnosticEn
     });
   });
   return ok;
+}
+
+std::vector<std::pair<unsigned, int64_t>> effectiveDivisibility(const ir::Kernel &kernel,
+                                                                const CodegenOptions &options) {
+  std::vector<std::pair<unsigned, int64_t>> out = options.paramDivisibility;
+  for (const auto &[index, multiple] : kernel.paramMultiples) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto &p) { return p.first == index; });
+    if (it == out.end())
+      out.emplace_back(index, multiple);
+    else
+      it->second = std::max(it->second, multiple);
+  }
+  return out;
 }
 
 std::optional<CodegenResult> generate(const ir::Module &module, const ir::Kernel &kernel,

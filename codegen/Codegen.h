@@ -56,6 +56,11 @@ struct CodegenOptions {
   std::vector<std::pair<unsigned, int64_t>> paramDivisibility;
 };
 
+/// paramDivisibility with the kernel's own promises (ir::Kernel::paramMultiples) added,
+/// the larger multiple where both speak of one parameter.
+std::vector<std::pair<unsigned, int64_t>> effectiveDivisibility(const ir::Kernel &kernel,
+                                                                const CodegenOptions &options);
+
 struct CodegenResult {
   std::string entry;           ///< symbol of the kernel entry point in ptx / spirv
   std::string llvmIR;          ///< the optimized LLVM module, as text

@@ -19,7 +19,7 @@ static AxisOptions axisOptions(const ir::Kernel &kernel, const CodegenOptions &o
   AxisOptions a;
   a.pointerAlignment = options.assumeAlignedPointers ? 16 : 1;
   a.paramDivisibility.assign(kernel.params().size(), 0);
-  for (const auto &[index, divisor] : options.paramDivisibility)
+  for (const auto &[index, divisor] : effectiveDivisibility(kernel, options))
     if (index < a.paramDivisibility.size())
       a.paramDivisibility[index] = divisor;
   return a;

@@ -617,6 +617,18 @@ static Val bitcast(Sema &s, CallArgs &a) {
 
 static Val dot(Sema &s, CallArgs &a);
 
+/// x (f32) rounded to TF32 (10 mantissa bits, to nearest, halves away from zero, as the
+/// tensor cores' conversion does); NaN and infinities unchanged.
+static Val roundToTf32(Sema &s, Val x, Location loc) {
+  using ast::BinaryOp;
+  auto u32 = [&](int64_t v) { return Val::ofConst(Type::scalar(DType::U32), ConstVal::ofInt(v), true, loc); };
+  Val bits = s.emitValue(OpKind::Bitcast, loc, {s.materialize(x)}, x.type.withDType(DType::U32));
+  Val rounded = s.binaryOp(BinaryOp::BitAnd, s.binaryOp(BinaryOp::Add, bits, u32(0x1000), loc), u32(0xFFFFE000), loc);
+  Val back = s.emitValue(OpKind::Bitcast, loc, {s.materialize(rounded)}, x.type);
+  Val special = s.binaryOp(BinaryOp::Eq, s.binaryOp(BinaryOp::BitAnd, bits, u32(0x7F800000), loc), u32(0x7F800000), loc);
+  return s.emitValue(OpKind::Select, loc, {s.materialize(special), s.materialize(x), s.materialize(back)}, x.type);
+}
+
 /// The largest batch a 3-D dot unrolls.
 constexpr int64_t kMaxDotBatch = 64;
 
@@ -664,7 +676,9 @@ static Val batchedDot(Sema &s, CallArgs &a, const Val &x, const Val &y) {
   Val stacked;
   for (int64_t b = 0; b < batch; ++b) {
     CallArgs one = a;
-    one.vals = {batchOf(s, x, b, a.loc), batchOf(s, y, b, a.loc), std::nullopt};
+    one.vals.assign(a.vals.size(), std::nullopt);
+    one.vals[0] = batchOf(s, x, b, a.loc);
+    one.vals[1] = batchOf(s, y, b, a.loc);
     if (acc)
       one.vals[2] = acc->isConst() ? *acc : batchOf(s, *acc, b, a.locs[2]);
     Val r = dot(s, one);
@@ -713,6 +727,25 @@ static Val dot(Sema &s, CallArgs &a) {
   Shape mn = {x.type.shape[0], y.type.shape[1]};
   if (!s.checkTileSize(mn, a.loc))
     return Val::poison();
+  // input_precision: "ieee" (the default) multiplies f32 operands in full f32, and so
+  // does "tf32x3" (Triton's emulation of it); "tf32" rounds f32 operands to TF32 first,
+  // the numbers Triton's default gets from TF32 tensor cores.
+  if (a.exprs.size() > 3 && a.has(3)) {
+    auto precision = s.argString(a, 3);
+    if (!precision)
+      return Val::poison();
+    if (*precision != "ieee" && *precision != "tf32" && *precision != "tf32x3") {
+      s.error(a.locs[3], DiagCode::InvalidArgument,
+              "dot's input_precision must be \"ieee\", \"tf32\" or \"tf32x3\", got \"" + *precision + "\"");
+      return Val::poison();
+    }
+    if (*precision == "tf32") {
+      if (x.type.dtype == DType::F32)
+        x = roundToTf32(s, x, a.locs[0]);
+      if (y.type.dtype == DType::F32)
+        y = roundToTf32(s, y, a.locs[1]);
+    }
+  }
   std::vector<ir::Value *> operands = {s.materialize(x), s.materialize(y)};
   Type result = Type::tile(*rx, mn);
   if (a.has(2)) {
@@ -812,7 +845,7 @@ void addCoreBuiltins(std::vector<BuiltinInfo> &t) {
   t.push_back({"where", {"cond", "x", "y"}, 3, where});
   t.push_back({"to", {"x", "dtype"}, 2, toBuiltin});
   t.push_back({"bitcast", {"x", "dtype"}, 2, bitcast});
-  t.push_back({"dot", {"a", "b", "acc"}, 2, dot});
+  t.push_back({"dot", {"a", "b", "acc", "input_precision"}, 2, dot});
   t.push_back({"assert", {"cond", "msg"}, 1, assertBuiltin});
   t.push_back({"static_assert", {"cond", "msg"}, 1, staticAssert});
 }
@@ -825,6 +858,7 @@ const std::vector<BuiltinInfo> &allBuiltins() {
     addReduceBuiltins(t);
     addRandomBuiltins(t);
     addDerivedBuiltins(t);
+    addHintBuiltins(t);
     return t;
   }();
   return table;

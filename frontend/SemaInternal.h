@@ -80,6 +80,7 @@ void addShapeBuiltins(std::vector<BuiltinInfo> &table);  // SemaBuiltinsShape.cp
 void addReduceBuiltins(std::vector<BuiltinInfo> &table); // SemaBuiltinsReduce.cpp
 void addRandomBuiltins(std::vector<BuiltinInfo> &table); // SemaBuiltinsRandom.cpp
 void addDerivedBuiltins(std::vector<BuiltinInfo> &table); // SemaBuiltinsDerived.cpp
+void addHintBuiltins(std::vector<BuiltinInfo> &table);    // SemaBuiltinsHints.cpp
 
 /// Launch settings of a kernel, from its attributes.
 struct KernelAttrs {
@@ -147,6 +148,7 @@ public:
   /// fns whose body has a misplaced return or launch: calls yield poison silently.
   std::set<const ast::FunctionItem *> brokenFns;
   ir::Builder builder;
+  ir::Kernel *current = nullptr; ///< the kernel being specialized
   unsigned combinerDepth = 0; ///< > 0 while inlining a reduce/scan combiner
   uint64_t opsEmitted = 0;    ///< per kernel, against kMaxOps
   unsigned depth = 0;         ///< nesting of statements and expressions, against kMaxDepth

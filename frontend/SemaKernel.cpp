@@ -363,6 +363,7 @@ std::unique_ptr<ir::Kernel> Sema::specialize(const ast::FunctionItem &k) {
   frames.push_back(std::make_unique<Frame>());
   pushScope();
   builder.setInsertionPointToEnd(kernel->body.get());
+  current = kernel.get();
   try {
     for (const auto &p : k.params) {
       if (p.isConst) {
@@ -394,6 +395,7 @@ std::unique_ptr<ir::Kernel> Sema::specialize(const ast::FunctionItem &k) {
   callStack.clear();
   combinerDepth = 0;
   builder = ir::Builder();
+  current = nullptr;
   if (diags.errorCount() != errorsBefore)
     return nullptr;
 

@@ -196,6 +196,11 @@ struct Kernel {
   int64_t numWarps = 4;
   int64_t numStages = 1;
   GridSplit gridSplit;
+  /// Integer parameters the source promises are multiples of a power of two
+  /// (`multiple_of(n, 16)`, `assume(n % 16 == 0)`): (parameter index, multiple). Code
+  /// generation relies on them as on --assume-multiple, and a bundle records them, so
+  /// that a launch that breaks one is refused.
+  std::vector<std::pair<unsigned, int64_t>> paramMultiples;
   std::unique_ptr<Block> body = std::make_unique<Block>();
 
   /// Runtime parameters (names come from the arguments' nameHint).

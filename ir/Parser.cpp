@@ -331,12 +331,15 @@ private:
         } else if (key.text == "grid_split" || key.text == "workspace_bytes") {
           int64_t v = expect(Tok::Int, "an integer").intValue;
           (key.text == "grid_split" ? k.gridSplit.segments : k.gridSplit.workspaceBytes) = v;
+        } else if (key.text == "multiple_of") {
+          parseMultiples(k);
         } else if (key.text == "cluster_size") {
           clusterSize = key;
           clusterPrograms = expect(Tok::Int, "an integer").intValue;
         } else {
           fail(key, "unknown kernel attribute '" + key.text +
-                        "' (expected cluster_size, consts, grid_split, num_stages, num_warps or workspace_bytes)");
+                        "' (expected cluster_size, consts, grid_split, multiple_of, num_stages, num_warps or "
+                        "workspace_bytes)");
         }
       } while (accept(Tok::Comma));
       expect(Tok::RBrace, "'}' ending the kernel attributes");
@@ -348,6 +351,29 @@ private:
                                std::to_string(k.gridSplit.segments) + ")");
       k.gridSplit.cluster = true;
     }
+  }
+
+  /// multiple_of = {n = 16, ...}: names of the kernel's parameters and powers of two.
+  void parseMultiples(Kernel &k) {
+    expect(Tok::LBrace, "'{' starting multiple_of");
+    if (accept(Tok::RBrace))
+      return;
+    do {
+      const Token &keyTok = peek();
+      std::string key = parseKey();
+      std::optional<unsigned> index;
+      for (unsigned i = 0; i < k.body->numArguments(); ++i)
+        if (k.body->argument(i)->nameHint == key)
+          index = i;
+      if (!index)
+        fail(keyTok, "multiple_of names '" + key + "', which is not a parameter of the kernel");
+      for (const auto &[i, m] : k.paramMultiples)
+        if (i == *index)
+          fail(keyTok, "duplicate multiple_of for '" + key + "'");
+      expect(Tok::Equal, "'=' after the parameter name");
+      k.paramMultiples.emplace_back(*index, expect(Tok::Int, "an integer").intValue);
+    } while (accept(Tok::Comma));
+    expect(Tok::RBrace, "'}' ending multiple_of");
   }
 
   void parseConsts(Kernel &k) {

@@ -201,6 +201,13 @@ public:
       os_ << ", cluster_size = " << k.gridSplit.segments;
     if (k.gridSplit.active())
       os_ << ", grid_split = " << k.gridSplit.segments;
+    if (!k.paramMultiples.empty()) {
+      os_ << ", multiple_of = {";
+      for (size_t i = 0; i < k.paramMultiples.size(); ++i)
+        os_ << (i ? ", " : "") << namer_.name(k.body->argument(k.paramMultiples[i].first)).substr(1) << " = "
+            << k.paramMultiples[i].second;
+      os_ << "}";
+    }
     os_ << ", num_stages = " << k.numStages << ", num_warps = " << k.numWarps;
     if (k.gridSplit.usesWorkspace())
       os_ << ", workspace_bytes = " << k.gridSplit.workspaceBytes;

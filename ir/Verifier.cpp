@@ -51,6 +51,13 @@ private:
     if (k.numStages < 1)
       error(k.loc, where + ": num_stages " + std::to_string(k.numStages) + " must be >= 1");
     verifyGridSplit(k, where);
+    for (const auto &[index, multiple] : k.paramMultiples) {
+      const Type *t = index < k.params().size() ? &k.params()[index]->type : nullptr;
+      if (!t || t->pointer || !isInteger(t->dtype))
+        error(k.loc, where + ": multiple_of names a parameter that is not an integer");
+      if (multiple < 1 || multiple > (int64_t{1} << 30) || (multiple & (multiple - 1)) != 0)
+        error(k.loc, where + ": multiple_of " + std::to_string(multiple) + " is not a power of two in 1..2^30");
+    }
     const Op *term = k.body->terminator();
     if (!term || term->kind() != OpKind::Return)
       error(k.body->empty() ? k.loc : k.body->ops().back()->loc(),

@@ -348,6 +348,34 @@ class AssumeMultiple(clitest.CliTestCase):
             r = self.dslc("k.kiln", "--emit=" + emit, "--diagnostics=json", "--assume-multiple", "n=16")
             self.assertUserError(r, "E0900", "applies to code generation")
 
+    def test_source_hints_act_as_the_option(self):
+        # assume(n % 16 == 0) and multiple_of(n, 16) in the source are the same promise as
+        # --assume-multiple: the same vector loads, recorded in the bundle, merged with
+        # the option (the larger multiple wins), and printed in the Tile IR.
+        with open(SOFTMAX) as f:
+            source = f.read()
+        marker = "let row = program_id(0);"
+        self.assertIn(marker, source)
+        self.write("assumed.kiln", source.replace(marker, marker + " assume(row_stride % 16 == 0);", 1))
+        self.write("multiple.kiln", source.replace(marker, marker + " let rs = multiple_of(row_stride, 16);", 1))
+        option = self.dslc(SOFTMAX, "--emit=ptx", "--assume-multiple", "row_stride=16")
+        for name in ("assumed.kiln", "multiple.kiln"):
+            with self.subTest(name=name):
+                r = self.dslc(name, "--emit=ptx")
+                self.assertOk(r)
+                self.assertIn("ld.global.v4", r.stdout)
+                self.assertEqual(r.stdout.count("ld.global.v4"), option.stdout.count("ld.global.v4"))
+        tir = self.dslc("assumed.kiln")
+        self.assertOk(tir)
+        self.assertIn("multiple_of = {row_stride = 16}", tir.stdout)
+        self.assertOk(self.dslc("assumed.kiln", "--emit=bundle", "-o", "a.kbin", "--assume-multiple", "row_stride=64"))
+        d = self.kiln_run("--describe", "a.kbin")
+        self.assertOk(d)
+        self.assertRegex(d.stdout, r"(?m)^param\s+row_stride: i32  \(assumed a multiple of 64\)$")
+        self.assertOk(self.dslc("assumed.kiln", "--emit=bundle", "-o", "b.kbin"))
+        d = self.kiln_run("--describe", "b.kbin")
+        self.assertRegex(d.stdout, r"(?m)^param\s+row_stride: i32  \(assumed a multiple of 16\)$")
+
     def test_recorded_in_the_bundle(self):
         r = self.dslc("k.kiln", "--emit=bundle", "-o", "k.kbin", "--assume-multiple", "n=16",
                       "--assume-multiple", "m=64")

@@ -1530,6 +1530,24 @@ add("dot.batched", "dot_batched.kiln", "dot_batched", grid=(1,),
     ref=_dot_batched_ref, tol=Tol(1e-4, 1e-4))
 
 
+def _tf32(x):
+    bits = f32(x).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x1000) & 0xFFFFE000).astype(np.uint32).view(np.float32)
+    return np.where(np.isfinite(x), rounded, x)
+
+
+def _dot_tf32_ref(v, s):
+    a = f32(v.a).reshape(16, 32)
+    b = f32(v.b).reshape(32, 16)
+    return {"c": np.stack([f64(_tf32(a)) @ f64(_tf32(b)), f64(a) @ f64(b)])}
+
+
+add("dot.tf32", "dot_batched.kiln", "dot_tf32", grid=(1,),
+    args=[Arr("a", "f32", (16, 32), normal()), Arr("b", "f32", (32, 16), normal()),
+          Arr("c", "f32", (2, 16, 16))],
+    ref=_dot_tf32_ref, tol=Tol(1e-5, 1e-5))
+
+
 def _nan_minmax_ref(v, s):
     x, y = f32(v.x), f32(v.y)
     return {"out": np.stack([np.maximum(x, y), np.minimum(x, y), np.fmax(x, y)])}
