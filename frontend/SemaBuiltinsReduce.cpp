@@ -196,10 +196,15 @@ static Val reduceBuiltin(Sema &s, CallArgs &a) {
     acc = sumAccumulatorDType(x->type.dtype);
   if (!in || !keep || !indices || !propagate || !acc)
     return Val::poison();
-  Val operand = s.castTo(in->x, *acc, a.loc);
+  // max/min of bool run on i8 (any / all): LLVM 22's SPIR-V back end fails to select
+  // some reductions of i1 values (docs/codegen.md).
+  const bool boolMinMax = minMax && isBool(x->type.dtype);
+  Val operand = s.castTo(in->x, boolMinMax ? DType::I8 : *acc, a.loc);
   Type result = operand.type.withShape(withoutAxis(operand.type.shape, in->axis));
   Val r = s.emitValue(OpKind::Reduce, a.loc, {s.materialize(operand)}, result,
                       {{"axis", ir::Attr(in->axis)}, {"kind", ir::Attr(mean ? std::string("sum") : a.callee)}});
+  if (boolMinMax)
+    r = s.castTo(r, DType::Bool, a.loc);
   if (mean) {
     // The wide sum over the number of elements, rounded once to x's dtype (torch.mean).
     Val length = Val::ofConst(Type::scalar(DType::F32),

@@ -1517,6 +1517,16 @@ add("control.fn_values", "fn_values.kiln", "fn_values", sizes=rand_n(100, 300), 
     ref=_fn_values_ref, tol=Tol(1e-5, 1e-5))
 
 
+def _bool_rows_ref(v, s):
+    m = f32(v.m).reshape(4, 12)
+    return {"out": np.concatenate([(m > 1.0).any(axis=1), (m > -1.5).all(axis=1)]).astype(np.int32)}
+
+
+add("reduce.bool_rows", "reduce_options.kiln", "bool_rows", grid=(1,),
+    args=[Arr("m", "f32", (4, 12), normal()), Arr("out", "i32", 8)],
+    ref=_bool_rows_ref, tol=EXACT)
+
+
 def _dot_batched_ref(v, s):
     a = f64(v.a).reshape(3, 16, 32)
     b = f64(v.b).reshape(3, 32, 16)
