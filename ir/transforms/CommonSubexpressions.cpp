@@ -11,7 +11,8 @@
 // where the two fill masked-off lanes differently, the second becomes a select of the
 // first. A plain store ends only the loads that may point into its parameters
 // (ir/Provenance.h: different parameters do not alias); an atomic or a fence ends them
-// all, as they order this program after what others wrote. Reduction-chain fusion
+// all, as they order this program after what others wrote. A load with the `.cv` cache
+// modifier is left alone. Reduction-chain fusion
 // relies on this to read each element once per pass, and a chain held on chip
 // (OnChipPath.cpp) to read it once in all.
 //
@@ -125,6 +126,10 @@ void numberBlock(Block &block, Numbering &n) {
     if (BaseSet written = clobbered(op, prov))
       std::erase_if(loads, [&](const auto &entry) { return (prov.bases(entry.second->operand(0)) & written) != 0; });
     if (op.kind() == OpKind::Load) {
+      // A `.cv` load asks to fetch memory again each time (a flag another program
+      // sets): it is neither merged nor merged into.
+      if (op.hasAttr("cache_modifier") && op.stringAttr("cache_modifier") == "cv")
+        continue;
       auto [it, inserted] = loads.emplace(loadKey(op, replaced), &op);
       if (!inserted) {
         replaced[op.result()] = reuseLoad(block, op, *it->second);
