@@ -100,14 +100,6 @@ static std::optional<ReduceInput> reduceInput(Sema &s, CallArgs &a, const Val &x
   return in;
 }
 
-/// The optional keyword argument `name` of a reduction, read as a constant bool.
-static std::optional<bool> flagArg(Sema &s, CallArgs &a, const char *name) {
-  for (size_t i = 0; i < a.exprs.size(); ++i)
-    if (a.has(i) && findBuiltin(a.callee)->params[i] == std::string_view(name))
-      return s.argConstBool(a, i, name);
-  return false;
-}
-
 /// The index of parameter `name` of the builtin being called.
 static size_t paramIndex(const CallArgs &a, const char *name) {
   const auto &params = findBuiltin(a.callee)->params;
@@ -115,6 +107,13 @@ static size_t paramIndex(const CallArgs &a, const char *name) {
     if (params[i] == std::string_view(name))
       return i;
   KILN_ICE(a.callee + " has no parameter " + name);
+}
+
+/// The optional flag `name` of the builtin being called (a constant bool), false when
+/// not given.
+static std::optional<bool> flagArg(Sema &s, CallArgs &a, const char *name) {
+  size_t i = paramIndex(a, name);
+  return i < a.exprs.size() && a.has(i) ? s.argConstBool(a, i, name) : std::optional<bool>(false);
 }
 
 /// r reshaped to the keep_dims shape (a scalar r becomes a tile of ones).

@@ -34,22 +34,7 @@ static Val reshape(Sema &s, CallArgs &a) {
                 std::to_string(numElements(*shape)) + " elements)");
     return Val::poison();
   }
-  if (x->type.shape == *shape)
-    return *x;
-  return s.emitValue(OpKind::Reshape, a.loc, {s.materialize(*x)}, x->type.withShape(*shape));
-}
-
-static Val permuteTo(Sema &s, CallArgs &a, Val x, const std::vector<int64_t> &perm) {
-  Shape out;
-  for (int64_t p : perm)
-    out.push_back(x.type.shape[p]);
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i)
-    identity &= perm[i] == static_cast<int64_t>(i);
-  if (identity)
-    return x;
-  return s.emitValue(OpKind::Permute, a.loc, {s.materialize(x)}, x.type.withShape(out),
-                     {{"perm", ir::Attr(perm)}});
+  return tile::reshape(s, *x, *shape, a.loc);
 }
 
 static Val trans(Sema &s, CallArgs &a) {
@@ -61,7 +46,7 @@ static Val trans(Sema &s, CallArgs &a) {
             "use permute(x, [...]) for other ranks");
     return Val::poison();
   }
-  return permuteTo(s, a, *x, {1, 0});
+  return tile::permute(s, *x, {1, 0}, a.loc);
 }
 
 static Val permute(Sema &s, CallArgs &a) {
@@ -88,7 +73,7 @@ static Val permute(Sema &s, CallArgs &a) {
                 s.describe(*x) + ", got " + shapeString(*dims));
     return Val::poison();
   }
-  return permuteTo(s, a, *x, perm);
+  return tile::permute(s, *x, perm, a.loc);
 }
 
 static Val broadcastToBuiltin(Sema &s, CallArgs &a) {
