@@ -333,6 +333,7 @@ AxisInfo AxisAnalysis::compute(const Op &op) const {
   case OpKind::Split:
   case OpKind::Cat:
   case OpKind::Gather:
+  case OpKind::BlockElements:
   case OpKind::Pow:
   case OpKind::Fma:
   case OpKind::Exp:

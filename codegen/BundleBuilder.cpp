@@ -85,6 +85,11 @@ rt::Bundle makeBundle(const ir::Module &module, const ir::Kernel &kernel, Target
     b.params.push_back(rt::BundleParam{p.nameHint, p.type.dtype, p.type.pointer,
                                        p.type.pointer && options.assumeAlignedPointers ? 16u : 1u});
   }
+  // A mask's five parameters are among those above; the bundle says which, so that a
+  // launcher can build them from the one mask its caller passes.
+  for (const ir::BlockMaskParam &m : kernel.blockMasks)
+    b.blockMasks.push_back(rt::BundleBlockMask{m.name, static_cast<uint32_t>(m.blockRows),
+                                               static_cast<uint32_t>(m.blockCols), m.firstParam});
   b.gridSplit = static_cast<uint32_t>(kernel.gridSplit.segments);
   b.workspaceBytes = kernel.gridSplit.usesWorkspace() ? static_cast<uint64_t>(kernel.gridSplit.workspaceBytes) : 0;
   b.clusterSplit = kernel.gridSplit.cluster;

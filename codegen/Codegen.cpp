@@ -121,6 +121,7 @@ static bool combinerOpAllowed(const ir::Op &op) {
   case ir::OpKind::Split:
   case ir::OpKind::Cat:
   case ir::OpKind::Gather:
+  case ir::OpKind::BlockElements:
   case ir::OpKind::PtrAdd:
   case ir::OpKind::Load:
   case ir::OpKind::Store:

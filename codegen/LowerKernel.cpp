@@ -506,6 +506,10 @@ void Lowering::lowerOpBlocked(const ir::Op &op) {
     return lowerCat(op);
   case OpKind::Gather:
     return lowerGather(op);
+  case OpKind::BlockElements:
+    // The pipeline's expand-block-masks pass turns it into loads; a custom --passes
+    // list that leaves it out reaches here.
+    return unsupported(op, "block_elements (run the expand-block-masks pass before code generation)");
   case OpKind::Add:
   case OpKind::Sub:
   case OpKind::Mul:

@@ -126,6 +126,7 @@ static bool rematerializableKind(OpKind k) {
   case OpKind::Split:
   case OpKind::Cat:
   case OpKind::Gather:
+  case OpKind::BlockElements:
   case OpKind::Pow:
   case OpKind::Fma:
   case OpKind::Exp:

@@ -200,6 +200,7 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool war
   case OpKind::Cast:
   case OpKind::Bitcast:
   case OpKind::Load:
+  case OpKind::BlockElements: // expanded into loads before code generation
   case OpKind::Store:
   case OpKind::Fence:
   case OpKind::For:

@@ -166,6 +166,7 @@ std::string Lowering::mathName(OpKind kind, bool isDouble) const {
   case OpKind::Split:
   case OpKind::Cat:
   case OpKind::Gather:
+  case OpKind::BlockElements:
   case OpKind::Add:
   case OpKind::Sub:
   case OpKind::Mul:

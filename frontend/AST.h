@@ -137,9 +137,10 @@ struct MethodExpr : Expr {
   std::string method;
   Location methodLoc;
   std::vector<Arg> args;
-  MethodExpr(Location l, ExprPtr r, std::string m, Location ml, std::vector<Arg> a)
+  bool field = false; ///< `x.f` without parentheses: a field (mask.rows), not a call
+  MethodExpr(Location l, ExprPtr r, std::string m, Location ml, std::vector<Arg> a, bool isField = false)
       : Expr(ExprKind::Method, l), receiver(std::move(r)), method(std::move(m)), methodLoc(ml),
-        args(std::move(a)) {}
+        args(std::move(a)), field(isField) {}
   static constexpr ExprKind Kind = ExprKind::Method;
 };
 

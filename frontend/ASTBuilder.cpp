@@ -577,7 +577,7 @@ ASTBuilder::ExprResult ASTBuilder::spine(KilnParser::ExprContext *top) {
       Location dot = loc(required(m->DOT(), "'.'")->getSymbol());
       unsigned depth = checkDepth(std::max(acc.depth, a.depth) + 1, dot);
       acc = {std::make_unique<ast::MethodExpr>(start, std::move(acc.node), name->getText(),
-                                               loc(name), std::move(a.args)),
+                                               loc(name), std::move(a.args), m->LPAREN() == nullptr),
              depth};
     } else {
       auto *ix = static_cast<KilnParser::IndexExprContext *>(link);

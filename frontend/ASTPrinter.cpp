@@ -282,7 +282,7 @@ private:
     }
     case ast::ExprKind::Method: {
       const auto &m = *ast::cast<ast::MethodExpr>(&e);
-      line("MethodExpr " + m.method, e.loc);
+      line((m.field ? "FieldExpr " : "MethodExpr ") + m.method, e.loc);
       Nest n(*this);
       expr(*m.receiver);
       args(m.args);

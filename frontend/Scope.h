@@ -47,6 +47,7 @@ struct Val {
     Value,  ///< a tile, scalar or pointer
     Tuple,  ///< several values (split)
     Fn,     ///< a fn, named or passed as an argument: fn apply(f, x) { return f(x); }
+    Mask,   ///< a block_mask parameter (Sema::masks[mask]), or a name bound to one
   };
   Kind kind = Kind::Poison;
   Type type;
@@ -59,6 +60,8 @@ struct Val {
   ir::Value *ir = nullptr;
   /// The fn of a Fn value.
   const ast::FunctionItem *fn = nullptr;
+  /// The block mask of a Mask value: an index into Sema::masks.
+  int mask = -1;
   /// Tuple elements.
   std::vector<Val> elems;
   /// Where the value was computed (for errors raised when a weak value adopts a type).
@@ -86,6 +89,13 @@ struct Val {
     Val v;
     v.kind = Kind::Fn;
     v.fn = f;
+    v.loc = loc;
+    return v;
+  }
+  static Val ofMask(int mask, Location loc) {
+    Val v;
+    v.kind = Kind::Mask;
+    v.mask = mask;
     v.loc = loc;
     return v;
   }

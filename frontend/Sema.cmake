@@ -8,6 +8,7 @@ add_library(kiln_sema STATIC
   BuiltinSynonyms.cpp
   SemaTileOps.cpp
   SemaTupleCombine.cpp
+  SemaSparsity.cpp
   SemaBuiltinsHints.cpp
   SemaBuiltins.cpp
   SemaBuiltinsRandom.cpp

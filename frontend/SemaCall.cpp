@@ -276,7 +276,11 @@ Val Sema::callFn(const ast::FunctionItem &fn, std::vector<Val> args, Location lo
   for (size_t i : order) {
     const ast::Param &p = fn.params[i];
     Val v = args[i];
-    if (v.kind == Val::Kind::Fn && (p.type || p.isConst)) {
+    const bool maskParam = p.type && p.type->kind == ast::TypeExprKind::BlockMask;
+    if (maskParam || v.kind == Val::Kind::Mask) {
+      if (!v.isPoison() && !checkMaskArgument(v, p, fn, loc))
+        v = Val::poison();
+    } else if (v.kind == Val::Kind::Fn && (p.type || p.isConst)) {
       error(loc, DiagCode::TypeMismatch,
             "parameter '" + p.name + "' of fn " + fn.name + " is " + (p.isConst ? "const" : "typed") +
                 ", so it cannot take the fn '" + v.fn->name + "'",

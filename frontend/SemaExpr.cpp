@@ -37,6 +37,11 @@ Val Sema::evalValueOf(const ast::Expr &e, Val v) {
               " values, but one value is needed here",
           "bind them with a tuple pattern: let (a, b) = ...");
     return Val::poison();
+  case Val::Kind::Mask:
+    error(e.loc, DiagCode::BlockMaskUse, "the block mask '" + masks[v.mask].name + "' is not a value",
+          "use it as blocks(" + masks[v.mask].name + ", rb), " + masks[v.mask].name + ".rows, " + masks[v.mask].name +
+              ".cols or " + masks[v.mask].name + ".elements(rb, cb)");
+    return Val::poison();
   case Val::Kind::Fn:
     error(e.loc, DiagCode::NotAValue, "'" + v.fn->name + "' is a fn, not a value",
           "call it: " + v.fn->name + "(...); a fn is passed by name only to a fn's parameter, or as a combiner");
@@ -85,6 +90,8 @@ Val Sema::evalExpr(const ast::Expr &e) {
   }
   case ExprKind::Method: {
     const auto &m = *ast::cast<ast::MethodExpr>(&e);
+    if (m.field || isMaskExpr(*m.receiver))
+      return evalMember(m);
     return evalCall(m.method, m.methodLoc, m.loc, m.receiver.get(), m.args);
   }
   case ExprKind::Index: return evalIndex(*ast::cast<ast::IndexExpr>(&e));
@@ -109,7 +116,7 @@ Val Sema::evalExpr(const ast::Expr &e) {
 
 Val Sema::evalArgument(const ast::Expr &e) {
   Val v = evalExpr(e);
-  return v.kind == Val::Kind::Fn ? v : evalValueOf(e, std::move(v));
+  return v.kind == Val::Kind::Fn || v.kind == Val::Kind::Mask ? v : evalValueOf(e, std::move(v));
 }
 
 Val Sema::evalValues(const ast::Expr &e) {

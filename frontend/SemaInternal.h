@@ -264,6 +264,47 @@ public:
   const ast::FunctionItem *argFn(CallArgs &a, size_t i);
   std::optional<std::string> argString(CallArgs &a, size_t i);
 
+  // ---- sparsity (SemaSparsity.cpp) ---------------------------------------------------
+  /// A block_mask parameter of the kernel being specialized: its five runtime
+  /// parameters (support/BlockMask.h) and block sizes.
+  struct MaskParam {
+    std::string name;
+    int64_t blockRows = 0, blockCols = 0;
+    ir::Value *rows = nullptr, *cols = nullptr, *rowStart = nullptr, *blocks = nullptr, *bitmaps = nullptr;
+  };
+  std::vector<MaskParam> masks;
+  /// An enclosing `for kb in blocks(mask, rb)`: what mask.elements(rb, kb) reads.
+  struct BlocksLoop {
+    int mask = -1;
+    Val row;                    ///< rb as evaluated for the loop
+    ir::Value *col = nullptr;   ///< the loop variable: the entry's column block
+    ir::Value *slot = nullptr;  ///< the entry's bitmap slot, -1 on a full block
+  };
+  std::vector<BlocksLoop> blocksLoops;
+  /// The bounds of `for kb in blocks(mask, rb)` over block row rb's entries.
+  struct BlocksRange {
+    int mask = -1;
+    Val row;
+    ir::Value *begin = nullptr, *end = nullptr; ///< i32 entry indices
+  };
+
+  /// Checks `block_mask<BM, BN>` (the block sizes); nullopt after an error.
+  std::optional<std::pair<int64_t, int64_t>> blockMaskSizes(const ast::TypeExpr &t);
+  /// Whether `v` may bind fn parameter `p`, when either is a block mask (reports E0408).
+  bool checkMaskArgument(const Val &v, const ast::Param &p, const ast::FunctionItem &fn, Location loc);
+  /// Declares kernel parameter `p` of type block_mask as its five runtime parameters.
+  void declareMaskParam(const ast::Param &p);
+  /// Whether `e` names a block mask (without reporting anything).
+  bool isMaskExpr(const ast::Expr &e);
+  /// `mask.rows`, `mask.cols`, `mask.elements(rb, cb)`, and any other `x.f` field.
+  Val evalMember(const ast::MethodExpr &m);
+  /// The range of a blocks() loop; nullopt after an error.
+  std::optional<BlocksRange> blocksRange(const ast::ForStmt &f);
+  /// At the top of a blocks() loop body with induction variable `entry`: reads the
+  /// entry and records the loop; returns the column block, the loop variable's value.
+  Val enterBlocksIteration(const BlocksRange &r, ir::Value *entry, Location loc);
+  void leaveBlocksIteration() { blocksLoops.pop_back(); }
+
   // ---- statements (SemaStmt.cpp) -----------------------------------------------------
   void checkBlock(const ast::BlockStmt &block, bool fnBody = false);
   void checkStmt(const ast::Stmt &s, bool lastOfFnBody);

@@ -77,8 +77,10 @@ std::optional<Type> Sema::resolveType(const ast::TypeExpr &t) {
     return e->withShape(shape);
   }
   case ast::TypeExprKind::BlockMask:
-    error(t.loc, DiagCode::Unsupported,
-          "block_mask parameters are not supported yet (sparsity-aware tiling has not landed)");
+    // Kernel parameters of this type are declared by declareMaskParam; anywhere else a
+    // mask is not a type a value can have.
+    error(t.loc, DiagCode::BlockMaskUse, "block_mask is the type of a kernel parameter only",
+          "a fn takes a block mask through an untyped parameter: fn f(mask, rb: i32)");
     return std::nullopt;
   }
   return std::nullopt;
@@ -109,7 +111,7 @@ void Sema::checkKernelDecl(const ast::FunctionItem &k) {
             "only const parameters take a default value",
             "make it const: const " + p.name + ": ... = ...");
     if (p.type->kind == ast::TypeExprKind::BlockMask)
-      continue; // E0109 when the kernel is compiled
+      continue; // its block sizes may name const parameters: checked when specialized
     if (p.type->kind == ast::TypeExprKind::Tile) {
       error(p.type->loc, DiagCode::KernelParamType,
             "kernel parameter '" + p.name +
@@ -357,6 +359,8 @@ std::unique_ptr<ir::Kernel> Sema::specialize(const ast::FunctionItem &k) {
 
   frames.clear();
   callStack.clear();
+  masks.clear();
+  blocksLoops.clear();
   combinerDepth = 0;
   depth = 0;
   depthReported = false;
@@ -365,12 +369,20 @@ std::unique_ptr<ir::Kernel> Sema::specialize(const ast::FunctionItem &k) {
   builder.setInsertionPointToEnd(kernel->body.get());
   current = kernel.get();
   try {
+    // Const parameters first: a block_mask<BM, BN> may name one declared after it.
     for (const auto &p : k.params) {
       if (p.isConst) {
         Val v = constParamValue(*this, p);
         if (v.isConst())
           kernel->constValues.emplace_back(p.name, constAttr(*v.cst));
         declareParam(BindingKind::Const, p.name, p.loc, v);
+      }
+    }
+    for (const auto &p : k.params) {
+      if (p.isConst)
+        continue;
+      if (p.type && p.type->kind == ast::TypeExprKind::BlockMask) {
+        declareMaskParam(p);
         continue;
       }
       std::optional<Type> t;

@@ -150,6 +150,11 @@ static std::vector<ir::Value *> currentValues(Sema &s, const std::vector<Binding
 
 static void checkBinding(Sema &s, const ast::BindingStmt &b) {
   Val v = b.tuplePattern ? s.evalValues(*b.init) : s.evalExpr(*b.init);
+  if (v.kind == Val::Kind::Mask && (b.isMutable || b.type || b.tuplePattern)) {
+    s.error(b.init->loc, DiagCode::BlockMaskUse, "a block mask cannot be stored in a var or a typed binding",
+            "bind it with let, without a type: let m = " + s.masks[v.mask].name + ";");
+    v = Val::poison();
+  }
   if (v.kind == Val::Kind::Fn && (b.isMutable || b.type || b.tuplePattern)) {
     s.error(b.init->loc, DiagCode::NotAValue, "'" + v.fn->name + "' is a fn, not a value",
             "a fn may be bound with let, without a type: let f = " + v.fn->name + ";");
@@ -392,7 +397,11 @@ static void checkFor(Sema &s, const ast::ForStmt &f) {
     return checkStaticFor(s, f);
   std::vector<Val> b;
   DType d = DType::I32;
-  if (!rangeBounds(s, f, b, d)) {
+  // blocks(mask, rb) runs over the entries of block row rb (SemaSparsity.cpp).
+  std::optional<Sema::BlocksRange> blocks;
+  if (f.range == ast::RangeKind::Blocks)
+    blocks = s.blocksRange(f);
+  if (f.range == ast::RangeKind::Blocks ? !blocks : !rangeBounds(s, f, b, d)) {
     // Still check the body (without building a loop) so that its errors are reported.
     ScopeGuard guard(s);
     s.declare(BindingKind::LoopVar, f.var, f.varLoc, Val::poison());
@@ -400,6 +409,10 @@ static void checkFor(Sema &s, const ast::ForStmt &f) {
     return;
   }
   std::vector<ir::Value *> operands;
+  if (blocks) {
+    Val one = Val::ofConst(Type::scalar(DType::I32), ConstVal::ofInt(1), false, f.rangeLoc);
+    operands = {blocks->begin, blocks->end, s.materialize(one)};
+  }
   for (Val &v : b) {
     Val c = s.convertTo(v, d, f.rangeLoc);
     operands.push_back(s.materialize(c));
@@ -411,9 +424,12 @@ static void checkFor(Sema &s, const ast::ForStmt &f) {
     operands.push_back(s.materialize(cur));
     types.push_back(cur.type);
   }
-  ir::Op *op = s.emit(ir::OpKind::For, f.loc, operands, types, {}, 1);
+  ir::AttrMap attrs;
+  if (blocks)
+    attrs["block_mask"] = s.masks[blocks->mask].name;
+  ir::Op *op = s.emit(ir::OpKind::For, f.loc, operands, types, std::move(attrs), 1);
   ir::Block *body = op->region(0);
-  ir::Value *iv = body->addArgument(Type::scalar(d), f.var);
+  ir::Value *iv = body->addArgument(Type::scalar(d), blocks ? f.var + "_entry" : f.var);
   std::vector<ir::Value *> args;
   for (Binding *v : vars) {
     args.push_back(body->addArgument(v->value.type, v->name));
@@ -423,8 +439,11 @@ static void checkFor(Sema &s, const ast::ForStmt &f) {
     InsertionGuard ig(s.builder);
     s.builder.setInsertionPointToEnd(body);
     ScopeGuard guard(s);
-    s.declare(BindingKind::LoopVar, f.var, f.varLoc, Val::ofIR(iv, f.varLoc));
+    Val var = blocks ? s.enterBlocksIteration(*blocks, iv, f.varLoc) : Val::ofIR(iv, f.varLoc);
+    s.declare(BindingKind::LoopVar, f.var, f.varLoc, var);
     s.checkBlock(*f.body);
+    if (blocks)
+      s.leaveBlocksIteration();
     s.emit(ir::OpKind::Yield, f.body->closeLoc.valid() ? f.body->closeLoc : f.loc,
            currentValues(s, vars, args), {});
   }

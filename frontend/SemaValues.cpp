@@ -212,6 +212,7 @@ std::string Sema::describe(const Val &v) const {
   case Val::Kind::Void: return "no value";
   case Val::Kind::Tuple: return std::to_string(v.elems.size()) + " values";
   case Val::Kind::Fn: return "fn " + v.fn->name;
+  case Val::Kind::Mask: return "block mask " + masks[v.mask].name;
   case Val::Kind::Value: break;
   }
   if (v.weak)

@@ -103,7 +103,8 @@ assignOp
 //===----------------------------------------------------------------------===//
 
 expr
-    : expr DOT IDENT LPAREN argList? RPAREN                         # methodExpr
+    // `x.f(args)` calls a method; `x.f` without parentheses reads a field (mask.rows).
+    : expr DOT IDENT (LPAREN argList? RPAREN)?                      # methodExpr
     | expr LBRACK indexItem (COMMA indexItem)* COMMA? RBRACK        # indexExpr
     // `**` binds tighter than a prefix operator on its left: -x ** 2 is -(x ** 2).
     | <assoc=right> expr op=POW expr                                # binaryExpr

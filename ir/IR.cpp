@@ -91,6 +91,7 @@ bool isElementwise(OpKind kind) {
   case OpKind::Split:
   case OpKind::Cat:
   case OpKind::Gather:
+  case OpKind::BlockElements:
   case OpKind::Load:
   case OpKind::Store:
   case OpKind::AtomicRMW:
@@ -138,6 +139,8 @@ bool isPure(OpKind kind) {
   case OpKind::Condition:
   case OpKind::Return:
     return false;
+  // Reads memory, but a mask's bitmaps are never written while a kernel runs.
+  case OpKind::BlockElements:
   case OpKind::Constant:
   case OpKind::ProgramId:
   case OpKind::NumPrograms:
@@ -436,6 +439,8 @@ std::unique_ptr<Module> cloneModule(const Module &module) {
     nk->numWarps = k->numWarps;
     nk->numStages = k->numStages;
     nk->gridSplit = k->gridSplit;
+    nk->paramMultiples = k->paramMultiples;
+    nk->blockMasks = k->blockMasks;
     ValueMap mapping;
     for (const auto &arg : k->body->arguments())
       mapping[arg.get()] = nk->body->addArgument(arg->type, arg->nameHint);

@@ -189,6 +189,16 @@ struct GridSplit {
 };
 
 /// One specialization of a `kernel`: runtime parameters are the body's arguments.
+/// A `block_mask<BM, BN>` parameter of the source: it became support/BlockMask.h's five
+/// runtime parameters (rows, cols, row_start, blocks, bitmaps), from `firstParam` on.
+struct BlockMaskParam {
+  std::string name;
+  int64_t blockRows = 0, blockCols = 0;
+  unsigned firstParam = 0;
+
+  bool operator==(const BlockMaskParam &) const = default;
+};
+
 struct Kernel {
   std::string name;                    ///< e.g. "softmax"
   Location loc;
@@ -201,6 +211,8 @@ struct Kernel {
   /// generation relies on them as on --assume-multiple, and a bundle records them, so
   /// that a launch that breaks one is refused.
   std::vector<std::pair<unsigned, int64_t>> paramMultiples;
+  /// The block masks among the parameters, in order.
+  std::vector<BlockMaskParam> blockMasks;
   std::unique_ptr<Block> body = std::make_unique<Block>();
 
   /// Runtime parameters (names come from the arguments' nameHint).

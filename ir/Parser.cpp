@@ -333,12 +333,14 @@ private:
           (key.text == "grid_split" ? k.gridSplit.segments : k.gridSplit.workspaceBytes) = v;
         } else if (key.text == "multiple_of") {
           parseMultiples(k);
+        } else if (key.text == "block_masks") {
+          parseBlockMasks(k);
         } else if (key.text == "cluster_size") {
           clusterSize = key;
           clusterPrograms = expect(Tok::Int, "an integer").intValue;
         } else {
           fail(key, "unknown kernel attribute '" + key.text +
-                        "' (expected cluster_size, consts, grid_split, multiple_of, num_stages, num_warps or "
+                        "' (expected block_masks, cluster_size, consts, grid_split, multiple_of, num_stages, num_warps or "
                         "workspace_bytes)");
         }
       } while (accept(Tok::Comma));
@@ -374,6 +376,30 @@ private:
       k.paramMultiples.emplace_back(*index, expect(Tok::Int, "an integer").intValue);
     } while (accept(Tok::Comma));
     expect(Tok::RBrace, "'}' ending multiple_of");
+  }
+
+  /// block_masks = {mask = [first parameter, BM, BN], ...} (the verifier checks them).
+  void parseBlockMasks(Kernel &k) {
+    expect(Tok::LBrace, "'{' starting block_masks");
+    if (accept(Tok::RBrace))
+      return;
+    do {
+      BlockMaskParam m;
+      m.name = parseKey();
+      expect(Tok::Equal, "'=' after the mask's name");
+      expect(Tok::LBracket, "'[' starting [first parameter, BM, BN]");
+      const Token &first = expect(Tok::Int, "the index of the mask's first parameter");
+      if (first.intValue < 0 || first.intValue > 1'000'000)
+        fail(first, "parameter index " + std::to_string(first.intValue) + " is out of range");
+      m.firstParam = static_cast<unsigned>(first.intValue);
+      expect(Tok::Comma, "','");
+      m.blockRows = expect(Tok::Int, "the block rows BM").intValue;
+      expect(Tok::Comma, "','");
+      m.blockCols = expect(Tok::Int, "the block columns BN").intValue;
+      expect(Tok::RBracket, "']'");
+      k.blockMasks.push_back(std::move(m));
+    } while (accept(Tok::Comma));
+    expect(Tok::RBrace, "'}' ending block_masks");
   }
 
   void parseConsts(Kernel &k) {

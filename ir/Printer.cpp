@@ -192,7 +192,17 @@ public:
       const Value *a = k.body->argument(i);
       os_ << (i ? ", " : "") << namer_.name(a) << ": " << a->type.str();
     }
-    os_ << ") attributes {consts = {";
+    os_ << ") attributes {";
+    if (!k.blockMasks.empty()) {
+      os_ << "block_masks = {";
+      for (size_t i = 0; i < k.blockMasks.size(); ++i) {
+        const BlockMaskParam &m = k.blockMasks[i];
+        os_ << (i ? ", " : "") << keyName(m.name) << " = [" << m.firstParam << ", " << m.blockRows << ", "
+            << m.blockCols << "]";
+      }
+      os_ << "}, ";
+    }
+    os_ << "consts = {";
     for (size_t i = 0; i < k.constValues.size(); ++i)
       os_ << (i ? ", " : "") << keyName(k.constValues[i].first) << " = "
           << printAttr(k.constValues[i].second);

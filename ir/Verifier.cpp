@@ -58,6 +58,21 @@ private:
       if (multiple < 1 || multiple > (int64_t{1} << 30) || (multiple & (multiple - 1)) != 0)
         error(k.loc, where + ": multiple_of " + std::to_string(multiple) + " is not a power of two in 1..2^30");
     }
+    for (const BlockMaskParam &m : k.blockMasks) {
+      auto pow2 = [](int64_t v) { return v >= 1 && v <= 256 && (v & (v - 1)) == 0; };
+      if (!pow2(m.blockRows) || !pow2(m.blockCols))
+        error(k.loc, where + ": block mask '" + m.name + "' has block sizes that are not powers of two in 1..256");
+      const auto &ps = k.params();
+      const Type expected[] = {Type::scalar(DType::I32), Type::scalar(DType::I32), Type::ptr(DType::I32),
+                               Type::ptr(DType::I32), Type::ptr(DType::U32)};
+      bool fits = m.firstParam + 5 <= k.numLaunchParams();
+      for (unsigned i = 0; fits && i < 5; ++i)
+        fits = ps[m.firstParam + i]->type == expected[i];
+      if (!fits)
+        error(k.loc, where + ": block mask '" + m.name +
+                         "' does not name five parameters (i32, i32, *i32, *i32, *u32) from parameter " +
+                         std::to_string(m.firstParam));
+    }
     const Op *term = k.body->terminator();
     if (!term || term->kind() != OpKind::Return)
       error(k.body->empty() ? k.loc : k.body->ops().back()->loc(),
@@ -221,6 +236,7 @@ private:
       checkCombinerPure(op, *op.region(0));
       return;
     }
+    case OpKind::BlockElements:
     case OpKind::Constant:
     case OpKind::ProgramId:
     case OpKind::NumPrograms:

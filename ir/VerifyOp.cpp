@@ -236,6 +236,18 @@ static Err checkArange(const Op &op) {
   return resultIs(op, Type::tile(DType::I32, {end - start}));
 }
 
+static Err checkBlockElements(const Op &op) {
+  const Type &bitmaps = op.operand(0)->type, &slot = op.operand(1)->type;
+  if (!bitmaps.pointer || !bitmaps.isScalar() || bitmaps.dtype != DType::U32)
+    return "the bitmaps operand must be a scalar *u32, got " + typeStr(op.operand(0));
+  if (slot != Type::scalar(DType::I32))
+    return "the slot operand must be an i32 scalar, got " + typeStr(op.operand(1));
+  const Type &r = op.result()->type;
+  if (r.pointer || r.dtype != DType::Bool || r.shape.size() != 2)
+    return "the result must be a 2-D bool tile, got " + r.str();
+  return std::nullopt;
+}
+
 static Err checkSplat(const Op &op) {
   const Type &in = op.operand(0)->type;
   if (!in.isScalar())
@@ -605,6 +617,8 @@ static Err checkKind(const Op &op) {
     return checkGridQuery(op);
   case OpKind::Arange:
     return checkArange(op);
+  case OpKind::BlockElements:
+    return checkBlockElements(op);
   case OpKind::Splat:
     return checkSplat(op);
   case OpKind::Broadcast:

@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Args.h"
 #include "runtime/DTypes.h"
+#include "support/BlockMask.h"
 #include "support/FloatFormats.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -25,10 +27,38 @@ std::vector<void *> PackedArgs::pointers() {
   return p;
 }
 
-std::string signatureString(const std::string &kernelName, const std::vector<BundleParam> &params) {
+// For each parameter, the block mask that starts there (nullptr for the others). A mask
+// that would reach past the parameters (validateBundle refuses such a bundle) starts
+// nowhere, so whatever parameters it names are passed one by one.
+static std::vector<const BundleBlockMask *> maskStarts(const std::vector<BundleParam> &params,
+                                                       std::span<const BundleBlockMask> masks) {
+  std::vector<const BundleBlockMask *> start(params.size(), nullptr);
+  for (const BundleBlockMask &m : masks)
+    if (size_t(m.firstParam) + kBlockMaskParams <= params.size())
+      start[m.firstParam] = &m;
+  return start;
+}
+
+// "mask: block_mask<4, 8>"
+static std::string maskSpelling(const BundleBlockMask &m) {
+  return m.name + ": block_mask<" + std::to_string(m.blockRows) + ", " + std::to_string(m.blockCols) + ">";
+}
+
+std::string signatureString(const std::string &kernelName, const std::vector<BundleParam> &params,
+                            std::span<const BundleBlockMask> masks) {
+  std::vector<const BundleBlockMask *> start = maskStarts(params, masks);
   std::string s = kernelName + "(";
-  for (size_t i = 0; i < params.size(); ++i)
-    s += (i ? ", " : "") + params[i].name + ": " + paramTypeSpelling(params[i].dtype, params[i].pointer);
+  bool first = true;
+  for (size_t i = 0; i < params.size(); ++i) {
+    s += first ? "" : ", ";
+    first = false;
+    if (start[i]) {
+      s += maskSpelling(*start[i]);
+      i += kBlockMaskParams - 1;
+    } else {
+      s += params[i].name + ": " + paramTypeSpelling(params[i].dtype, params[i].pointer);
+    }
+  }
   return s + ")";
 }
 
@@ -46,6 +76,7 @@ static std::string describeArg(const kiln_arg &a) {
   case KILN_ARG_UINT: return "an integer (" + std::to_string(a.value.u) + ")";
   case KILN_ARG_FLOAT: return "a float (" + formatDouble(a.value.f) + ")";
   case KILN_ARG_BOOL: return std::string("a bool (") + (a.value.b ? "true" : "false") + ")";
+  case KILN_ARG_BLOCK_MASK: return "a block mask";
   case KILN_ARG_KIND_MAX_ENUM: break;
   }
   return "an argument of unknown kind " + std::to_string(static_cast<int>(a.kind));
@@ -163,7 +194,7 @@ static std::string packBuffer(const BundleParam &p, const kiln_arg &a, const Buf
 static std::string packOne(const BundleParam &p, const kiln_arg &a, const BufferResolver &resolve, uint64_t &slot) {
   std::string type = paramTypeSpelling(p.dtype, p.pointer);
   bool known = a.kind == KILN_ARG_BUFFER || a.kind == KILN_ARG_INT || a.kind == KILN_ARG_UINT ||
-               a.kind == KILN_ARG_FLOAT || a.kind == KILN_ARG_BOOL;
+               a.kind == KILN_ARG_FLOAT || a.kind == KILN_ARG_BOOL || a.kind == KILN_ARG_BLOCK_MASK;
   if (!known)
     return describeArg(a) + " was passed";
   if (p.pointer) {
@@ -171,8 +202,8 @@ static std::string packOne(const BundleParam &p, const kiln_arg &a, const Buffer
       return "the parameter is " + type + " and takes a device buffer, got " + describeArg(a);
     return packBuffer(p, a, resolve, slot);
   }
-  if (a.kind == KILN_ARG_BUFFER)
-    return "the parameter is the scalar " + type + ", got a device buffer";
+  if (a.kind == KILN_ARG_BUFFER || a.kind == KILN_ARG_BLOCK_MASK)
+    return "the parameter is the scalar " + type + ", got " + describeArg(a);
   if (p.dtype == DType::Bool) {
     if (a.kind != KILN_ARG_BOOL)
       return "the parameter is bool and takes a bool, got " + describeArg(a);
@@ -201,23 +232,93 @@ static std::string packOne(const BundleParam &p, const kiln_arg &a, const Buffer
   return why;
 }
 
-std::string packLaunchArgs(const std::string &kernelName, const std::vector<BundleParam> &params,
-                           std::span<const kiln_arg> args, const BufferResolver &resolve, PackedArgs &out) {
+// The prefix of a message about argument `index` (0-based), passed for `what`.
+static std::string argumentContext(const std::string &kernelName, size_t index, const std::string &what) {
+  return "kernel '" + kernelName + "', argument " + std::to_string(index + 1) + " ('" + what + "'): ";
+}
+
+// Checks the mask argument `a` against `mask` and packs its five parts into the slots
+// from mask.firstParam on.
+static std::optional<ArgsError> packMask(const std::string &kernelName, const std::vector<BundleParam> &params,
+                                         const BundleBlockMask &mask, size_t argIndex, const kiln_arg &a,
+                                         const BufferResolver &resolve, const MaskResolver &resolveMask,
+                                         PackedArgs &out) {
+  const std::string context = argumentContext(kernelName, argIndex, maskSpelling(mask));
+  std::string why;
+  std::optional<MaskRef> ref;
+  if (!resolveMask)
+    why = "this launcher takes a block mask only as its five parts";
+  else
+    ref = resolveMask(a.value.mask, why);
+  if (!ref)
+    return ArgsError{KILN_ERROR_INVALID_VALUE, context + why};
+  if (uint32_t(ref->blockRows) != mask.blockRows || uint32_t(ref->blockCols) != mask.blockCols)
+    return ArgsError{KILN_ERROR_INVALID_VALUE, "kernel '" + kernelName + "' takes " + maskSpelling(mask) +
+                                                   ", but the mask has " + std::to_string(ref->blockRows) + " x " +
+                                                   std::to_string(ref->blockCols) + " blocks"};
+  // The parts go through the same checks as parts passed one by one, so a kernel
+  // compiled with assumptions about them (divisibility) is held to them either way.
+  kiln_arg parts[kBlockMaskParams] = {};
+  parts[0].kind = parts[1].kind = KILN_ARG_INT;
+  parts[0].value.i = ref->rows;
+  parts[1].value.i = ref->cols;
+  const kiln_buffer *arrays[3] = {ref->rowStart, ref->blocks, ref->bitmaps};
+  for (unsigned i = 0; i < 3; ++i) {
+    parts[2 + i].kind = KILN_ARG_BUFFER;
+    parts[2 + i].value.buffer.buffer = arrays[i];
+  }
+  for (unsigned i = 0; i < kBlockMaskParams; ++i) {
+    const size_t slot = mask.firstParam + i;
+    const BundleParam &p = params[slot];
+    if (std::string bad = packOne(p, parts[i], resolve, out.slots[slot]); !bad.empty())
+      return ArgsError{KILN_ERROR_ARGUMENT_MISMATCH,
+                       context + "its part '" + p.name + ": " + paramTypeSpelling(p.dtype, p.pointer) + "': " + bad};
+    out.sizes[slot] = p.pointer ? 8 : dtypeSizeBytes(p.dtype);
+  }
+  return std::nullopt;
+}
+
+std::optional<ArgsError> packLaunchArgs(const std::string &kernelName, const std::vector<BundleParam> &params,
+                                        std::span<const BundleBlockMask> masks, std::span<const kiln_arg> args,
+                                        const BufferResolver &resolve, const MaskResolver &resolveMask,
+                                        PackedArgs &out) {
   out.slots.assign(params.size(), 0);
   out.sizes.assign(params.size(), 0);
-  if (args.size() != params.size())
-    return "kernel '" + kernelName + "' takes " + std::to_string(params.size()) + " argument" +
-           (params.size() == 1 ? "" : "s") + ", got " + std::to_string(args.size()) + "; its signature is " +
-           signatureString(kernelName, params);
-  for (size_t i = 0; i < params.size(); ++i) {
-    const BundleParam &p = params[i];
-    std::string why = packOne(p, args[i], resolve, out.slots[i]);
-    if (!why.empty())
-      return "kernel '" + kernelName + "', argument " + std::to_string(i + 1) + " ('" + p.name + ": " +
-             paramTypeSpelling(p.dtype, p.pointer) + "'): " + why;
-    out.sizes[i] = p.pointer ? 8 : dtypeSizeBytes(p.dtype);
+  const std::vector<const BundleBlockMask *> start = maskStarts(params, masks);
+  auto takesWhole = [&](size_t param, size_t arg) { return start[param] && args[arg].kind == KILN_ARG_BLOCK_MASK; };
+
+  // The count first: with a mask standing for one or five arguments, it depends on the
+  // kinds of the arguments at the masks' positions.
+  size_t param = 0, arg = 0;
+  for (; param < params.size() && arg < args.size(); ++arg)
+    param += takesWhole(param, arg) ? kBlockMaskParams : 1;
+  if (param != params.size() || arg != args.size()) {
+    const size_t numMasks = params.size() - size_t(std::count(start.begin(), start.end(), nullptr));
+    const size_t expected = params.size() - (kBlockMaskParams - 1) * numMasks;
+    return ArgsError{KILN_ERROR_ARGUMENT_MISMATCH,
+                     "kernel '" + kernelName + "' takes " + std::to_string(expected) + " argument" +
+                         (expected == 1 ? "" : "s") + ", got " + std::to_string(args.size()) +
+                         (expected == params.size() ? ""
+                                                    : " (a block mask is one argument, or five: its rows, cols, "
+                                                      "row_start, blocks and bitmaps)") +
+                         "; its signature is " + signatureString(kernelName, params, masks)};
   }
-  return "";
+
+  for (param = 0, arg = 0; param < params.size(); ++arg) {
+    if (takesWhole(param, arg)) {
+      if (auto error = packMask(kernelName, params, *start[param], arg, args[arg], resolve, resolveMask, out))
+        return error;
+      param += kBlockMaskParams;
+      continue;
+    }
+    const BundleParam &p = params[param];
+    if (std::string why = packOne(p, args[arg], resolve, out.slots[param]); !why.empty())
+      return ArgsError{KILN_ERROR_ARGUMENT_MISMATCH,
+                       argumentContext(kernelName, arg, p.name + ": " + paramTypeSpelling(p.dtype, p.pointer)) + why};
+    out.sizes[param] = p.pointer ? 8 : dtypeSizeBytes(p.dtype);
+    ++param;
+  }
+  return std::nullopt;
 }
 
 } // namespace kiln::rt

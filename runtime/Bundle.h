@@ -56,6 +56,18 @@ struct BundleParam {
   bool operator==(const BundleParam &) const = default;
 };
 
+/// A `block_mask<BM, BN>` parameter of the source (support/BlockMask.h). The kernel takes
+/// it as five parameters from `firstParam` on — NAME.rows (i32), NAME.cols (i32),
+/// NAME.row_start (*i32), NAME.blocks (*i32), NAME.bitmaps (*u32) — which a launcher
+/// builds from the one mask its caller gives; the runtime passes them as any others.
+struct BundleBlockMask {
+  std::string name;
+  uint32_t blockRows = 0, blockCols = 0; ///< BM and BN: powers of two from 1 to 256
+  uint32_t firstParam = 0;               ///< the index of NAME.rows in `params`
+
+  bool operator==(const BundleBlockMask &) const = default;
+};
+
 /// A `const` parameter's value baked into this specialization.
 struct ConstValue {
   std::string name;
@@ -76,6 +88,9 @@ struct Bundle {
   std::string kernelName; ///< the Kiln kernel's name
   std::string entry;      ///< the symbol of the entry point in the code sections
   std::vector<BundleParam> params;
+  /// The block masks among `params`, none sharing a parameter (empty for bundles written
+  /// before masks existed).
+  std::vector<BundleBlockMask> blockMasks;
   std::vector<ConstValue> consts;
   uint32_t numWarps = 4;
   uint32_t sharedBytes = 0;     ///< dynamic shared (local) memory per program
@@ -108,8 +123,9 @@ struct Bundle {
 /// Format version written by this runtime and the only one it reads.
 inline constexpr uint32_t kBundleFormatVersion = 1;
 
-/// Checks the meaning of every field (names, ranges, section kinds vs targets, that a
-/// section for `target` exists). Returns "" when valid, else the first problem.
+/// Checks the meaning of every field (names, ranges, block masks against the parameters
+/// they stand for, section kinds vs targets, that a section for `target` exists).
+/// Returns "" when valid, else the first problem.
 std::string validateBundle(const Bundle &bundle);
 
 /// The file bytes of a valid bundle. On an invalid bundle returns an empty vector and

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/BundleMetadata.h"
 #include "runtime/DTypes.h"
+#include "support/BlockMask.h"
 
 #include <charconv>
 #include <cmath>
@@ -81,9 +82,48 @@ std::string validateBundle(const Bundle &b) {
     return "too many parameters (" + std::to_string(b.params.size()) + ")";
   if (b.consts.size() > kMaxConsts)
     return "too many const values (" + std::to_string(b.consts.size()) + ")";
+  if (b.blockMasks.size() > kMaxParams / kBlockMaskParams)
+    return "too many block masks (" + std::to_string(b.blockMasks.size()) + ")";
+  // Each mask stands for five parameters of fixed types, named after it: the launchers
+  // build exactly those from the caller's mask, so any other shape is a damaged file.
+  std::vector<const BundleBlockMask *> maskOf(b.params.size(), nullptr);
+  for (const BundleBlockMask &m : b.blockMasks) {
+    if (!isIdentifier(m.name))
+      return "block mask name '" + m.name.substr(0, 64) + "' is not an identifier";
+    std::string what = "block mask '" + m.name + "'";
+    if (!isValidMaskBlockSize(m.blockRows) || !isValidMaskBlockSize(m.blockCols))
+      return what + " has blocks of " + std::to_string(m.blockRows) + " x " + std::to_string(m.blockCols) +
+             "; each side must be a power of two from 1 to 256";
+    if (m.firstParam > b.params.size() || b.params.size() - m.firstParam < kBlockMaskParams)
+      return what + " needs parameters " + std::to_string(m.firstParam) + ".." +
+             std::to_string(uint64_t(m.firstParam) + kBlockMaskParams - 1) + ", but there are " +
+             std::to_string(b.params.size());
+    static constexpr struct {
+      DType dtype;
+      bool pointer;
+    } kTypes[kBlockMaskParams] = {{DType::I32, false}, {DType::I32, false}, {DType::I32, true},
+                                  {DType::I32, true},  {DType::U32, true}};
+    for (unsigned i = 0; i < kBlockMaskParams; ++i) {
+      size_t index = m.firstParam + i;
+      const BundleParam &p = b.params[index];
+      if (maskOf[index])
+        return what + " overlaps block mask '" + maskOf[index]->name + "' at parameter " + std::to_string(index);
+      maskOf[index] = &m;
+      std::string expected = m.name + kBlockMaskParamSuffixes[i];
+      if (p.name != expected)
+        return what + " needs parameter " + std::to_string(index) + " to be '" + expected + "', not '" +
+               p.name.substr(0, 64) + "'";
+      if (p.dtype != kTypes[i].dtype || p.pointer != kTypes[i].pointer)
+        return what + " needs parameter '" + expected + "' to be " +
+               paramTypeSpelling(kTypes[i].dtype, kTypes[i].pointer) + ", not " +
+               paramTypeSpelling(p.dtype, p.pointer);
+    }
+  }
   std::set<std::string> names;
-  for (const BundleParam &p : b.params) {
-    if (!isIdentifier(p.name))
+  for (size_t i = 0; i < b.params.size(); ++i) {
+    const BundleParam &p = b.params[i];
+    // A mask's parameters are named NAME.rows etc., checked above; the others are identifiers.
+    if (!maskOf[i] && !isIdentifier(p.name))
       return "parameter name '" + p.name.substr(0, 64) + "' is not an identifier";
     if (!names.insert(p.name).second)
       return "parameter '" + p.name + "' appears twice";
@@ -95,11 +135,15 @@ std::string validateBundle(const Bundle &b) {
         (!divisible && p.divisibility != 1))
       return "parameter '" + p.name + "' has an invalid divisibility " + std::to_string(p.divisibility);
   }
+  // A mask is one argument to a launcher's caller, under its own name.
+  for (const BundleBlockMask &m : b.blockMasks)
+    if (!names.insert(m.name).second)
+      return "block mask '" + m.name + "' has the name of another parameter or block mask";
   for (const ConstValue &c : b.consts) {
     if (!isIdentifier(c.name))
       return "const name '" + c.name.substr(0, 64) + "' is not an identifier";
     if (!names.insert(c.name).second)
-      return "const '" + c.name + "' has the name of another parameter or const";
+      return "const '" + c.name + "' has the name of another parameter, block mask or const";
   }
   if (b.numWarps < 1 || b.numWarps > kMaxNumWarps)
     return "num_warps " + std::to_string(b.numWarps) + " is outside 1.." + std::to_string(kMaxNumWarps);
@@ -184,6 +228,10 @@ std::string encodeBundleMetadata(const Bundle &b) {
   for (const BundleParam &p : b.params)
     line("param", p.name + " " + paramTypeSpelling(p.dtype, p.pointer) +
                       (p.divisibility > 1 ? " div " + std::to_string(p.divisibility) : ""));
+  // Only kernels with masks carry these, so every other bundle reads as it always did.
+  for (const BundleBlockMask &m : b.blockMasks)
+    line("block_mask", m.name + " " + std::to_string(m.blockRows) + " " + std::to_string(m.blockCols) + " " +
+                           std::to_string(m.firstParam));
   for (const ConstValue &c : b.consts) {
     std::string value;
     if (auto *i = std::get_if<int64_t>(&c.value))
@@ -272,6 +320,12 @@ static bool parseParam(std::string_view rest, BundleParam &p) {
   return nextWord(rest) == "div" && parseInt(nextWord(rest), p.divisibility) && rest.empty();
 }
 
+static bool parseBlockMask(std::string_view rest, BundleBlockMask &m) {
+  m.name = std::string(nextWord(rest));
+  return parseInt(nextWord(rest), m.blockRows) && parseInt(nextWord(rest), m.blockCols) &&
+         parseInt(nextWord(rest), m.firstParam) && rest.empty();
+}
+
 static bool parseSource(std::string_view rest, Bundle &b) {
   if (!parseInt(nextWord(rest), b.sourceLine) || !parseInt(nextWord(rest), b.sourceColumn) || rest.empty())
     return false;
@@ -304,7 +358,7 @@ bool decodeBundleMetadata(std::string_view text, Bundle &b, std::string &error) 
       return fail("holds a control character or is too long");
     std::string_view rest = line;
     std::string_view key = nextWord(rest);
-    if (key != "param" && key != "const" && !seen.insert(std::string(key)).second)
+    if (key != "param" && key != "const" && key != "block_mask" && !seen.insert(std::string(key)).second)
       return fail("key '" + std::string(key.substr(0, 32)) + "' appears twice");
     bool ok = true;
     if (key == "kernel") {
@@ -315,6 +369,10 @@ bool decodeBundleMetadata(std::string_view text, Bundle &b, std::string &error) 
       BundleParam p;
       ok = parseParam(rest, p);
       b.params.push_back(std::move(p));
+    } else if (key == "block_mask") {
+      BundleBlockMask m;
+      ok = parseBlockMask(rest, m);
+      b.blockMasks.push_back(std::move(m));
     } else if (key == "const") {
       ConstValue c;
       ok = parseConst(rest, c);

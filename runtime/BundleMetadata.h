@@ -7,6 +7,7 @@
 //   entry softmax
 //   param x *f32
 //   param n i32
+//   block_mask m 4 8 2      (one per block_mask parameter: NAME BM BN FIRST, the index of m.rows)
 //   const BLOCK int 1024
 //   num_warps 4
 //   shared_bytes 0

@@ -10,6 +10,7 @@
 #include "runtime/DTypes.h"
 #include "runtime/SplitLaunch.h"
 #include "runtime/kiln_runtime.h"
+#include "support/BlockMask.h"
 
 #include <mutex>
 #include <new>
@@ -23,8 +24,9 @@ namespace {
 struct RuntimeState {
   std::unique_ptr<Backend> backend;
   std::mutex mutex;
-  std::set<const kiln_buffer *> buffers; ///< live buffers, to refuse freed or foreign ones
-  std::string lastLaunch;                ///< the last kernel launched, for asynchronous faults
+  std::set<const kiln_buffer *> buffers;   ///< live buffers, to refuse freed or foreign ones
+  std::set<const kiln_block_mask *> masks; ///< live block masks, likewise
+  std::string lastLaunch;                  ///< the last kernel launched, for asynchronous faults
 };
 
 thread_local std::string lastError;
@@ -110,6 +112,15 @@ struct kiln_event {
   std::shared_ptr<RuntimeState> state;
   std::unique_ptr<DeviceEvent> device;
   bool recorded = false;
+};
+/// A block mask on the device: its three arrays are ordinary buffers of the runtime
+/// (registered like any other, so a launch resolves them as it resolves the caller's),
+/// owned by the mask and never handed out.
+struct kiln_block_mask {
+  std::shared_ptr<RuntimeState> state;
+  int32_t rows = 0, cols = 0, blockRows = 0, blockCols = 0;
+  int64_t full = 0, partial = 0, empty = 0;
+  kiln_buffer *rowStart = nullptr, *blocks = nullptr, *bitmaps = nullptr;
 };
 
 extern "C" {
@@ -412,6 +423,28 @@ kiln_status kiln_kernel_param(const kiln_kernel *kernel, size_t index, const cha
   });
 }
 
+size_t kiln_kernel_num_block_masks(const kiln_kernel *kernel) {
+  return kernel ? kernel->bundle.blockMasks.size() : 0;
+}
+
+kiln_status kiln_kernel_block_mask(const kiln_kernel *kernel, size_t index, const char **name, int64_t *block_rows,
+                                   int64_t *block_cols, size_t *first_param) {
+  return guarded([&] {
+    if (!kernel || index >= kernel->bundle.blockMasks.size())
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_kernel_block_mask: null kernel or index out of range");
+    const BundleBlockMask &m = kernel->bundle.blockMasks[index];
+    if (name)
+      *name = m.name.c_str();
+    if (block_rows)
+      *block_rows = m.blockRows;
+    if (block_cols)
+      *block_cols = m.blockCols;
+    if (first_param)
+      *first_param = m.firstParam;
+    return KILN_SUCCESS;
+  });
+}
+
 uint32_t kiln_kernel_block_size(const kiln_kernel *kernel) { return kernel ? kernel->bundle.numWarps * 32 : 0; }
 uint32_t kiln_kernel_shared_bytes(const kiln_kernel *kernel) { return kernel ? kernel->bundle.sharedBytes : 0; }
 const char *kiln_kernel_jit_log(const kiln_kernel *kernel) {
@@ -494,11 +527,23 @@ kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *arg
       }
       return BufferRef{buf->address, buf->size, fromCDType(buf->dtype)};
     };
+    MaskResolver resolveMask = [&](const kiln_block_mask *mask, std::string &why) -> std::optional<MaskRef> {
+      if (!mask) {
+        why = "the block mask is null";
+        return std::nullopt;
+      }
+      if (!rt.masks.count(mask)) {
+        why = "the block mask was destroyed or belongs to another runtime";
+        return std::nullopt;
+      }
+      return MaskRef{mask->rows,     mask->cols,   mask->blockRows, mask->blockCols,
+                     mask->rowStart, mask->blocks, mask->bitmaps};
+    };
     PackedArgs packed;
-    std::string why =
-        packLaunchArgs(b.kernelName, b.params, std::span<const kiln_arg>(args, num_args), resolve, packed);
-    if (!why.empty())
-      return fail(KILN_ERROR_ARGUMENT_MISMATCH, why);
+    if (std::optional<ArgsError> error = packLaunchArgs(b.kernelName, b.params, b.blockMasks,
+                                                        std::span<const kiln_arg>(args, num_args), resolve,
+                                                        resolveMask, packed))
+      return fail(error->status, error->message);
     if (grid.x == 0 || grid.y == 0 || grid.z == 0)
       return KILN_SUCCESS; // an empty grid runs no program, like an empty loop
     kiln_grid max = rt.backend->maxGrid();
@@ -523,6 +568,153 @@ kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *arg
     if (!s.ok())
       return failAfterLaunch(rt, s);
     rt.lastLaunch = kernelContext(b);
+    return KILN_SUCCESS;
+  });
+}
+
+// ---- block masks -----------------------------------------------------------------------
+
+// Frees a mask's buffers and the mask, which is no longer registered in its runtime.
+static void freeMask(kiln_block_mask *mask) {
+  kiln_buffer_free(mask->rowStart);
+  kiln_buffer_free(mask->blocks);
+  kiln_buffer_free(mask->bitmaps);
+  delete mask;
+}
+
+// Uploads `layout` (nullopt: the builder refused its input, saying why in `error`) as a
+// mask of `runtime`. `fn` names the entry point in messages.
+static kiln_status uploadMask(const char *fn, kiln_runtime *runtime, const std::optional<kiln::BlockMaskLayout> &layout,
+                              const std::string &error, kiln_block_mask **out) {
+  if (!layout)
+    return fail(KILN_ERROR_INVALID_VALUE, std::string(fn) + ": " + error);
+  auto mask = std::make_unique<kiln_block_mask>();
+  mask->state = runtime->state;
+  mask->rows = layout->rows;
+  mask->cols = layout->cols;
+  mask->blockRows = layout->blockRows;
+  mask->blockCols = layout->blockCols;
+  kiln::BlockMaskStats stats = kiln::blockMaskStats(*layout);
+  mask->full = stats.full;
+  mask->partial = stats.partial;
+  mask->empty = stats.empty;
+  // Every array holds at least one word (BlockMask.h), so no buffer is empty.
+  struct Array {
+    kiln_buffer **buffer;
+    kiln_dtype dtype;
+    const void *words;
+    size_t count;
+  };
+  const Array arrays[] = {{&mask->rowStart, KILN_DTYPE_I32, layout->rowStart.data(), layout->rowStart.size()},
+                          {&mask->blocks, KILN_DTYPE_I32, layout->blocks.data(), layout->blocks.size()},
+                          {&mask->bitmaps, KILN_DTYPE_U32, layout->bitmaps.data(), layout->bitmaps.size()}};
+  for (const Array &a : arrays) {
+    const size_t bytes = a.count * sizeof(uint32_t);
+    kiln_status s = kiln_buffer_alloc(runtime, bytes, a.dtype, a.buffer);
+    if (s == KILN_SUCCESS)
+      s = kiln_buffer_write(*a.buffer, 0, a.words, bytes);
+    if (s != KILN_SUCCESS) {
+      freeMask(mask.release()); // kiln_last_error() still holds the failing call's message
+      return s;
+    }
+  }
+  RuntimeState &rt = *runtime->state;
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  rt.masks.insert(mask.get());
+  *out = mask.release();
+  return KILN_SUCCESS;
+}
+
+// Whether rows x cols lies in the range the builders accept (checked before the product
+// is formed from caller-given extents).
+static bool gridInRange(int64_t rows, int64_t cols) {
+  constexpr int64_t kMaxExtent = int64_t(1) << 30;
+  return rows >= 1 && rows <= kMaxExtent && cols >= 1 && cols <= kMaxExtent;
+}
+
+kiln_status kiln_block_mask_from_dense(kiln_runtime *runtime, const uint8_t *kept, int64_t rows, int64_t cols,
+                                       int64_t block_rows, int64_t block_cols, kiln_block_mask **out) {
+  return guarded([&] {
+    if (!runtime || !out)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_block_mask_from_dense: null runtime or `out`");
+    *out = nullptr;
+    // Out-of-range extents get an empty view: the builder refuses them before reading.
+    const bool inRange = gridInRange(rows, cols);
+    if (inRange && !kept)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_block_mask_from_dense: null `kept` array");
+    std::span<const uint8_t> view(kept, inRange ? size_t(rows * cols) : 0);
+    std::string error;
+    std::optional<kiln::BlockMaskLayout> layout =
+        kiln::blockMaskFromDense(view, rows, cols, block_rows, block_cols, error);
+    return uploadMask("kiln_block_mask_from_dense", runtime, layout, error, out);
+  });
+}
+
+kiln_status kiln_block_mask_from_bsr(kiln_runtime *runtime, const int64_t *row_ptr, size_t row_ptr_len,
+                                     const int64_t *col_indices, size_t num_blocks, const uint8_t *block_data,
+                                     int64_t rows, int64_t cols, int64_t block_rows, int64_t block_cols,
+                                     kiln_block_mask **out) {
+  return guarded([&] {
+    const char *fn = "kiln_block_mask_from_bsr";
+    if (!runtime || !out)
+      return fail(KILN_ERROR_INVALID_VALUE, std::string(fn) + ": null runtime or `out`");
+    *out = nullptr;
+    if ((!row_ptr && row_ptr_len) || (!col_indices && num_blocks))
+      return fail(KILN_ERROR_INVALID_VALUE, std::string(fn) + ": null `row_ptr` or `col_indices` array");
+    std::optional<std::span<const uint8_t>> data;
+    if (block_data) {
+      // Block sizes the builder refuses get an empty view: it refuses them before reading.
+      size_t count = 0;
+      if (kiln::isValidMaskBlockSize(block_rows) && kiln::isValidMaskBlockSize(block_cols)) {
+        const size_t perBlock = size_t(block_rows * block_cols);
+        if (num_blocks > SIZE_MAX / perBlock)
+          return fail(KILN_ERROR_INVALID_VALUE, std::string(fn) + ": " + std::to_string(num_blocks) +
+                                                    " blocks of block_data exceed the address space");
+        count = num_blocks * perBlock;
+      }
+      data = std::span<const uint8_t>(block_data, count);
+    }
+    std::string error;
+    std::optional<kiln::BlockMaskLayout> layout =
+        kiln::blockMaskFromBsr(std::span<const int64_t>(row_ptr, row_ptr_len),
+                               std::span<const int64_t>(col_indices, num_blocks), data, rows, cols, block_rows,
+                               block_cols, error);
+    return uploadMask(fn, runtime, layout, error, out);
+  });
+}
+
+void kiln_block_mask_destroy(kiln_block_mask *mask) {
+  if (!mask)
+    return;
+  {
+    RuntimeState &rt = *mask->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    rt.masks.erase(mask);
+  }
+  freeMask(mask);
+}
+
+kiln_status kiln_block_mask_shape(const kiln_block_mask *mask, int64_t *rows, int64_t *cols, int64_t *block_rows,
+                                  int64_t *block_cols) {
+  return guarded([&] {
+    if (!mask)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_block_mask_shape: null mask");
+    for (auto [out, value] : {std::pair{rows, mask->rows}, std::pair{cols, mask->cols},
+                              std::pair{block_rows, mask->blockRows}, std::pair{block_cols, mask->blockCols}})
+      if (out)
+        *out = value;
+    return KILN_SUCCESS;
+  });
+}
+
+kiln_status kiln_block_mask_counts(const kiln_block_mask *mask, int64_t *full, int64_t *partial, int64_t *empty) {
+  return guarded([&] {
+    if (!mask)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_block_mask_counts: null mask");
+    for (auto [out, value] :
+         {std::pair{full, mask->full}, std::pair{partial, mask->partial}, std::pair{empty, mask->empty}})
+      if (out)
+        *out = value;
     return KILN_SUCCESS;
   });
 }

@@ -10,6 +10,9 @@
 //   k.launch({rows, 1, 1}, x, y, cols);              // checked against softmax(x: *f32, y: *f32, n: i32)
 //   std::vector<float> out = y.download<float>();
 //
+// A block_mask<BM, BN> parameter takes a kiln::BlockMask, built on the host from a dense
+// array or BSR arrays and uploaded once (rt.block_mask_from_dense, rt.block_mask_from_bsr).
+//
 // Errors throw kiln::RuntimeError carrying the kiln_status and the runtime's message.
 // Names are snake_case to match the C ABI and the API shape in the design documents.
 //
@@ -21,6 +24,7 @@
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -156,6 +160,52 @@ private:
   kiln_buffer *h_ = nullptr;
 };
 
+/// How many blocks of a mask's grid are full, partial and empty.
+struct BlockMaskCounts {
+  int64_t full = 0, partial = 0, empty = 0;
+};
+
+/// A block-sparse mask on the device, for block_mask<BM, BN> parameters (one launch
+/// argument in place of the mask's five parameters); freed when the object dies. Built
+/// by Runtime::block_mask_from_dense and Runtime::block_mask_from_bsr.
+class BlockMask {
+public:
+  BlockMask() = default;
+  explicit BlockMask(kiln_block_mask *handle) : h_(handle) {}
+  ~BlockMask() { kiln_block_mask_destroy(h_); }
+  BlockMask(BlockMask &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  BlockMask &operator=(BlockMask &&o) noexcept {
+    if (this != &o) {
+      kiln_block_mask_destroy(h_);
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  BlockMask(const BlockMask &) = delete;
+  BlockMask &operator=(const BlockMask &) = delete;
+
+  kiln_block_mask *handle() const { return h_; }
+  /// Element extents and block sizes (BM, BN).
+  int64_t rows() const { return shape()[0]; }
+  int64_t cols() const { return shape()[1]; }
+  int64_t block_rows() const { return shape()[2]; }
+  int64_t block_cols() const { return shape()[3]; }
+  BlockMaskCounts counts() const {
+    BlockMaskCounts c;
+    detail::check(kiln_block_mask_counts(h_, &c.full, &c.partial, &c.empty));
+    return c;
+  }
+
+private:
+  std::array<int64_t, 4> shape() const {
+    std::array<int64_t, 4> s{};
+    detail::check(kiln_block_mask_shape(h_, &s[0], &s[1], &s[2], &s[3]));
+    return s;
+  }
+
+  kiln_block_mask *h_ = nullptr;
+};
+
 namespace detail {
 /// One launch argument from a C++ value, by its type.
 template <typename T> kiln_arg toArg(const T &v) {
@@ -169,6 +219,9 @@ template <typename T> kiln_arg toArg(const T &v) {
     a.kind = KILN_ARG_BUFFER;
     a.value.buffer.buffer = v.buffer ? v.buffer->handle() : nullptr;
     a.value.buffer.offset = v.offset;
+  } else if constexpr (std::is_same_v<U, BlockMask>) {
+    a.kind = KILN_ARG_BLOCK_MASK;
+    a.value.mask = v.handle();
   } else if constexpr (std::is_same_v<U, bool>) {
     a.kind = KILN_ARG_BOOL;
     a.value.b = v ? 1 : 0;
@@ -182,8 +235,9 @@ template <typename T> kiln_arg toArg(const T &v) {
     a.kind = KILN_ARG_FLOAT;
     a.value.f = static_cast<double>(v);
   } else {
-    static_assert(kAlwaysFalse<U>, "a kernel argument must be a kiln::Buffer, a kiln::BufferView, bool, an "
-                                   "integer, float or double (host pointers cannot be passed to a kernel)");
+    static_assert(kAlwaysFalse<U>, "a kernel argument must be a kiln::Buffer, a kiln::BufferView, a "
+                                   "kiln::BlockMask, bool, an integer, float or double (host pointers cannot be "
+                                   "passed to a kernel)");
   }
   return a;
 }
@@ -194,6 +248,14 @@ struct KernelParam {
   std::string name;
   kiln_dtype dtype;
   bool pointer;
+};
+
+/// A `block_mask<BM, BN>` parameter of a kernel: its five runtime parameters are
+/// params()[first_param] .. params()[first_param + 4].
+struct KernelBlockMask {
+  std::string name;
+  int64_t block_rows, block_cols;
+  size_t first_param;
 };
 
 /// A `const` parameter of a kernel and the value it was compiled with.
@@ -218,6 +280,18 @@ public:
       int ptr = 0;
       detail::check(kiln_kernel_param(h_, i, &n, &d, &ptr));
       out.push_back(KernelParam{n, d, ptr != 0});
+    }
+    return out;
+  }
+  /// The block_mask parameters; params() lists each as its five runtime parameters.
+  std::vector<KernelBlockMask> block_masks() const {
+    std::vector<KernelBlockMask> out;
+    for (size_t i = 0; i < kiln_kernel_num_block_masks(h_); ++i) {
+      const char *n = nullptr;
+      KernelBlockMask m{};
+      detail::check(kiln_kernel_block_mask(h_, i, &n, &m.block_rows, &m.block_cols, &m.first_param));
+      m.name = n;
+      out.push_back(std::move(m));
     }
     return out;
   }
@@ -272,7 +346,8 @@ public:
 
   /// Launches `grid` programs; `args` follow the kernel's parameters in order. Pointer
   /// parameters take Buffers (or BufferViews), scalar ones C++ scalars whose value the
-  /// parameter's dtype holds exactly. A mismatch throws, naming the parameter.
+  /// parameter's dtype holds exactly, a block_mask parameter a BlockMask (or its five
+  /// parts). A mismatch throws, naming the parameter.
   template <typename... Args> void launch(Grid grid, const Args &...args) {
     std::array<kiln_arg, sizeof...(Args)> a{detail::toArg(args)...};
     launch_args(grid, a);
@@ -286,6 +361,7 @@ public:
   KernelInfo info() const { return KernelInfo(h_); }
   std::string name() const { return info().name(); }
   std::vector<Param> params() const { return info().params(); }
+  std::vector<KernelBlockMask> block_masks() const { return info().block_masks(); }
   std::vector<KernelConst> consts() const { return info().consts(); }
   int64_t const_int(const std::string &name) const { return info().const_int(name); }
   uint32_t block_size() const { return info().block_size(); }
@@ -387,6 +463,55 @@ public:
     return b;
   }
   template <typename T> Buffer upload(const std::vector<T> &data) { return upload(std::span<const T>(data)); }
+
+  /// A block mask from a dense row-major [rows, cols] array of element flags (nonzero =
+  /// kept), cut into block_rows x block_cols blocks and uploaded. Throws RuntimeError
+  /// (KILN_ERROR_INVALID_VALUE) saying what is wrong with the input.
+  BlockMask block_mask_from_dense(std::span<const uint8_t> kept, int64_t rows, int64_t cols, int64_t block_rows,
+                                  int64_t block_cols) {
+    // The C API reads rows * cols flags, so the span must hold that many.
+    if (rows > 0 && cols > 0 && rows <= (int64_t(1) << 30) && cols <= (int64_t(1) << 30) &&
+        kept.size() != uint64_t(rows * cols))
+      throw RuntimeError(KILN_ERROR_INVALID_VALUE, "block_mask_from_dense: the dense mask has " +
+                                                       std::to_string(kept.size()) + " elements; a " +
+                                                       std::to_string(rows) + " x " + std::to_string(cols) +
+                                                       " grid needs " + std::to_string(rows * cols));
+    kiln_block_mask *m = nullptr;
+    detail::check(kiln_block_mask_from_dense(h_, kept.data(), rows, cols, block_rows, block_cols, &m));
+    return BlockMask(m);
+  }
+  /// The same from flags held as bools.
+  BlockMask block_mask_from_dense(std::span<const bool> kept, int64_t rows, int64_t cols, int64_t block_rows,
+                                  int64_t block_cols) {
+    static_assert(sizeof(bool) == 1, "a bool flag is one byte");
+    return block_mask_from_dense(std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(kept.data()), kept.size()),
+                                 rows, cols, block_rows, block_cols);
+  }
+  /// A block mask from BSR arrays (kiln_block_mask_from_bsr): `row_ptr` of
+  /// ceil(rows / block_rows) + 1 offsets, `col_indices` ascending within each block row,
+  /// and `block_data` of col_indices.size() row-major block_rows x block_cols flag arrays,
+  /// or nullopt to keep every listed block whole.
+  BlockMask block_mask_from_bsr(std::span<const int64_t> row_ptr, std::span<const int64_t> col_indices,
+                                std::optional<std::span<const uint8_t>> block_data, int64_t rows, int64_t cols,
+                                int64_t block_rows, int64_t block_cols) {
+    // The C API reads col_indices.size() blocks of data, so the span must hold exactly
+    // those (checked where the block sizes are valid; the C API names invalid ones).
+    auto validBlock = [](int64_t b) { return b >= 1 && b <= 256 && (b & (b - 1)) == 0; };
+    if (block_data && validBlock(block_rows) && validBlock(block_cols)) {
+      const uint64_t perBlock = uint64_t(block_rows * block_cols);
+      if (block_data->size() % perBlock != 0 || block_data->size() / perBlock != col_indices.size())
+        throw RuntimeError(KILN_ERROR_INVALID_VALUE,
+                           "block_mask_from_bsr: block_data has " + std::to_string(block_data->size()) +
+                               " elements; " + std::to_string(col_indices.size()) + " blocks of " +
+                               std::to_string(block_rows) + " x " + std::to_string(block_cols) + " need " +
+                               std::to_string(col_indices.size() * perBlock));
+    }
+    kiln_block_mask *m = nullptr;
+    detail::check(kiln_block_mask_from_bsr(h_, row_ptr.data(), row_ptr.size(), col_indices.data(), col_indices.size(),
+                                           block_data ? block_data->data() : nullptr, rows, cols, block_rows,
+                                           block_cols, &m));
+    return BlockMask(m);
+  }
 
   /// Waits for all launches and copies issued so far.
   void synchronize() { detail::check(kiln_runtime_synchronize(h_)); }

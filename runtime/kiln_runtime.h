@@ -12,8 +12,8 @@
  *  - Handles are opaque. Buffers, kernels and events keep their runtime alive, so they
  *    may be released in any order.
  *  - Launch arguments are checked against the kernel's signature from the bundle before
- *    anything reaches the driver: count, pointer vs scalar, buffer element dtype, and
- *    that a scalar value fits the parameter's dtype without loss.
+ *    anything reaches the driver: count, pointer vs scalar, buffer element dtype, that a
+ *    scalar value fits the parameter's dtype without loss, and a block mask's block sizes.
  *
  * The C++ API in Runtime.h wraps this header; docs/runtime.md describes both.
  *
@@ -86,6 +86,7 @@ typedef struct kiln_runtime kiln_runtime;
 typedef struct kiln_kernel kiln_kernel;
 typedef struct kiln_buffer kiln_buffer;
 typedef struct kiln_event kiln_event;
+typedef struct kiln_block_mask kiln_block_mask;
 
 typedef struct kiln_runtime_options {
   kiln_backend backend; /* KILN_BACKEND_AUTO by default */
@@ -102,6 +103,9 @@ typedef enum kiln_arg_kind {
   KILN_ARG_UINT = 3,   /* value.u */
   KILN_ARG_FLOAT = 4,  /* value.f */
   KILN_ARG_BOOL = 5,   /* value.b (0 or 1) */
+  /* value.mask: a block mask of this runtime, for a block_mask<BM, BN> parameter, in
+   * place of the mask's five parameters (see kiln_launch) */
+  KILN_ARG_BLOCK_MASK = 6,
   KILN_ARG_KIND_MAX_ENUM = 0x7fffffff
 } kiln_arg_kind;
 
@@ -116,6 +120,7 @@ typedef struct kiln_arg {
     uint64_t u;
     double f;
     int b;
+    const kiln_block_mask *mask;
   } value;
 } kiln_arg;
 
@@ -173,10 +178,19 @@ kiln_status kiln_kernel_load_file(kiln_runtime *runtime, const char *path, kiln_
 kiln_status kiln_kernel_load_memory(kiln_runtime *runtime, const void *data, size_t size, kiln_kernel **out);
 void kiln_kernel_destroy(kiln_kernel *kernel);
 const char *kiln_kernel_name(const kiln_kernel *kernel);
+/* The kernel's runtime parameters as the bundle lists them: a block_mask parameter is
+ * five of them, "NAME.rows" (i32), "NAME.cols" (i32), "NAME.row_start" (*i32),
+ * "NAME.blocks" (*i32) and "NAME.bitmaps" (*u32); kiln_kernel_block_mask says where. */
 size_t kiln_kernel_num_params(const kiln_kernel *kernel);
 /* Any of the out pointers may be NULL. */
 kiln_status kiln_kernel_param(const kiln_kernel *kernel, size_t index, const char **name, kiln_dtype *dtype,
                               int *is_pointer);
+/* The kernel's block_mask<BM, BN> parameters, in signature order: the mask's name, BM,
+ * BN, and the index of its first (NAME.rows) parameter among kiln_kernel_param's. The
+ * name is valid while the kernel lives. Out pointers may be NULL. */
+size_t kiln_kernel_num_block_masks(const kiln_kernel *kernel);
+kiln_status kiln_kernel_block_mask(const kiln_kernel *kernel, size_t index, const char **name, int64_t *block_rows,
+                                   int64_t *block_cols, size_t *first_param);
 /* Threads (CUDA) or work-items (Level Zero) per program: num_warps * 32. */
 uint32_t kiln_kernel_block_size(const kiln_kernel *kernel);
 uint32_t kiln_kernel_shared_bytes(const kiln_kernel *kernel);
@@ -193,8 +207,43 @@ kiln_status kiln_kernel_const(const kiln_kernel *kernel, size_t index, const cha
  * the kernel and the const, when there is no such const or it is a float or a bool. */
 kiln_status kiln_kernel_const_int(const kiln_kernel *kernel, const char *name, int64_t *value);
 
-/* Launches `grid` programs. `args` follow the kernel's parameters in order. */
+/* Launches `grid` programs. `args` follow the kernel's parameters in order. A
+ * block_mask parameter takes either one KILN_ARG_BLOCK_MASK argument, whose five parts
+ * the runtime passes, or its five parts as five ordinary arguments; each mask of a launch
+ * chooses on its own. A mask argument that is NULL, destroyed, of another runtime, or
+ * cut into blocks of another size than the parameter's fails with
+ * KILN_ERROR_INVALID_VALUE; every other mismatch with KILN_ERROR_ARGUMENT_MISMATCH. */
 kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args);
+
+/* ---- block masks ----------------------------------------------------------------- */
+/* A block-sparse mask for block_mask<BM, BN> parameters: a [rows, cols] grid of elements
+ * cut into block_rows x block_cols blocks, each empty, full or partial, stored on the
+ * device in the layout of support/BlockMask.h. Built on the host and uploaded once; it
+ * may be passed to any number of launches of kernels of its runtime, and keeps the
+ * runtime alive like a buffer does. Builders return KILN_ERROR_INVALID_VALUE, with a
+ * message naming what is wrong, for extents outside 1 .. 2^30, block sizes that are not
+ * powers of two from 1 to 256, or malformed input. */
+
+/* From a dense row-major [rows, cols] array of element flags, one byte each (nonzero =
+ * kept). */
+kiln_status kiln_block_mask_from_dense(kiln_runtime *runtime, const uint8_t *kept, int64_t rows, int64_t cols,
+                                       int64_t block_rows, int64_t block_cols, kiln_block_mask **out);
+/* From BSR (block compressed sparse row) arrays: `row_ptr`, ceil(rows / block_rows) + 1
+ * non-decreasing offsets from 0 to `num_blocks`; `col_indices`, the column block of each
+ * listed block, strictly ascending within a block row; `block_data`, NULL (every listed
+ * block is kept whole, cut at the grid's edge) or num_blocks row-major block_rows x
+ * block_cols arrays of element flags (a listed block that keeps nothing is dropped). */
+kiln_status kiln_block_mask_from_bsr(kiln_runtime *runtime, const int64_t *row_ptr, size_t row_ptr_len,
+                                     const int64_t *col_indices, size_t num_blocks, const uint8_t *block_data,
+                                     int64_t rows, int64_t cols, int64_t block_rows, int64_t block_cols,
+                                     kiln_block_mask **out);
+void kiln_block_mask_destroy(kiln_block_mask *mask);
+/* The element extents and block sizes. Out pointers may be NULL. */
+kiln_status kiln_block_mask_shape(const kiln_block_mask *mask, int64_t *rows, int64_t *cols, int64_t *block_rows,
+                                  int64_t *block_cols);
+/* How many blocks of the grid are full, partial and empty (a block reaching past the
+ * grid's edge is never full). Out pointers may be NULL. */
+kiln_status kiln_block_mask_counts(const kiln_block_mask *mask, int64_t *full, int64_t *partial, int64_t *empty);
 
 /* ---- events (device-side timing) ------------------------------------------------- */
 kiln_status kiln_event_create(kiln_runtime *runtime, kiln_event **out);

@@ -74,6 +74,7 @@ FoldClass classify(OpKind kind) {
   case OpKind::Gather:
   case OpKind::PtrAdd:
   case OpKind::Load:
+  case OpKind::BlockElements:
   case OpKind::Store:
   case OpKind::AtomicRMW:
   case OpKind::AtomicCas:

@@ -98,6 +98,8 @@ void Machine::exec(const PreparedOp &op) {
     return execCat(*this, op);
   case OpKind::Gather:
     return execGather(*this, op);
+  case OpKind::BlockElements:
+    return execBlockElements(*this, op);
   case OpKind::Add:
   case OpKind::Sub:
   case OpKind::Mul:

@@ -234,6 +234,7 @@ void execBitcast(Machine &m, const PreparedOp &op);
 void execPtrAdd(Machine &m, const PreparedOp &op);
 void execLoad(Machine &m, const PreparedOp &op);
 void execStore(Machine &m, const PreparedOp &op);
+void execBlockElements(Machine &m, const PreparedOp &op);
 void execAtomicRMW(Machine &m, const PreparedOp &op);
 void execAtomicCas(Machine &m, const PreparedOp &op);
 // Shape.cpp: arange and the shape ops.

@@ -134,6 +134,24 @@ void execLoad(Machine &m, const PreparedOp &op) {
   }
 }
 
+void execBlockElements(Machine &m, const PreparedOp &op) {
+  const int64_t bitmaps = m.in(op, 0)[0].i, slot = m.in(op, 1)[0].i;
+  TileData &out = m.out(op);
+  const size_t n = out.size();
+  if (slot < 0) {
+    std::fill(out.begin(), out.end(), intSlot(1));
+    return;
+  }
+  const int64_t words = (static_cast<int64_t>(n) + 31) / 32;
+  Access access(m, op, "block_elements", DType::U32);
+  for (int64_t w = 0; w < words; ++w) {
+    const uint64_t bits = static_cast<uint64_t>(access.read(makePointer(pointerBuffer(bitmaps),
+                                                                        pointerOffset(bitmaps) + slot * words + w)).i);
+    for (int64_t b = 0; b < 32 && w * 32 + b < static_cast<int64_t>(n); ++b)
+      out[w * 32 + b] = intSlot((bits >> b) & 1);
+  }
+}
+
 void execStore(Machine &m, const PreparedOp &op) {
   const DType t = m.inType(op, 0).dtype;
   const TileData &p = m.in(op, 0), &v = m.in(op, 1);

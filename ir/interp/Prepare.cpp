@@ -122,6 +122,7 @@ void decodeOp(const ir::Op &op, PreparedOp &p) {
   case OpKind::Cast:
   case OpKind::Bitcast:
   case OpKind::Load:
+  case OpKind::BlockElements:
   case OpKind::Store:
   case OpKind::AtomicCas:
   case OpKind::Fence:

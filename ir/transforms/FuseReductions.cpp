@@ -63,7 +63,7 @@ public:
     if (split)
       finals = chain_.split.cluster ? split->exchangeSegments(b, *loop, layout())
                                     : split->mergeSegments(b, *loop, layout());
-    replaceUses(*parent(), buildEpilogue(b, finals));
+    replaceUses(*parent(), buildEpilogue(b, finals, rangeNotEmpty(b, first)));
     for (ChainLoop *l : fused())
       parent()->erase(parent()->find(l->loop));
     if (chain_.split.cluster)
@@ -147,7 +147,11 @@ private:
             types.push_back(t);
           }
         }
-    Op *loop = b.create(OpKind::For, first->loc(), operands, types, {}, 1);
+    // A blocks() loop stays one for the sparsity stages after fusion.
+    AttrMap attrs;
+    if (first->hasAttr("block_mask"))
+      attrs["block_mask"] = first->attrs().at("block_mask");
+    Op *loop = b.create(OpKind::For, first->loc(), operands, types, std::move(attrs), 1);
     Block *body = loop->region(0);
     const Block &firstBody = *first->region(0);
     body->addArgument(firstBody.argument(0)->type, firstBody.argument(0)->nameHint);
@@ -287,9 +291,22 @@ private:
     return mergeCentred(running, {blockM2, blockCount, blockMean}, b, loc);
   }
 
+  /// Whether the range of `loop` has an iteration, where `b` stands; null when the sign of
+  /// its step is not known.
+  static Value *rangeNotEmpty(Builder &b, Op *loop) {
+    std::optional<int64_t> step = integerConstant(loop->operand(2));
+    if (!step || *step == 0)
+      return nullptr;
+    return b.createValue(OpKind::Cmp, loop->loc(), {loop->operand(0), loop->operand(1)}, Type::scalar(DType::Bool),
+                         {{"pred", std::string(*step > 0 ? "lt" : "gt")}});
+  }
+
   /// The final values: `finals` (the fused loop's carried values at the end) with the
-  /// deferred factors applied. Returns the replacement of each old loop result.
-  ValueMap buildEpilogue(Builder &b, const std::vector<Value *> &finals) {
+  /// deferred factors applied. Returns the replacement of each old loop result. Over an
+  /// empty range the loops as written leave each accumulator at its initial value, while
+  /// a deferred factor may be undefined there (1/l with l = 0): `ran`, when known, keeps
+  /// the factors out of that case.
+  ValueMap buildEpilogue(Builder &b, const std::vector<Value *> &finals, Value *ran) {
     ValueMap results, replacements;
     for (ChainLoop *l : fused()) {
       unsigned base = firstSlot(l);
@@ -297,9 +314,16 @@ private:
         Value *v = finals[base + acc.slot];
         if (acc.separation.centered)
           v = centredSum(acc, finals, v, l->loop->operand(3 + acc.slot), results, b, l->loop->loc());
+        Value *unscaled = v;
         for (const DeferredFactor &d : acc.separation.deferred) {
           Value *f = toAccumulator(materialize(d.leaf, results, b), acc, v->type, b, l->loop->loc());
           v = b.createValue(d.inverse ? OpKind::Div : OpKind::Mul, l->loop->loc(), {v, f}, v->type);
+        }
+        if (ran && v != unscaled) {
+          Value *cond = v->type.isScalar()
+                            ? ran
+                            : b.createValue(OpKind::Splat, l->loop->loc(), {ran}, Type::tile(DType::Bool, v->type.shape));
+          v = b.createValue(OpKind::Select, l->loop->loc(), {cond, v, unscaled}, v->type);
         }
         if (auto init = laterInit_.find(&acc); init != laterInit_.end())
           v = b.createValue(combineKind(acc.combiner), l->loop->loc(), {init->second, v}, v->type);
@@ -354,7 +378,7 @@ bool fuseReductionChains(Kernel &kernel, std::vector<ReductionChain> &chains) {
 }
 
 bool fuseReductions(Module &module, const ReductionSplitOptions &split, const FusionPolicy &policy,
-                    int64_t maxOnChipBlocks, DiagnosticEngine *remarks) {
+                    int64_t maxOnChipBlocks, DiagnosticEngine *remarks, DiagnosticEngine *sparsityRemarks) {
   bool changed = false;
   for (auto &kernel : module.kernels) {
     std::vector<ReductionChain> chains = analyzeReductionChains(*kernel, policy);
@@ -363,6 +387,8 @@ bool fuseReductions(Module &module, const ReductionSplitOptions &split, const Fu
       planOnChip(*kernel, chain, maxOnChipBlocks);
     if (remarks)
       reportFusion(chains, *remarks);
+    if (sparsityRemarks)
+      reportSparsity(*kernel, chains, *sparsityRemarks);
     changed |= fuseReductionChains(*kernel, chains);
   }
   return changed;

@@ -210,4 +210,31 @@ void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags) 
   }
 }
 
+void reportSparsity(Kernel &kernel, std::vector<ReductionChain> &chains, DiagnosticEngine &diags) {
+  walk(*kernel.body, [&](Op &op) {
+    if (op.kind() != OpKind::For || !op.hasAttr("block_mask"))
+      return;
+    const std::string loop = "blocks(" + op.stringAttr("block_mask") + ", ...) loop: ";
+    for (ReductionChain &chain : chains) {
+      bool first = true;
+      for (const ChainLoop &l : chain.loops) {
+        if (!l.fused)
+          continue;
+        if (l.loop == &op && first && chain.fusedCount() >= 2) {
+          diags.remark(op.loc(), DiagCode::SparsityMapping) << loop << chain.split.why;
+          return;
+        }
+        if (l.loop == &op && !first) {
+          diags.remark(op.loc(), DiagCode::SparsityMapping)
+              << loop << "fused into the loop before it, and mapped with it";
+          return;
+        }
+        first = false;
+      }
+    }
+    diags.remark(op.loc(), DiagCode::SparsityMapping)
+        << loop << "row-wise: it is not a fused reduction chain, so one program walks its block row";
+  });
+}
+
 } // namespace kiln::ir

@@ -10,4 +10,8 @@ namespace kiln::ir {
 /// fused chain with a note per loop, a remark E1001 per loop left as written.
 void reportFusion(std::vector<ReductionChain> &chains, DiagnosticEngine &diags);
 
+/// Reports how each blocks() loop of `kernel` is mapped onto programs (before the
+/// rewrite): a remark E1002 per loop, saying row-wise or block-wise and why.
+void reportSparsity(Kernel &kernel, std::vector<ReductionChain> &chains, DiagnosticEngine &diags);
+
 } // namespace kiln::ir

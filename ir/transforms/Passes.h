@@ -39,6 +39,15 @@ bool eliminateDeadMaskedLanes(Module &module);
 /// `maxOnChipBlocks` how many blocks a chain's range held on chip may span.
 /// FuseReductions.cpp runs the analysis, the plan and the rewrite.
 bool fuseReductions(Module &module, const ReductionSplitOptions &split, const FusionPolicy &policy,
-                    int64_t maxOnChipBlocks, DiagnosticEngine *remarks);
+                    int64_t maxOnChipBlocks, DiagnosticEngine *remarks, DiagnosticEngine *sparsityRemarks = nullptr);
+
+/// Gives every iteration of a blocks() loop a version for full blocks, where the
+/// block's element flags are constant true, and one for partial blocks, which reads
+/// them (`block_elements` marked `partial`). SpecializeBlockLoops.cpp.
+bool specializeBlockLoops(Module &module);
+
+/// Turns every `block_elements` into loads of its bitmap words and bit tests, so that
+/// code generation sees ordinary tile ops. ExpandBlockMasks.cpp.
+bool expandBlockMasks(Module &module);
 
 } // namespace kiln::ir

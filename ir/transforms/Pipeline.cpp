@@ -25,10 +25,15 @@ const std::vector<PassInfo> &passRegistry() {
        [](Module &m, const PipelineOptions &) { return eliminateCommonSubexpressions(m); }},
       {"fuse-reductions", "fuse chains of reduction loops into one pass with rescaling (online softmax)",
        [](Module &m, const PipelineOptions &o) {
-         return o.fuseReductions && fuseReductions(m, o.reductionSplit, o.fusionPolicy, o.maxOnChipBlocks, o.fusionRemarks);
+         return o.fuseReductions && fuseReductions(m, o.reductionSplit, o.fusionPolicy, o.maxOnChipBlocks, o.fusionRemarks,
+                                                   o.sparsityRemarks);
        }},
       {"dead-lanes", "drop selects whose masked-off lanes only reach stores under the same mask",
        [](Module &m, const PipelineOptions &) { return eliminateDeadMaskedLanes(m); }},
+      {"specialize-block-loops", "give each blocks() iteration a version for full blocks with no masking",
+       [](Module &m, const PipelineOptions &) { return specializeBlockLoops(m); }},
+      {"expand-block-masks", "turn block_elements into loads of the block's bitmap words",
+       [](Module &m, const PipelineOptions &) { return expandBlockMasks(m); }},
       {"dce", "delete unused pure operations and dead loop-carried values",
        [](Module &m, const PipelineOptions &) { return eliminateDeadCode(m); }},
   };
@@ -52,6 +57,14 @@ const std::vector<std::string> &defaultPipeline() {
       // one-block path of a fused chain) becomes one load, and the arithmetic on it
       // merges in the CSE after.
       "dead-lanes",
+      "cse",
+      // Sparsity: after fusion, which matches blocks() loops as written, each iteration
+      // gets a full-block version whose element flags are constant true; folding then
+      // removes the masking from it. The flags left (partial blocks) become loads of
+      // their bitmap words, which CSE merges with the loop's other index math.
+      "specialize-block-loops",
+      "canonicalize",
+      "expand-block-masks",
       "cse",
       // Last: remove what folding and merging left unused.
       "dce",

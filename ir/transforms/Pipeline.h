@@ -48,6 +48,8 @@ struct PipelineOptions {
   int64_t maxOnChipBlocks = kMaxHeldBlocks;
   /// When set, fusion reports what it did and declined to do here, as remarks.
   DiagnosticEngine *fusionRemarks = nullptr;
+  /// When set, fusion reports how each blocks() loop is mapped (--explain-sparsity).
+  DiagnosticEngine *sparsityRemarks = nullptr;
   bool printAfterAll = false; ///< dump the IR after each pass ("(unchanged)" if it was a no-op)
   TimingReport *timing = nullptr; ///< when set, each pass records its wall time here
   bool verifyEach = true;     ///< verify after each pass; a failure is an internal error

@@ -114,7 +114,33 @@ std::string whyNotCluster(const Kernel &kernel, const ReductionChain &chain, con
   return "";
 }
 
+/// A chain over a blocks() loop: row-wise or block-wise (SparseMapping.h). Block-wise is
+/// the multi-segment split, so it needs what the split needs.
+SegmentPlan planSparse(const Kernel &kernel, ReductionChain &chain, const ReductionSplitOptions &options) {
+  SparseMappingChoice choice = chooseSparseMapping({options.sparse, options.programs, options.processors});
+  if (choice.segments == 1)
+    return {1, choice.why};
+  if (std::string why = whyNotSplit(kernel, chain); !why.empty())
+    return {1, "row-wise: block-wise would need a split of the row over programs, but " + why};
+  if (feedsAnotherPass(chain)) {
+    std::string whyNoCluster = whyNotCluster(kernel, chain, options);
+    if (!whyNoCluster.empty() || choice.segments > options.maxClusterSize)
+      return {1, "row-wise: a later loop walks the row again with the results, which only a thread-block cluster "
+                 "of at most " + std::to_string(std::max<int64_t>(options.maxClusterSize, 0)) +
+                 " programs shares (" + (whyNoCluster.empty() ? "the model asks for " + std::to_string(choice.segments)
+                                                              : whyNoCluster) + ")"};
+    return {choice.segments, choice.why + ", in a thread-block cluster", true};
+  }
+  return {choice.segments, choice.why};
+}
+
 SegmentPlan plan(const Kernel &kernel, ReductionChain &chain, const ReductionSplitOptions &options) {
+  const ChainLoop *first = nullptr;
+  for (const ChainLoop &l : chain.loops)
+    if (l.fused && !first)
+      first = &l;
+  if (first->loop->hasAttr("block_mask") && (options.forced == 0 || options.sparse.mapping != SparseMapping::Auto))
+    return planSparse(kernel, chain, options);
   std::string forced = "--reduction-split=" + std::to_string(options.forced);
   if (options.forced == 1)
     return {1, "as " + forced + " asks"};

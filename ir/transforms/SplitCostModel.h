@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/transforms/SparseMapping.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,6 +40,8 @@ struct ReductionSplitOptions {
   int64_t processors = kDefaultProcessors;
   /// The largest thread-block cluster the target launches; 0 when it has none.
   int64_t maxClusterSize = 0;
+  /// How chains over blocks() loops are mapped (row-wise: one segment).
+  SparseMappingOptions sparse;
 };
 
 struct SplitCostInputs {

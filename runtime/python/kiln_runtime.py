@@ -15,8 +15,12 @@ else: no compiler, no LLVM; NumPy for the host side of copies.
 
 A pointer parameter takes a Buffer; a scalar parameter a Python number, passed as the
 parameter's kind (an f32 parameter takes 2 as 2.0, and 1e-5 rounded to the nearest f32,
-as NumPy rounds it). Failures raise KilnError with the status name and the runtime's
-message.
+as NumPy rounds it); a block_mask<BM, BN> parameter a BlockMask:
+
+    mask = rt.block_mask(keep, block=(64, 64))       # keep: a 2-D NumPy bool array
+    kernel.launch((n_blocks,), q, k, v, out, mask)
+
+Failures raise KilnError with the status name and the runtime's message.
 """
 
 import ctypes
@@ -33,7 +37,8 @@ _NUMPY_DTYPES = {np.dtype(np.bool_): "bool", np.dtype(np.int8): "i8", np.dtype(n
                  np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64",
                  np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 
-_ARG_BUFFER, _ARG_INT, _ARG_FLOAT, _ARG_BOOL = 1, 2, 4, 5
+_ARG_BUFFER, _ARG_INT, _ARG_FLOAT, _ARG_BOOL, _ARG_BLOCK_MASK = 1, 2, 4, 5, 6
+_MASK_PARAMS = 5  # a block_mask parameter is five runtime parameters (kiln_runtime.h)
 
 
 class KilnError(RuntimeError):
@@ -54,7 +59,7 @@ class _BufferValue(ctypes.Structure):
 
 class _Value(ctypes.Union):
     _fields_ = [("buffer", _BufferValue), ("i", ctypes.c_int64), ("u", ctypes.c_uint64),
-                ("f", ctypes.c_double), ("b", ctypes.c_int)]
+                ("f", ctypes.c_double), ("b", ctypes.c_int), ("mask", ctypes.c_void_p)]
 
 
 class _Arg(ctypes.Structure):
@@ -63,7 +68,8 @@ class _Arg(ctypes.Structure):
 
 def _open(path):
     lib = ctypes.CDLL(path)
-    P, I, S = ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t
+    P, I, S, I64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t, ctypes.c_int64
+    P64 = ctypes.POINTER(I64)
     signatures = {
         "kiln_status_name": ([I], ctypes.c_char_p),
         "kiln_last_error": ([], ctypes.c_char_p),
@@ -84,7 +90,14 @@ def _open(path):
         "kiln_kernel_num_params": ([P], S),
         "kiln_kernel_param": ([P, S, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(I),
                                ctypes.POINTER(ctypes.c_int)], I),
-        "kiln_kernel_const_int": ([P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)], I),
+        "kiln_kernel_num_block_masks": ([P], S),
+        "kiln_kernel_block_mask": ([P, S, ctypes.POINTER(ctypes.c_char_p), P64, P64, ctypes.POINTER(S)], I),
+        "kiln_kernel_const_int": ([P, ctypes.c_char_p, P64], I),
+        "kiln_block_mask_from_dense": ([P, P, I64, I64, I64, I64, ctypes.POINTER(P)], I),
+        "kiln_block_mask_from_bsr": ([P, P, S, P, S, P, I64, I64, I64, I64, ctypes.POINTER(P)], I),
+        "kiln_block_mask_destroy": ([P], None),
+        "kiln_block_mask_shape": ([P, P64, P64, P64, P64], I),
+        "kiln_block_mask_counts": ([P, P64, P64, P64], I),
         "kiln_launch": ([P, _Grid, ctypes.POINTER(_Arg), S], I),
     }
     for name, (args, result) in signatures.items():
@@ -155,6 +168,54 @@ class Runtime:
         self._check(self._lib.kiln_kernel_load_file(self._handle, os.fsencode(path), ctypes.byref(handle)))
         return Kernel(self, handle)
 
+    def block_mask(self, keep, block):
+        """A BlockMask for block_mask<BM, BN> parameters from `keep`, a 2-D NumPy bool
+        array of the kept elements ([rows, cols]), cut into `block` = (BM, BN) blocks."""
+        keep = np.asarray(keep)
+        if keep.dtype != np.bool_ or keep.ndim != 2:
+            raise KilnError("KILN_ERROR_INVALID_VALUE",
+                            f"a block mask needs a 2-D bool array, got {keep.dtype} of shape {list(keep.shape)} "
+                            "(convert it with a != 0 or a.astype(bool); index it [row, column])")
+        keep = np.ascontiguousarray(keep)
+        rows, cols = keep.shape
+        handle = ctypes.c_void_p()
+        self._check(self._lib.kiln_block_mask_from_dense(self._handle, keep.ctypes.data, rows, cols,
+                                                         *_block_pair(block), ctypes.byref(handle)))
+        return BlockMask(self, handle)
+
+    def block_mask_from_bsr(self, row_ptr, col_indices, shape, block, block_data=None):
+        """A BlockMask from BSR arrays, as scipy.sparse.bsr_matrix (indptr, indices, data)
+        or torch's sparse_bsr (crow_indices, col_indices, values) hold them: `row_ptr`,
+        ceil(rows / BM) + 1 offsets; `col_indices`, each listed block's column block,
+        ascending within a block row; `block_data`, None (every listed block kept whole) or
+        a bool array of shape [len(col_indices), BM, BN]. `shape` is (rows, cols) and
+        `block` (BM, BN)."""
+        row_ptr = np.ascontiguousarray(row_ptr, dtype=np.int64).reshape(-1)
+        col_indices = np.ascontiguousarray(col_indices, dtype=np.int64).reshape(-1)
+        bm, bn = _block_pair(block)
+        data = None
+        if block_data is not None:
+            block_data = np.asarray(block_data)
+            expected = (len(col_indices), bm, bn)
+            if block_data.dtype != np.bool_ or block_data.shape != expected:
+                raise KilnError("KILN_ERROR_INVALID_VALUE",
+                                f"block_data must be a bool array of shape {list(expected)} (one {bm} x {bn} block "
+                                f"per column index), got {block_data.dtype} of shape {list(block_data.shape)}")
+            block_data = np.ascontiguousarray(block_data)
+            data = block_data.ctypes.data
+        rows, cols = (int(v) for v in shape)
+        handle = ctypes.c_void_p()
+        self._check(self._lib.kiln_block_mask_from_bsr(self._handle, row_ptr.ctypes.data, len(row_ptr),
+                                                       col_indices.ctypes.data, len(col_indices), data, rows, cols,
+                                                       bm, bn, ctypes.byref(handle)))
+        return BlockMask(self, handle)
+
+
+def _block_pair(block):
+    """(BM, BN) as two Python ints."""
+    bm, bn = block
+    return int(bm), int(bn)
+
 
 class Buffer:
     """Device memory of a Runtime; freed with free() or when collected (also after the
@@ -185,6 +246,32 @@ class Buffer:
         self.free()
 
 
+class BlockMask:
+    """A block-sparse mask on the device, for block_mask<BM, BN> parameters: one launch
+    argument in place of the mask's five. Freed with free() or when collected."""
+
+    def __init__(self, runtime, handle):
+        self._rt, self._handle = runtime, handle
+        lib = runtime._lib
+        values = [ctypes.c_int64() for _ in range(7)]
+        runtime._check(lib.kiln_block_mask_shape(handle, *map(ctypes.byref, values[:4])))
+        runtime._check(lib.kiln_block_mask_counts(handle, *map(ctypes.byref, values[4:])))
+        rows, cols, bm, bn, full, partial, empty = (v.value for v in values)
+        self.shape, self.block = (rows, cols), (bm, bn)
+        self.counts = {"full": full, "partial": partial, "empty": empty}  # blocks of each kind
+
+    def free(self):
+        if self._handle:
+            self._rt._lib.kiln_block_mask_destroy(self._handle)
+        self._handle = None
+
+    def __del__(self):
+        self.free()
+
+    def __repr__(self):
+        return f"BlockMask(shape={self.shape}, block={self.block}, counts={self.counts})"
+
+
 class Kernel:
     """A loaded kernel: its parameters and launches."""
 
@@ -198,6 +285,13 @@ class Kernel:
             runtime._check(lib.kiln_kernel_param(handle, i, ctypes.byref(name), ctypes.byref(dtype),
                                                  ctypes.byref(pointer)))
             self.params.append((name.value.decode(), DTYPES[dtype.value], bool(pointer.value)))
+        # (name, (BM, BN), index of its first parameter): params lists each as five.
+        self.block_masks = []
+        for i in range(lib.kiln_kernel_num_block_masks(handle)):
+            name, bm, bn, first = ctypes.c_char_p(), ctypes.c_int64(), ctypes.c_int64(), ctypes.c_size_t()
+            runtime._check(lib.kiln_kernel_block_mask(handle, i, ctypes.byref(name), ctypes.byref(bm),
+                                                      ctypes.byref(bn), ctypes.byref(first)))
+            self.block_masks.append((name.value.decode(), (bm.value, bn.value), first.value))
 
     def const(self, name):
         """The integer `const` parameter `name`, as the kernel was compiled."""
@@ -207,13 +301,29 @@ class Kernel:
 
     def launch(self, grid, *args):
         """Runs `grid` programs ((x,), (x, y) or (x, y, z)) on `args`, in the order of the
-        kernel's parameters."""
-        if len(args) != len(self.params):
+        kernel's parameters; a block_mask parameter takes a BlockMask (or its five parts)."""
+        # Which parameter each argument is for: a BlockMask at a mask's first parameter
+        # stands for all five of its parameters.
+        starts = {first for _, _, first in self.block_masks}
+        targets, index = [], 0
+        for arg in args:
+            if index >= len(self.params):
+                break
+            targets.append(index)
+            index += _MASK_PARAMS if isinstance(arg, BlockMask) and index in starts else 1
+        if index != len(self.params) or len(targets) != len(args):
+            expected = len(self.params) - (_MASK_PARAMS - 1) * len(self.block_masks)
+            note = " (a block mask is one argument, or its five parts)" if self.block_masks else ""
             raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
-                            f"kernel '{self.name}' takes {len(self.params)} arguments, got {len(args)}")
+                            f"kernel '{self.name}' takes {expected} arguments, got {len(args)}{note}")
         packed = (_Arg * max(len(args), 1))()
-        for slot, (arg, (name, dtype, pointer)) in zip(packed, zip(args, self.params)):
-            if pointer:
+        for slot, arg, target in zip(packed, args, targets):
+            name, dtype, pointer = self.params[target]
+            if isinstance(arg, BlockMask):
+                # The C API checks the mask against the parameter (and refuses it for any
+                # other parameter), naming both.
+                slot.kind, slot.value.mask = _ARG_BLOCK_MASK, arg._handle
+            elif pointer:
                 if not isinstance(arg, Buffer):
                     raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", f"parameter '{name}' takes a Buffer")
                 slot.kind, slot.value.buffer.buffer, slot.value.buffer.offset = _ARG_BUFFER, arg._handle, 0

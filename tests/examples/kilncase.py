@@ -8,7 +8,9 @@
 # arrays of a native dtype (f16 as float16, i8 as int8, ...), except bf16 and the f8
 # formats, which numpy lacks: their values are float32 arrays holding numbers that are
 # exactly representable in the format. The files carry what `dslc run` expects: the
-# exact little-endian dtype, bf16 as raw '|V2' and f8 as raw '|V1' bit patterns.
+# exact little-endian dtype, bf16 as raw '|V2' and f8 as raw '|V1' bit patterns. A
+# block_mask parameter (BlockMask) is a dense bool array of its [rows, cols] elements
+# both for the reference and in its file; `dslc run` compresses it.
 #
 #===---------------------------------------------------------------------------===#
 from __future__ import annotations
@@ -218,6 +220,116 @@ class Arr:
     dtype: str
     shape: Any
     gen: Gen = field(default_factory=zeros)
+
+
+class MaskPattern:
+    """How a block mask's elements are drawn: called as pattern(rng, (rows, cols), bm, bn),
+    it returns the dense bool element mask. `spec` is the pattern as the spec line of the
+    GPU check and the SPIR-V test writes it (tests/spirv/KernelCase.h), which draws the
+    same distribution in C++."""
+
+    def __init__(self, name: str, params: tuple, draw):
+        self.name, self.params, self._draw = name, tuple(params), draw
+
+    def __call__(self, rng, shape, bm: int, bn: int) -> np.ndarray:
+        return np.asarray(self._draw(rng, shape, bm, bn), dtype=bool)
+
+    @property
+    def spec(self) -> str:
+        return " ".join([self.name] + [repr(float(p)) if isinstance(p, float) else str(p)
+                                       for p in self.params])
+
+    def __repr__(self):
+        return "MaskPattern(%s)" % self.spec
+
+
+def random_blocks(p_empty: float, p_full: float, p_elem: float = 0.5) -> MaskPattern:
+    """Each BM x BN block (cut at the grid's edge) is empty with probability p_empty,
+    full with p_full, and otherwise keeps each element with probability p_elem."""
+    def draw(rng, shape, bm, bn):
+        rows, cols = shape
+        nbr, nbc = cdiv(rows, bm), cdiv(cols, bn)
+        kind = rng.random((nbr, nbc))
+        elems = rng.random((nbr, bm, nbc, bn)) < p_elem
+        full = (kind >= p_empty) & (kind < p_empty + p_full)
+        partial = kind >= p_empty + p_full
+        keep = full[:, None, :, None] | (partial[:, None, :, None] & elems)
+        return keep.reshape(nbr * bm, nbc * bn)[:rows, :cols]
+    return MaskPattern("random", (float(p_empty), float(p_full), float(p_elem)), draw)
+
+
+def _element_rule(name, params, rule) -> MaskPattern:
+    def draw(rng, shape, bm, bn):
+        r = np.arange(shape[0])[:, None]
+        c = np.arange(shape[1])[None, :]
+        return np.broadcast_to(rule(r, c), shape)
+    return MaskPattern(name, params, draw)
+
+
+def causal() -> MaskPattern:
+    """Element (r, c) kept when c <= r."""
+    return _element_rule("causal", (), lambda r, c: c <= r)
+
+
+def sliding(w: int) -> MaskPattern:
+    """Element (r, c) kept when |r - c| <= w."""
+    return _element_rule("sliding", (int(w),), lambda r, c: np.abs(r - c) <= w)
+
+
+def longformer(w: int, g: int) -> MaskPattern:
+    """A band |r - c| <= w and g global tokens: rows and columns below g kept whole, so
+    the first block rows are far longer than the others."""
+    return _element_rule("longformer", (int(w), int(g)),
+                         lambda r, c: (np.abs(r - c) <= w) | (r < g) | (c < g))
+
+
+def dense() -> MaskPattern:
+    """Every element kept."""
+    return _element_rule("dense", (), lambda r, c: np.ones_like(r + c, dtype=bool))
+
+
+def diagonal() -> MaskPattern:
+    """Only the elements with r == c kept."""
+    return _element_rule("diagonal", (), lambda r, c: r == c)
+
+
+class BlockMask(Arr):
+    """A `block_mask<BM, BN>` parameter. Its file is the dense element mask, a bool array
+    of `shape` (rows, cols), which `dslc run` compresses into the five runtime parameters;
+    the reference sees that dense bool array. `pattern` (a MaskPattern) draws it; then
+    `keep_diagonal` keeps every element (i, i), and the block rows of `empty_rows`
+    (indices, negative from the end) are cleared, so that the loop over them is empty."""
+
+    def __init__(self, name: str, shape, bm: int, bn: int, pattern: MaskPattern,
+                 keep_diagonal: bool = False, empty_rows: tuple = ()):
+        self.bm, self.bn, self.pattern = int(bm), int(bn), pattern
+        self.keep_diagonal, self.empty_rows = bool(keep_diagonal), tuple(int(r) for r in empty_rows)
+        super().__init__(name, "bool", shape, self._draw)
+
+    def _draw(self, rng, shape):
+        if len(shape) != 2:
+            raise ValueError("block mask %s: shape %s is not (rows, cols)" % (self.name, shape))
+        keep = np.array(self.pattern(rng, shape, self.bm, self.bn), dtype=bool)
+        if self.keep_diagonal:
+            d = np.arange(min(shape))
+            keep[d, d] = True
+        block_rows = cdiv(shape[0], self.bm)
+        for rb in self.empty_rows:
+            if not -block_rows <= rb < block_rows:
+                raise ValueError("block mask %s: no block row %d of %d" % (self.name, rb, block_rows))
+            rb %= block_rows
+            keep[rb * self.bm:(rb + 1) * self.bm, :] = False
+        return keep
+
+    @property
+    def spec_modifiers(self) -> str:
+        """The spec line's words after the pattern (tests/spirv/KernelCase.h)."""
+        words = []
+        if self.keep_diagonal:
+            words.append("keep_diagonal")
+        if self.empty_rows:
+            words += ["empty_rows"] + [str(r) for r in self.empty_rows]
+        return " ".join(words)
 
 
 @dataclass

@@ -1,6 +1,7 @@
 //===- KernelCase.cpp - Test kernels that describe their own inputs -------===//
 #include "tests/spirv/KernelCase.h"
 
+#include "support/BlockMask.h"
 #include "support/FloatFormats.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 namespace kiln::spirvtest {
 
@@ -29,6 +31,95 @@ static double parseNumber(const std::string &word, bool &ok) {
   if (word.empty() || *end != '\0')
     ok = false;
   return v;
+}
+
+/// The numbers each block-mask pattern takes: at least `min`, at most `max`.
+struct MaskPatternInfo {
+  const char *name;
+  size_t min, max;
+};
+constexpr MaskPatternInfo kMaskPatterns[] = {
+    {"random", 2, 3}, {"causal", 0, 0}, {"sliding", 1, 1}, {"dense", 0, 0}, {"diagonal", 0, 0},
+    {"longformer", 2, 2}};
+
+/// The rest of `@arg NAME blockmask ROWS COLS BM BN PATTERN [PARAM...] [keep_diagonal]
+/// [empty_rows RB...]`: adds the mask to spec.blockMasks and its five parameters to
+/// spec.args. False (with `error`) on a malformed line.
+static bool parseBlockMaskArg(const std::string &name, std::istringstream &ws, CaseSpec &spec,
+                              std::string &error) {
+  BlockMaskSpec m;
+  m.name = name;
+  if (!(ws >> m.rows >> m.cols >> m.blockRows >> m.blockCols >> m.pattern)) {
+    error = "a blockmask needs ROWS COLS BM BN PATTERN";
+    return false;
+  }
+  // The same limits as the runtime's builders, so that makeInputs cannot fail.
+  if (m.rows < 1 || m.cols < 1 || m.rows > (int64_t(1) << 30) || m.cols > (int64_t(1) << 30)) {
+    error = "a blockmask's extents must be from 1 to 2^30";
+    return false;
+  }
+  if (!isValidMaskBlockSize(m.blockRows) || !isValidMaskBlockSize(m.blockCols)) {
+    error = "a blockmask's block sizes must be powers of two from 1 to 256";
+    return false;
+  }
+  const MaskPatternInfo *info = nullptr;
+  for (const MaskPatternInfo &p : kMaskPatterns)
+    if (m.pattern == p.name)
+      info = &p;
+  if (!info) {
+    error = "unknown blockmask pattern '" + m.pattern + "'";
+    return false;
+  }
+  std::string word;
+  bool inEmptyRows = false;
+  while (ws >> word) {
+    bool ok = true;
+    if (word == "keep_diagonal") {
+      m.keepDiagonal = true;
+      inEmptyRows = false;
+    } else if (word == "empty_rows") {
+      inEmptyRows = true;
+    } else if (inEmptyRows) {
+      char *end = nullptr;
+      const int64_t rb = std::strtoll(word.c_str(), &end, 10);
+      const int64_t blockRows = (m.rows + m.blockRows - 1) / m.blockRows;
+      if (*end != '\0' || rb < -blockRows || rb >= blockRows) {
+        error = "empty_rows names '" + word + "', but the mask has " + std::to_string(blockRows) + " block rows";
+        return false;
+      }
+      m.emptyRows.push_back(rb);
+    } else if (m.params.size() < info->max) {
+      m.params.push_back(parseNumber(word, ok));
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      error = "unexpected '" + word + "' in a blockmask";
+      return false;
+    }
+  }
+  ws.clear(std::ios::eofbit);
+  if (m.params.size() < info->min) {
+    error = "pattern '" + m.pattern + "' needs " + std::to_string(info->min) + " numbers";
+    return false;
+  }
+  static constexpr DType kTypes[kBlockMaskParams] = {DType::I32, DType::I32, DType::I32, DType::I32, DType::U32};
+  const int index = static_cast<int>(spec.blockMasks.size());
+  for (unsigned part = 0; part < kBlockMaskParams; ++part) {
+    ArgSpec a;
+    a.name = name + kBlockMaskParamSuffixes[part];
+    a.dtype = kTypes[part];
+    a.blockMask = index;
+    a.maskPart = part;
+    a.isBuffer = part >= 2;
+    if (part < 2) {
+      a.intValue = part == 0 ? m.rows : m.cols;
+      a.value = double(a.intValue);
+    }
+    spec.args.push_back(std::move(a));
+  }
+  spec.blockMasks.push_back(std::move(m));
+  return true;
 }
 
 std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &error) {
@@ -83,6 +174,13 @@ std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &erro
       ArgSpec a;
       std::string type;
       ws >> a.name >> type;
+      if (type == "blockmask") {
+        if (!parseBlockMaskArg(a.name, ws, spec, error)) {
+          error += ": " + line;
+          return std::nullopt;
+        }
+        continue;
+      }
       auto br = type.find('[');
       std::string dt = br == std::string::npos ? type : type.substr(0, br);
       auto d = parseDType(dt);
@@ -199,12 +297,89 @@ static void putElement(interp::Buffer &buf, int64_t i, double v) {
   std::memcpy(buf.data.data() + i * eb, &bits, eb);
 }
 
+std::vector<uint8_t> drawBlockMask(const BlockMaskSpec &mask, std::mt19937_64 &rng) {
+  const int64_t rows = mask.rows, cols = mask.cols, bm = mask.blockRows, bn = mask.blockCols;
+  std::vector<uint8_t> keep(static_cast<size_t>(rows * cols), 0);
+  auto param = [&](size_t i, double dflt) { return i < mask.params.size() ? mask.params[i] : dflt; };
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  if (mask.pattern == "random") {
+    // Block by block, each cut at the grid's edge: a kind, then (partial) its elements.
+    const double pEmpty = param(0, 0), pFull = param(1, 0), pElem = param(2, 0.5);
+    for (int64_t rb = 0; rb * bm < rows; ++rb)
+      for (int64_t cb = 0; cb * bn < cols; ++cb) {
+        const double kind = unit(rng);
+        if (kind < pEmpty)
+          continue;
+        const bool full = kind < pEmpty + pFull;
+        for (int64_t r = rb * bm; r < std::min(rows, (rb + 1) * bm); ++r)
+          for (int64_t c = cb * bn; c < std::min(cols, (cb + 1) * bn); ++c)
+            keep[r * cols + c] = full || unit(rng) < pElem;
+      }
+  } else {
+    const int64_t w = static_cast<int64_t>(param(0, 0)), global = static_cast<int64_t>(param(1, 0));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        bool k = true; // dense
+        if (mask.pattern == "causal")
+          k = c <= r;
+        else if (mask.pattern == "sliding")
+          k = std::abs(r - c) <= w;
+        else if (mask.pattern == "diagonal")
+          k = r == c;
+        else if (mask.pattern == "longformer")
+          k = std::abs(r - c) <= w || r < global || c < global;
+        keep[r * cols + c] = k;
+      }
+  }
+  if (mask.keepDiagonal)
+    for (int64_t i = 0; i < std::min(rows, cols); ++i)
+      keep[i * cols + i] = 1;
+  const int64_t blockRows = (rows + bm - 1) / bm;
+  for (int64_t rb : mask.emptyRows) {
+    rb = (rb % blockRows + blockRows) % blockRows;
+    std::fill(keep.begin() + rb * bm * cols, keep.begin() + std::min(rows, (rb + 1) * bm) * cols, 0);
+  }
+  return keep;
+}
+
+/// A buffer holding `words`, as parameter `a` of a block mask.
+template <typename T>
+static interp::Buffer maskBuffer(const ArgSpec &a, const std::vector<T> &words) {
+  interp::Buffer buf;
+  buf.name = a.name;
+  buf.dtype = a.dtype;
+  buf.data.resize(words.size() * sizeof(T));
+  std::memcpy(buf.data.data(), words.data(), buf.data.size());
+  return buf;
+}
+
 void makeInputs(const CaseSpec &spec, uint64_t seed, std::vector<interp::Buffer> &buffers,
                 std::vector<interp::KernelArg> &args) {
   std::mt19937_64 rng(seed);
   buffers.clear();
   args.clear();
+  // Each mask is drawn once, at its first parameter, in argument order.
+  std::vector<std::optional<BlockMaskLayout>> masks(spec.blockMasks.size());
   for (const ArgSpec &a : spec.args) {
+    if (a.blockMask >= 0) {
+      std::optional<BlockMaskLayout> &layout = masks[static_cast<size_t>(a.blockMask)];
+      if (!layout) {
+        const BlockMaskSpec &m = spec.blockMasks[static_cast<size_t>(a.blockMask)];
+        std::string error;
+        layout = blockMaskFromDense(drawBlockMask(m, rng), m.rows, m.cols, m.blockRows, m.blockCols, error);
+        if (!layout) // parseCaseSpec admits only masks the builder accepts
+          throw std::runtime_error("block mask '" + m.name + "': " + error);
+      }
+      if (a.maskPart < 2) {
+        args.push_back(interp::KernelArg::ofInt(a.intValue));
+        continue;
+      }
+      args.push_back(interp::KernelArg::ofBuffer(buffers.size()));
+      buffers.push_back(a.maskPart == 2   ? maskBuffer(a, layout->rowStart)
+                        : a.maskPart == 3 ? maskBuffer(a, layout->blocks)
+                                          : maskBuffer(a, layout->bitmaps));
+      continue;
+    }
     if (!a.isBuffer) {
       if (isFloat(a.dtype))
         args.push_back(interp::KernelArg::ofFloat(a.value));

@@ -29,6 +29,22 @@
 // allowed), the edge cases a random fill rarely hits. Arguments are listed in
 // parameter order.
 //
+// A `block_mask<BM, BN>` parameter (LANGUAGE.md, "Sparsity") is one line that stands
+// for the five kernel parameters it becomes, NAME.rows, NAME.cols (i32), NAME.row_start,
+// NAME.blocks (*i32) and NAME.bitmaps (*u32):
+//
+//   // @arg mask blockmask ROWS COLS BM BN PATTERN [PARAM...] [keep_diagonal] [empty_rows RB...]
+//
+// A dense [ROWS, COLS] element mask is drawn from the case's random generator and
+// compressed with support/BlockMask.h's blockMaskFromDense, so the buffers hold exactly
+// what the runtime would build. Patterns, as tests/examples/kilncase.py draws them:
+// `random PE PF [PX]` (each BM x BN block empty with probability PE, full with PF,
+// otherwise each of its elements kept with probability PX, default 0.5), `causal`
+// (c <= r), `sliding W` (|r - c| <= W), `dense` (everything), `diagonal` (r == c) and
+// `longformer W G` (a band |r - c| <= W, and rows and columns below G kept whole).
+// Then `keep_diagonal` keeps every element (i, i), and `empty_rows` clears the listed
+// block rows (negative: from the end), whose loops then run no iteration.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -37,10 +53,21 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 namespace kiln::spirvtest {
+
+/// A `@arg NAME blockmask ...` line: how to draw the dense element mask.
+struct BlockMaskSpec {
+  std::string name;
+  int64_t rows = 0, cols = 0, blockRows = 0, blockCols = 0;
+  std::string pattern;             ///< random, causal, sliding, dense or diagonal
+  std::vector<double> params;      ///< the numbers after the pattern
+  bool keepDiagonal = false;
+  std::vector<int64_t> emptyRows;  ///< block rows to clear (negative: from the end)
+};
 
 struct ArgSpec {
   std::string name;
@@ -54,6 +81,11 @@ struct ArgSpec {
   /// Integer and bool scalars: the value exactly, as the two's-complement bits of 64
   /// (a double holds integers exactly only up to 2^53; u64 seeds and masks go beyond).
   int64_t intValue = 0;
+  /// One of the five parameters of a block mask: its index in CaseSpec::blockMasks
+  /// (-1 for any other argument) and which parameter (0 rows .. 4 bitmaps). The buffers'
+  /// `count` is only known once makeInputs has drawn the mask.
+  int blockMask = -1;
+  unsigned maskPart = 0;
 };
 
 struct CaseSpec {
@@ -67,7 +99,12 @@ struct CaseSpec {
   std::vector<std::pair<DType, std::pair<double, double>>> dtypeTol; ///< @tol DTYPE R A
   int64_t reductionSplit = 0;                                ///< .spec: --reduction-split
   bool fuseQuantized = false;                                ///< .spec: --fuse-quantized
+  std::vector<BlockMaskSpec> blockMasks;                     ///< @arg ... blockmask lines
 };
+
+/// The dense row-major [rows, cols] element mask of `mask` (one byte an element, 1 =
+/// kept), drawn with `rng`.
+std::vector<uint8_t> drawBlockMask(const BlockMaskSpec &mask, std::mt19937_64 &rng);
 
 /// The relative and absolute tolerance for buffers of `dtype`: its own @tol line, else
 /// the spec's general one.
@@ -79,7 +116,8 @@ std::vector<std::pair<unsigned, int64_t>> paramDivisibility(const CaseSpec &spec
 /// Reads the `// @` lines of a .tir file. nullopt (with `error`) on a malformed line.
 std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &error);
 
-/// Fills buffers and arguments for the interpreter from `spec` with random `seed`.
+/// Fills buffers and arguments for the interpreter from `spec` with random `seed`: one
+/// argument per entry of spec.args (a block mask's five included), in order.
 void makeInputs(const CaseSpec &spec, uint64_t seed, std::vector<interp::Buffer> &buffers,
                 std::vector<interp::KernelArg> &args);
 

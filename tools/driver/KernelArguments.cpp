@@ -13,6 +13,8 @@ launch::Signature signatureOf(const ir::Kernel &kernel) {
   }
   for (const auto &[name, value] : kernel.constValues)
     s.consts.push_back(name);
+  for (const ir::BlockMaskParam &m : kernel.blockMasks)
+    s.masks.push_back(launch::MaskSpec{m.name, m.blockRows, m.blockCols, m.firstParam});
   return s;
 }
 

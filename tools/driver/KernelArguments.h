@@ -15,7 +15,7 @@
 
 namespace kiln::driver {
 
-/// `kernel`'s runtime parameters (name, dtype, pointer), in order.
+/// `kernel`'s runtime parameters (name, dtype, pointer), in order, and its block masks.
 launch::Signature signatureOf(const ir::Kernel &kernel);
 
 /// Runs `kernel` on the interpreter with `host`'s arguments. On success the buffers the

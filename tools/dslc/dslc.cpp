@@ -35,6 +35,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "support/ReadFile.h"
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -84,6 +86,17 @@ cl::opt<bool> ExplainFusion("explain-fusion",
                             cl::desc("Report, as remarks on stderr, which reduction loops were fused into one pass "
                                      "and why the others were not"),
                             cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<bool> ExplainSparsity("explain-sparsity",
+                              cl::desc("Report, as remarks on stderr, how each blocks(mask, rb) loop is mapped onto "
+                                       "programs (row-wise or block-wise) and why"),
+                              cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<std::string> SparseMappingText(
+    "sparse-mapping",
+    cl::desc("Map each fused chain over a blocks() loop row-wise (one program walks its block row) or block-wise "
+             "(the row's blocks shared among programs whose partial states merge; --reduction-split=S sets the "
+             "programs per row); default auto: a cost model decides from the mask when it is known"),
+    cl::value_desc("row|block|auto"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand),
+    cl::cat(KilnCategory));
 // Read as text and checked here, so that a bad value is a coded diagnostic.
 cl::opt<std::string> ReductionSplitText(
     "reduction-split",
@@ -187,10 +200,44 @@ std::optional<int64_t> forcedSplit(DiagnosticEngine &diags) {
   return std::nullopt;
 }
 
+/// What the sparse mapping's cost model reads of the first block mask of `kernel`, from
+/// the arrays the launcher built for it (support/BlockMask.h); none without a mask.
+std::optional<ir::MaskProfile> maskProfile(const ir::Kernel &kernel, const launch::HostArguments &host) {
+  if (kernel.blockMasks.empty())
+    return std::nullopt;
+  const ir::BlockMaskParam &m = kernel.blockMasks.front();
+  const launch::HostArg &cols = host.args.at(m.firstParam + 1), &rowStart = host.args.at(m.firstParam + 2);
+  const std::vector<std::byte> &bytes = host.buffers.at(rowStart.buffer).data;
+  std::vector<int32_t> offsets(bytes.size() / sizeof(int32_t));
+  std::memcpy(offsets.data(), bytes.data(), offsets.size() * sizeof(int32_t));
+  ir::MaskProfile p;
+  p.blockRows = static_cast<int64_t>(offsets.size()) - 1;
+  p.nonEmpty = offsets.empty() ? 0 : offsets.back();
+  for (size_t r = 0; r + 1 < offsets.size(); ++r)
+    p.maxRowBlocks = std::max<int64_t>(p.maxRowBlocks, offsets[r + 1] - offsets[r]);
+  const int64_t blockCols = (cols.i + m.blockCols - 1) / m.blockCols;
+  p.blockDensity = p.blockRows > 0 ? double(p.nonEmpty) / double(p.blockRows * blockCols) : 0;
+  return p;
+}
+
+/// --sparse-mapping: auto when absent; nullopt, after E0900, when it is none of the three.
+std::optional<ir::SparseMapping> sparseMapping(DiagnosticEngine &diags) {
+  if (!SparseMappingText.getNumOccurrences())
+    return ir::SparseMapping::Auto;
+  if (auto m = ir::parseSparseMapping(SparseMappingText))
+    return m;
+  diags.error(Location::commandLine(), DiagCode::BadOption)
+          .hint("row: one program walks each block row; block: the row's blocks are shared among programs")
+      << "--sparse-mapping takes row, block or auto, got '" << SparseMappingText << "'";
+  return std::nullopt;
+}
+
 /// `programs`: the size of the grid the kernel will run on, when known (dslc run);
 /// `target`: the code-generation target the passes make their choices for.
+/// `mask`: the profile of the kernel's block mask, when the caller has the mask (dslc run).
 ir::PipelineOptions pipelineOptions(TimingReport *timing, DiagnosticEngine &diags, int64_t forcedSegments,
-                                    std::optional<int64_t> programs, codegen::Target target) {
+                                    std::optional<int64_t> programs, codegen::Target target,
+                                    std::optional<ir::MaskProfile> mask = std::nullopt) {
   ir::PipelineOptions options;
   options.printAfterAll = PrintAfterAll;
   options.timing = timing;
@@ -198,9 +245,15 @@ ir::PipelineOptions pipelineOptions(TimingReport *timing, DiagnosticEngine &diag
   options.fusionPolicy.quantized = FuseQuantized;
   options.reductionSplit.forced = forcedSegments;
   options.reductionSplit.programs = programs;
+  options.reductionSplit.sparse.mapping = sparseMapping(diags).value_or(ir::SparseMapping::Auto);
+  if (options.reductionSplit.sparse.mapping == ir::SparseMapping::Block)
+    options.reductionSplit.sparse.segments = forcedSegments;
+  options.reductionSplit.sparse.mask = mask;
   ir::setPipelineTarget(options, codegen::targetName(target));
   if (ExplainFusion)
     options.fusionRemarks = &diags;
+  if (ExplainSparsity)
+    options.sparsityRemarks = &diags;
   return options;
 }
 
@@ -436,7 +489,7 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   SemaOptions options = semaOptions(diags, ok);
   std::optional<std::vector<Assumption>> assumptions = parseAssumptions(diags);
   std::optional<int64_t> split = forcedSplit(diags);
-  if (!ok || !assumptions || !split)
+  if (!ok || !assumptions || !split || !sparseMapping(diags))
     return driver::ExitUserError;
   auto module = driver::loadModule(InputFile, options, sources, diags, timing);
   if (!module)
@@ -546,7 +599,7 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   }
   std::optional<uint64_t> steps = maxSteps(diags);
   std::optional<int64_t> split = forcedSplit(diags);
-  if (!ok || !grid || !steps || !split)
+  if (!ok || !grid || !steps || !split || !sparseMapping(diags))
     return driver::ExitUserError;
   auto module = driver::loadModule(InputFile, options, sources, diags, timing);
   if (!module)
@@ -605,7 +658,8 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   }
   if (!NoOptimize) {
     int64_t programs = (*grid)[0] * (*grid)[1] * (*grid)[2];
-    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, programs, *target), diags);
+    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, programs, *target, maskProfile(kernel, *host)),
+                    diags);
   }
 
   if (!gpu) {

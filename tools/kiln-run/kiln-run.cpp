@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Bundle.h"
 #include "runtime/DTypes.h"
+#include "support/BlockMask.h"
 #include "support/Location.h"
 #include "support/ToolOutput.h"
 #include "support/TerminalText.h"
@@ -216,9 +217,27 @@ void describe(const std::string &path, const rt::Bundle &b, std::ostream &os) {
     os << key << std::string(key.size() < 12 ? 12 - key.size() : 1, ' ') << escapeForTerminal(value) << "\n";
   };
   std::vector<rt::BundleParam> params = b.params;
+  // A block mask is one argument of the launchers standing for five parameters.
+  auto maskAt = [&](size_t i) -> const rt::BundleBlockMask * {
+    for (const rt::BundleBlockMask &m : b.blockMasks)
+      if (i >= m.firstParam && i < m.firstParam + kBlockMaskParams)
+        return &m;
+    return nullptr;
+  };
+  auto maskType = [](const rt::BundleBlockMask &m) {
+    return "block_mask<" + std::to_string(m.blockRows) + ", " + std::to_string(m.blockCols) + ">";
+  };
   std::string signature = b.kernelName + "(";
-  for (size_t i = 0; i < params.size(); ++i)
-    signature += (i ? ", " : "") + params[i].name + ": " + rt::paramTypeSpelling(params[i].dtype, params[i].pointer);
+  bool firstParam = true;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const rt::BundleBlockMask *m = maskAt(i);
+    if (m && i != m->firstParam)
+      continue;
+    signature += (firstParam ? "" : ", ") +
+                 (m ? m->name + ": " + maskType(*m)
+                    : params[i].name + ": " + rt::paramTypeSpelling(params[i].dtype, params[i].pointer));
+    firstParam = false;
+  }
   row("kernel", b.kernelName);
   row("entry", b.entry);
   row("signature", signature + ")");
@@ -229,6 +248,10 @@ void describe(const std::string &path, const rt::Bundle &b, std::ostream &os) {
                         : "  (assumed a multiple of " + std::to_string(p.divisibility) + ")";
     row("param", text);
   }
+  for (const rt::BundleBlockMask &m : b.blockMasks)
+    row("block_mask", m.name + ": " + maskType(m) + " = parameters " + std::to_string(m.firstParam) + ".." +
+                          std::to_string(m.firstParam + kBlockMaskParams - 1) +
+                          " (a [rows, cols] bool .npy builds them)");
   for (const rt::ConstValue &c : b.consts) {
     std::string value;
     if (auto *i = std::get_if<int64_t>(&c.value))
@@ -257,8 +280,13 @@ void describe(const std::string &path, const rt::Bundle &b, std::ostream &os) {
     row("source", b.sourceLocation());
   row("source_hash", b.sourceHash);
   std::string usage = "kiln-run " + path + " --grid X[,Y[,Z]]";
-  for (const rt::BundleParam &p : params)
-    usage += " --arg " + p.name + "=" + (p.pointer ? "FILE.npy" : "VALUE");
+  for (size_t i = 0; i < params.size(); ++i) {
+    const rt::BundleBlockMask *m = maskAt(i);
+    if (m && i == m->firstParam)
+      usage += " --arg " + m->name + "=MASK.npy";
+    else if (!m)
+      usage += " --arg " + params[i].name + "=" + (params[i].pointer ? "FILE.npy" : "VALUE");
+  }
   row("usage", usage);
 }
 
@@ -354,6 +382,8 @@ int run(int argc, char **argv, DiagnosticEngine &diags) {
     signature.params.push_back(launch::ParamSpec{p.name, p.dtype, p.pointer});
   for (const rt::ConstValue &c : bundle->consts)
     signature.consts.push_back(c.name);
+  for (const rt::BundleBlockMask &m : bundle->blockMasks)
+    signature.masks.push_back(launch::MaskSpec{m.name, m.blockRows, m.blockCols, m.firstParam});
   std::optional<launch::HostArguments> host = launch::bindArguments(signature, o.args, diags);
   if (!host)
     return ExitUserError;

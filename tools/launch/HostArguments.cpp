@@ -1,6 +1,7 @@
 //===- HostArguments.cpp - Binding command-line arguments to a signature --===//
 #include "tools/launch/HostArguments.h"
 
+#include "support/BlockMask.h"
 #include "support/Npy.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -132,6 +134,83 @@ std::optional<HostArg> parseScalar(const ParamSpec &param, const std::string &te
   return floatOf(d);
 }
 
+/// For each parameter of `signature`, the block mask (an index into `masks`) whose five
+/// parameters it is one of. A mask that would reach past the parameters covers none:
+/// the signature builders never make one, and its parameters are then passed one by one.
+std::vector<std::optional<size_t>> maskOwners(const Signature &signature) {
+  std::vector<std::optional<size_t>> owner(signature.params.size());
+  for (size_t m = 0; m < signature.masks.size(); ++m) {
+    size_t first = signature.masks[m].firstParam;
+    if (first + kBlockMaskParams > owner.size())
+      continue;
+    for (size_t i = first; i < first + kBlockMaskParams; ++i)
+      owner[i] = m;
+  }
+  return owner;
+}
+
+/// "[4, 8]", "[]" for a 0-d array.
+std::string shapeText(const Shape &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// Reads the dense mask file `value` for `mask` and appends its five arguments to `host`:
+/// rows and cols as integers, then row_start, blocks and bitmaps as derived buffers.
+/// Reports and returns false, leaving `host` as it was, when the file is not a 2-D bool
+/// array or the mask's extents or block sizes do not fit.
+bool bindMask(const MaskSpec &mask, const std::string &value, HostArguments &host, DiagnosticEngine &diags) {
+  const std::string arg = "--arg " + mask.name + "=" + value;
+  std::string error;
+  auto array = readNpy(value, error);
+  if (!array) {
+    diags.error(Location::commandLine(), DiagCode::NpyError) << "parameter '" << mask.name << "': " << error;
+    return false;
+  }
+  const bool isBool = npyDescrMatches(array->descr, DType::Bool);
+  if (!isBool || array->shape.size() != 2) {
+    diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
+            .hint(!isBool ? "convert the array, e.g. np.save(PATH, a != 0) or a.astype(bool) in NumPy"
+                          : "a block mask is indexed [row, column]: reshape the array to 2-D")
+        << arg << ": a block mask needs a 2-D bool array (NumPy dtype bool, descr '|b1'), got "
+        << npyDescrDescription(array->descr) << " of shape " << shapeText(array->shape);
+    return false;
+  }
+  std::span<const uint8_t> kept(reinterpret_cast<const uint8_t *>(array->data.data()), array->data.size());
+  std::optional<BlockMaskLayout> layout =
+      blockMaskFromDense(kept, array->shape[0], array->shape[1], mask.blockRows, mask.blockCols, error);
+  if (!layout) {
+    diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
+        << arg << ": " << error << " (" << maskSpelling(mask) << ", array of shape " << shapeText(array->shape)
+        << ")";
+    return false;
+  }
+  host.args.push_back(*scalarOf(layout->rows));
+  host.args.push_back(*scalarOf(layout->cols));
+  // The arrays are the kernel's read-only view of the file, named after it for messages.
+  auto derived = [&](const char *part, DType dtype, const void *words, size_t count) {
+    HostBuffer buffer;
+    buffer.path = value + "[" + part + "]";
+    buffer.dtype = dtype;
+    buffer.data.resize(count * sizeof(uint32_t));
+    std::memcpy(buffer.data.data(), words, buffer.data.size());
+    buffer.descr = npyDescrFor(dtype);
+    buffer.shape = {static_cast<int64_t>(count)};
+    buffer.derived = true;
+    HostArg a;
+    a.kind = HostArg::Kind::Buffer;
+    a.buffer = host.buffers.size();
+    host.args.push_back(a);
+    host.buffers.push_back(std::move(buffer));
+  };
+  derived("row_start", DType::I32, layout->rowStart.data(), layout->rowStart.size());
+  derived("blocks", DType::I32, layout->blocks.data(), layout->blocks.size());
+  derived("bitmaps", DType::U32, layout->bitmaps.data(), layout->bitmaps.size());
+  return true;
+}
+
 } // namespace
 
 std::string_view dtypeSpelling(DType t) { return info(t).spelling; }
@@ -144,10 +223,19 @@ std::string paramSpelling(const ParamSpec &param) {
   return param.name + ": " + (param.pointer ? "*" : "") + std::string(dtypeSpelling(param.dtype));
 }
 
+std::string maskSpelling(const MaskSpec &mask) {
+  return mask.name + ": block_mask<" + std::to_string(mask.blockRows) + ", " + std::to_string(mask.blockCols) + ">";
+}
+
 std::string paramList(const Signature &signature) {
+  const std::vector<std::optional<size_t>> owner = maskOwners(signature);
   std::string s;
-  for (const ParamSpec &p : signature.params)
-    s += (s.empty() ? "" : ", ") + paramSpelling(p);
+  for (size_t i = 0; i < signature.params.size(); ++i) {
+    if (owner[i] && signature.masks[*owner[i]].firstParam != i)
+      continue; // the mask was spelled at its first parameter
+    s += (s.empty() ? "" : ", ") +
+         (owner[i] ? maskSpelling(signature.masks[*owner[i]]) : paramSpelling(signature.params[i]));
+  }
   return s.empty() ? "(none)" : s;
 }
 
@@ -209,6 +297,8 @@ std::optional<std::array<int64_t, 3>> parseGrid(const std::string &text, Diagnos
 
 std::optional<HostArguments> bindArguments(const Signature &signature, const std::vector<std::string> &rawArgs,
                                            DiagnosticEngine &diags) {
+  // A block mask's five parameters are passed as one argument, named after the mask.
+  const std::vector<std::optional<size_t>> owner = maskOwners(signature);
   std::map<std::string, std::string> given;
   bool ok = true;
   for (const std::string &raw : rawArgs) {
@@ -222,8 +312,27 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
     }
     std::string name = raw.substr(0, eq);
     bool known = false;
-    for (const ParamSpec &p : signature.params)
-      known |= p.name == name;
+    std::optional<size_t> partOf;
+    for (size_t i = 0; i < signature.params.size(); ++i) {
+      if (signature.params[i].name != name)
+        continue;
+      if (owner[i])
+        partOf = owner[i];
+      else
+        known = true;
+    }
+    for (size_t m = 0; m < signature.masks.size(); ++m)
+      known |= signature.masks[m].name == name && owner.size() >= signature.masks[m].firstParam + kBlockMaskParams;
+    if (partOf) {
+      const std::string &mask = signature.masks[*partOf].name;
+      diags.error(Location::commandLine(), DiagCode::RunArgument)
+              .hint(name + " is part of block mask '" + mask + "'; pass the whole mask: --arg " + mask + "=" + mask +
+                    ".npy")
+          << "kernel '" << signature.kernel << "' takes no argument '" << name << "'; its parameters are "
+          << paramList(signature);
+      ok = false;
+      continue;
+    }
     if (!known) {
       const bool isConst = std::find(signature.consts.begin(), signature.consts.end(), name) != signature.consts.end();
       diags.error(Location::commandLine(), DiagCode::RunArgument)
@@ -244,7 +353,23 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
 
   HostArguments host;
   std::map<std::string, size_t> bufferOfPath; // canonical path -> buffer
-  for (const ParamSpec &param : signature.params) {
+  for (size_t i = 0; i < signature.params.size(); ++i) {
+    if (owner[i]) {
+      const MaskSpec &mask = signature.masks[*owner[i]];
+      if (mask.firstParam != i)
+        continue; // bound with the first
+      auto it = given.find(mask.name);
+      if (it == given.end()) {
+        diags.error(Location::commandLine(), DiagCode::RunArgument)
+                .hint("pass a 2-D bool .npy file of the kept elements: --arg " + mask.name + "=FILE.npy")
+            << "missing argument for parameter '" << maskSpelling(mask) << "'";
+        ok = false;
+      } else if (!bindMask(mask, it->second, host, diags)) {
+        ok = false;
+      }
+      continue;
+    }
+    const ParamSpec &param = signature.params[i];
     auto it = given.find(param.name);
     if (it == given.end()) {
       diags.error(Location::commandLine(), DiagCode::RunArgument)
@@ -321,7 +446,7 @@ bool writeBack(const HostArguments &host, DiagnosticEngine &diags) {
   std::vector<StagedFile> staged;
   bool ok = true;
   for (const HostBuffer &b : host.buffers) {
-    if (!b.written)
+    if (!b.written || b.derived)
       continue;
     std::string error;
     if (std::optional<StagedFile> s = stageNpy(b.path, NpyArray{b.descr, b.shape, b.data}, error)) {

@@ -7,6 +7,11 @@
 // into host memory here; after a successful run, `writeBack` writes the buffers the
 // run changed back to their files, each atomically. A failed run writes nothing.
 //
+// A `block_mask<BM, BN>` parameter is one argument to the caller, `--arg NAME=MASK.npy`
+// (a 2-D NumPy bool array of kept elements), and five to the kernel (support/BlockMask.h):
+// the mask is compressed here into its two extents and three derived buffers. Those
+// buffers belong to no file and are never written back.
+//
 // The parameters come from a neutral signature (name, dtype, pointer), so this library
 // depends on neither the Tile IR nor LLVM: kiln-run fills the signature from a bundle's
 // metadata, dslc from the kernel's Tile IR.
@@ -32,6 +37,15 @@ struct ParamSpec {
   bool pointer = false;
 };
 
+/// A `block_mask<BM, BN>` parameter: the kernel's parameters firstParam ..
+/// firstParam + 4 are its rows, cols, row_start, blocks and bitmaps, in that order and
+/// named NAME.rows ... NAME.bitmaps; the caller passes the mask as one argument, NAME.
+struct MaskSpec {
+  std::string name;
+  int64_t blockRows = 0, blockCols = 0;
+  unsigned firstParam = 0;
+};
+
 /// A kernel's runtime parameters (const parameters are already baked in).
 struct Signature {
   std::string kernel;
@@ -39,11 +53,16 @@ struct Signature {
   /// The kernel's const parameters: fixed when it is compiled, so an --arg naming one
   /// is pointed at -D.
   std::vector<std::string> consts;
+  /// The block masks among `params`, each covering five of them.
+  std::vector<MaskSpec> masks;
 };
 
 /// "x: *f32", "n: i32".
 std::string paramSpelling(const ParamSpec &param);
-/// "x: *f32, n: i32", or "(none)".
+/// "mask: block_mask<4, 8>".
+std::string maskSpelling(const MaskSpec &mask);
+/// The arguments a caller passes: "x: *f32, mask: block_mask<4, 8>, n: i32" (a mask in
+/// place of its five parameters), or "(none)".
 std::string paramList(const Signature &signature);
 
 /// The dtype helpers this library needs, from ir/Type.h's KILN_DTYPES list.
@@ -78,23 +97,29 @@ struct HostBuffer {
   std::string descr;           ///< the .npy descr, written back unchanged
   Shape shape;                 ///< the .npy shape, written back unchanged
   bool written = false;        ///< set by the launcher: write this buffer back
+  /// Built here from an argument (a block mask's arrays) rather than read from a file:
+  /// `path` only names it in messages ("m.npy[row_start]"), and it is never written back.
+  bool derived = false;
 };
 
 /// Everything a launcher needs from the command line.
 struct HostArguments {
   std::vector<HostArg> args;       ///< one per parameter, in order
-  std::vector<HostBuffer> buffers; ///< one per distinct file (a file passed twice aliases)
+  std::vector<HostBuffer> buffers; ///< one per distinct file (a file passed twice aliases), three per block mask
 };
 
 /// Reads every `--arg NAME=VALUE` against `signature`. Unknown, missing, repeated or
-/// malformed arguments and dtype mismatches are reported (E0600/E0601); returns
-/// nullopt then.
+/// malformed arguments and dtype mismatches are reported (E0600/E0601), and so is a
+/// block mask that is not a 2-D bool array or whose extents do not fit (E0608);
+/// returns nullopt then. A block mask yields five args: two Int, then three Buffers
+/// marked `derived`.
 std::optional<HostArguments> bindArguments(const Signature &signature, const std::vector<std::string> &rawArgs,
                                            DiagnosticEngine &diags);
 
 /// Writes the buffers marked `written` back to their files, all or none: each is
 /// staged beside its file (support/AtomicFile.h; mode and symlinks are kept), and
-/// they replace the old files only once every one is written whole.
+/// they replace the old files only once every one is written whole. A `derived`
+/// buffer has no file and is never written, whatever its mark.
 bool writeBack(const HostArguments &host, DiagnosticEngine &diags);
 
 } // namespace kiln::launch

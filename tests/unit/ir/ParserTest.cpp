@@ -206,7 +206,7 @@ TEST(Errors, SyntaxAndTypeErrorsHaveExactPositions) {
       {"kernel k() {\n}\n", "1:8: expected a kernel name such as @add, found 'k'"},
       {"%x = neg %y : i32\n", "1:1: expected 'kernel', found '%x'"},
       {"kernel @k() attributes {warps = 4} {\n}\n",
-       "1:25: unknown kernel attribute 'warps' (expected cluster_size, consts, grid_split, multiple_of, num_stages, num_warps or "
+       "1:25: unknown kernel attribute 'warps' (expected block_masks, cluster_size, consts, grid_split, multiple_of, num_stages, num_warps or "
        "workspace_bytes)"},
       {"kernel @k() attributes {consts = {A = 1, A = 2}} {\n}\n", "1:42: duplicate const 'A'"},
       {"kernel @k() attributes {cluster_size = 4, grid_split = 2} {\n}\n",

@@ -1,11 +1,12 @@
 //===- HostArgumentsTest.cpp - The --grid/--arg contract of every launcher ===//
 //
 // What dslc run and kiln-run share, tested without either tool: grids, integer
-// literals, binding arguments to a neutral signature (errors, aliasing, scalars), the
-// write-back of exactly the buffers marked written, and how runtime failures become
-// diagnostics.
+// literals, binding arguments to a neutral signature (errors, aliasing, scalars, block
+// masks built from a bool array), the write-back of exactly the buffers marked written
+// (never a mask's derived arrays), and how runtime failures become diagnostics.
 //
 //===----------------------------------------------------------------------===//
+#include "support/BlockMask.h"
 #include "support/Npy.h"
 #include "tools/launch/DeviceLaunch.h"
 #include "tools/launch/HostArguments.h"
@@ -16,6 +17,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -65,7 +69,42 @@ std::vector<std::byte> floats(std::initializer_list<float> values) {
 }
 
 Signature addSignature() {
-  return Signature{"add", {{"x", DType::F32, true}, {"y", DType::F32, true}, {"n", DType::I32, false}}, {}};
+  return Signature{"add", {{"x", DType::F32, true}, {"y", DType::F32, true}, {"n", DType::I32, false}}, {}, {}};
+}
+
+/// sparse_rowsum(x: *f32, out: *f32, mask: block_mask<4, 8>) as the compiler lowers it:
+/// the mask is parameters 2..6.
+Signature maskSignature() {
+  return Signature{"sparse_rowsum",
+                   {{"x", DType::F32, true},
+                    {"out", DType::F32, true},
+                    {"mask.rows", DType::I32, false},
+                    {"mask.cols", DType::I32, false},
+                    {"mask.row_start", DType::I32, true},
+                    {"mask.blocks", DType::I32, true},
+                    {"mask.bitmaps", DType::U32, true}},
+                   {"BM", "BN"},
+                   {{"mask", 4, 8, 2}}};
+}
+
+/// `rows * cols` element flags, about half of them kept, from a fixed seed.
+std::vector<uint8_t> randomKept(int64_t rows, int64_t cols, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::vector<uint8_t> kept(static_cast<size_t>(rows * cols));
+  for (uint8_t &k : kept)
+    k = gen() % 2;
+  return kept;
+}
+
+std::vector<std::byte> bytesOf(const void *data, size_t size) {
+  std::vector<std::byte> out(size);
+  std::memcpy(out.data(), data, size);
+  return out;
+}
+
+std::string fileBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 TEST(Grid, Forms) {
@@ -104,7 +143,10 @@ TEST(IntLiteral, Edges) {
 
 TEST(Signature, Spelling) {
   EXPECT_EQ(paramList(addSignature()), "x: *f32, y: *f32, n: i32");
-  EXPECT_EQ(paramList(Signature{"k", {}, {}}), "(none)");
+  EXPECT_EQ(paramList(Signature{"k", {}, {}, {}}), "(none)");
+  // A block mask reads as the one argument it is, not as its five parameters.
+  EXPECT_EQ(paramList(maskSignature()), "x: *f32, out: *f32, mask: block_mask<4, 8>");
+  EXPECT_EQ(maskSpelling(MaskSpec{"m", 16, 1, 0}), "m: block_mask<16, 1>");
   EXPECT_EQ(dtypeSizeBytes(DType::Bool), 1u);
   EXPECT_EQ(dtypeSizeBytes(DType::BF16), 2u);
   EXPECT_TRUE(dtypeIsInteger(DType::U64));
@@ -161,7 +203,7 @@ TEST_F(TempDir, AnArgumentForAConstPointsAtDefines) {
 }
 
 TEST(Scalars, RangesAndKinds) {
-  Signature s{"k", {{"b", DType::Bool, false}, {"u", DType::U8, false}, {"f", DType::F16, false}}, {}};
+  Signature s{"k", {{"b", DType::Bool, false}, {"u", DType::U8, false}, {"f", DType::F16, false}}, {}, {}};
   Diags d;
   auto host = bindArguments(s, {"b=false", "u=255", "f=-inf"}, d.engine);
   ASSERT_TRUE(host);
@@ -216,6 +258,150 @@ TEST_F(TempDir, WritesBackAllOrNone) {
   EXPECT_EQ(back->data, floats({1, 2}));
   EXPECT_EQ(static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir), {})), 1u)
       << "no temporary file is left behind";
+}
+
+TEST_F(TempDir, BindsABlockMaskAsItsFiveParameters) {
+  std::string x = npy("x.npy", "<f4", std::vector<std::byte>(10 * 20 * 4), {10, 20});
+  std::string out = npy("out.npy", "<f4", std::vector<std::byte>(10 * 4), {10});
+  std::vector<uint8_t> kept = randomKept(10, 20, 7);
+  std::string m = npy("m.npy", "|b1", bytesOf(kept.data(), kept.size()), {10, 20});
+  Diags d;
+  auto host = bindArguments(maskSignature(), {"x=" + x, "mask=" + m, "out=" + out}, d.engine);
+  ASSERT_TRUE(host) << d.out.str();
+  EXPECT_TRUE(d.seen.empty());
+
+  std::string error;
+  std::optional<BlockMaskLayout> expected = blockMaskFromDense(kept, 10, 20, 4, 8, error);
+  ASSERT_TRUE(expected) << error;
+  ASSERT_EQ(host->args.size(), 7u);
+  EXPECT_EQ(host->args[2].kind, HostArg::Kind::Int);
+  EXPECT_EQ(host->args[2].i, 10);
+  EXPECT_EQ(host->args[3].kind, HostArg::Kind::Int);
+  EXPECT_EQ(host->args[3].i, 20);
+  ASSERT_EQ(host->buffers.size(), 5u);
+  struct Part {
+    const char *name;
+    DType dtype;
+    std::vector<std::byte> data;
+  } parts[] = {
+      {"row_start", DType::I32, bytesOf(expected->rowStart.data(), expected->rowStart.size() * 4)},
+      {"blocks", DType::I32, bytesOf(expected->blocks.data(), expected->blocks.size() * 4)},
+      {"bitmaps", DType::U32, bytesOf(expected->bitmaps.data(), expected->bitmaps.size() * 4)},
+  };
+  for (size_t i = 0; i < 3; ++i) {
+    const HostArg &a = host->args[4 + i];
+    ASSERT_EQ(a.kind, HostArg::Kind::Buffer);
+    const HostBuffer &b = host->buffers[a.buffer];
+    EXPECT_EQ(b.path, m + "[" + parts[i].name + "]");
+    EXPECT_EQ(b.dtype, parts[i].dtype);
+    EXPECT_EQ(b.data, parts[i].data) << parts[i].name;
+    EXPECT_EQ(b.shape, Shape{static_cast<int64_t>(parts[i].data.size() / 4)});
+    EXPECT_TRUE(b.derived);
+    EXPECT_FALSE(b.written);
+  }
+  for (size_t i : {size_t(0), size_t(1)})
+    EXPECT_FALSE(host->buffers[host->args[i].buffer].derived);
+}
+
+TEST_F(TempDir, BlockMaskArgumentErrors) {
+  std::string x = npy("x.npy", "<f4", floats({0}), {1});
+  auto bindMask = [&](const std::string &maskArg, Signature s = maskSignature()) {
+    auto d = std::make_unique<Diags>();
+    EXPECT_FALSE(bindArguments(s, {"x=" + x, "out=" + x, maskArg}, d->engine)) << maskArg;
+    return d;
+  };
+  // Not a bool array, or not 2-D.
+  std::string f = npy("f.npy", "<f4", std::vector<std::byte>(4 * 8 * 4), {4, 8});
+  auto d = bindMask("mask=" + f);
+  ASSERT_EQ(d->seen.size(), 1u) << d->out.str();
+  EXPECT_EQ(d->seen[0].code, DiagCode::BlockMaskArgument);
+  EXPECT_TRUE(d->seen[0].loc.isCommandLine());
+  EXPECT_EQ(d->seen[0].message, "--arg mask=" + f +
+                                    ": a block mask needs a 2-D bool array (NumPy dtype bool, descr '|b1'), got "
+                                    "float32 ('<f4') of shape [4, 8]");
+  EXPECT_NE(d->seen[0].hint.find("astype(bool)"), std::string::npos);
+  std::string flat = npy("flat.npy", "|b1", std::vector<std::byte>(8), {8});
+  d = bindMask("mask=" + flat);
+  EXPECT_TRUE(d->has(DiagCode::BlockMaskArgument, "2-D bool array (NumPy dtype bool, descr '|b1'), got bool ('|b1') "
+                                                   "of shape [8]"));
+  EXPECT_NE(d->seen[0].hint.find("reshape"), std::string::npos);
+  std::string cube = npy("cube.npy", "|b1", std::vector<std::byte>(8), {2, 2, 2});
+  EXPECT_TRUE(bindMask("mask=" + cube)->has(DiagCode::BlockMaskArgument, "of shape [2, 2, 2]"));
+  std::string scalar = npy("scalar.npy", "|b1", std::vector<std::byte>(1), {});
+  EXPECT_TRUE(bindMask("mask=" + scalar)->has(DiagCode::BlockMaskArgument, "of shape []"));
+  std::string bytes = npy("u8.npy", "|u1", std::vector<std::byte>(32), {4, 8});
+  EXPECT_TRUE(bindMask("mask=" + bytes)->has(DiagCode::BlockMaskArgument, "got uint8 ('|u1') of shape [4, 8]"));
+
+  // Extents and block sizes the layout cannot hold: the builder's reason.
+  std::string empty = npy("empty.npy", "|b1", {}, {0, 8});
+  d = bindMask("mask=" + empty);
+  ASSERT_EQ(d->seen.size(), 1u) << d->out.str();
+  EXPECT_EQ(d->seen[0].code, DiagCode::BlockMaskArgument);
+  EXPECT_EQ(d->seen[0].message.rfind("--arg mask=" + empty + ": the mask has 0 rows", 0), 0u) << d->seen[0].message;
+  EXPECT_NE(d->seen[0].message.find("(mask: block_mask<4, 8>, array of shape [0, 8])"), std::string::npos);
+  std::string good = npy("good.npy", "|b1", std::vector<std::byte>(32, std::byte{1}), {4, 8});
+  Signature badBlocks = maskSignature();
+  badBlocks.masks[0].blockRows = 3;
+  EXPECT_TRUE(bindMask("mask=" + good, badBlocks)->has(DiagCode::BlockMaskArgument, "block size 3"));
+
+  // A file that is no .npy at all is the reading error every buffer gets.
+  std::ofstream(path("junk.npy")) << "not numpy";
+  EXPECT_TRUE(bindMask("mask=" + path("junk.npy"))->has(DiagCode::NpyError, "parameter 'mask': "));
+  EXPECT_TRUE(bindMask("mask=" + path("absent.npy"))->has(DiagCode::NpyError, "parameter 'mask': "));
+
+  // The mask's own parameters are not arguments: the whole mask is.
+  for (const char *suffix : kBlockMaskParamSuffixes) {
+    std::string name = std::string("mask") + suffix;
+    Diags e;
+    EXPECT_FALSE(bindArguments(maskSignature(), {"x=" + x, "out=" + x, "mask=" + good, name + "=4"}, e.engine));
+    ASSERT_EQ(e.seen.size(), 1u) << e.out.str();
+    EXPECT_EQ(e.seen[0].code, DiagCode::RunArgument);
+    EXPECT_EQ(e.seen[0].message, "kernel 'sparse_rowsum' takes no argument '" + name +
+                                     "'; its parameters are x: *f32, out: *f32, mask: block_mask<4, 8>");
+    EXPECT_EQ(e.seen[0].hint, name + " is part of block mask 'mask'; pass the whole mask: --arg mask=mask.npy");
+  }
+
+  // Missing, repeated and unknown arguments name the mask as the caller passes it.
+  Diags e;
+  EXPECT_FALSE(bindArguments(maskSignature(), {"x=" + x, "out=" + x, "q=1"}, e.engine));
+  EXPECT_TRUE(e.has(DiagCode::RunArgument, "has no parameter 'q'; its parameters are x: *f32, out: *f32, "
+                                           "mask: block_mask<4, 8>"));
+  EXPECT_TRUE(e.has(DiagCode::RunArgument, "missing argument for parameter 'mask: block_mask<4, 8>'"));
+  bool hinted = false;
+  for (const Diagnostic &diag : e.seen)
+    hinted |= diag.hint.find("--arg mask=FILE.npy") != std::string::npos;
+  EXPECT_TRUE(hinted);
+  Diags twice;
+  EXPECT_FALSE(bindArguments(maskSignature(), {"x=" + x, "out=" + x, "mask=" + good, "mask=" + good}, twice.engine));
+  EXPECT_TRUE(twice.has(DiagCode::RunArgument, "parameter 'mask' is given more than once"));
+}
+
+// A mask's arrays come from its file but are not it: whatever a launcher marks, the
+// write-back leaves the mask file alone and makes no file of its own for them.
+TEST_F(TempDir, WriteBackNeverWritesAMasksDerivedBuffers) {
+  std::string x = npy("x.npy", "<f4", floats({1, 2}), {1, 2});
+  std::string out = npy("out.npy", "<f4", floats({0}), {1});
+  const uint8_t kept[] = {1, 0};
+  std::string m = npy("m.npy", "|b1", bytesOf(kept, 2), {1, 2});
+  const std::string maskBefore = fileBytes(m);
+  Diags d;
+  auto host = bindArguments(maskSignature(), {"x=" + x, "out=" + out, "mask=" + m}, d.engine);
+  ASSERT_TRUE(host) << d.out.str();
+  for (HostBuffer &b : host->buffers) {
+    std::fill(b.data.begin(), b.data.end(), std::byte{0x5a});
+    b.written = true;
+  }
+  ASSERT_TRUE(writeBack(*host, d.engine)) << d.out.str();
+  EXPECT_EQ(fileBytes(m), maskBefore);
+  std::string error;
+  auto back = readNpy(out, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->data, std::vector<std::byte>(4, std::byte{0x5a}));
+  std::vector<std::string> files;
+  for (const auto &e : std::filesystem::directory_iterator(dir))
+    files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"m.npy", "out.npy", "x.npy"}));
 }
 
 constexpr uid_t kNobody = 65534;

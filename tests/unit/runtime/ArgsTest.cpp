@@ -1,7 +1,7 @@
 //===- ArgsTest.cpp - Launch arguments against a kernel signature ---------===//
 //
 // The checks and the packing that every launch goes through, without a device: buffer
-// handles are stand-in addresses resolved by a table in the test.
+// and block mask handles are stand-in addresses resolved by tables in the test.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Args.h"
@@ -30,10 +30,29 @@ struct Fixture {
     }
     return it->second;
   };
+  std::map<const kiln_block_mask *, MaskRef> masks;
+  MaskResolver resolveMask = [this](const kiln_block_mask *m, std::string &why) -> std::optional<MaskRef> {
+    auto it = masks.find(m);
+    if (it == masks.end()) {
+      why = m ? "the block mask was destroyed or belongs to another runtime" : "the block mask is null";
+      return std::nullopt;
+    }
+    return it->second;
+  };
   PackedArgs packed;
 
   std::string pack(const std::vector<BundleParam> &params, const std::vector<kiln_arg> &args) {
-    return packLaunchArgs("k", params, args, resolve, packed);
+    std::optional<ArgsError> error = packMasked(params, {}, args);
+    return error ? error->message : "";
+  }
+  std::optional<ArgsError> packMasked(const std::vector<BundleParam> &params,
+                                      const std::vector<BundleBlockMask> &blockMasks,
+                                      const std::vector<kiln_arg> &args) {
+    std::optional<ArgsError> error = packLaunchArgs("k", params, blockMasks, args, resolve, resolveMask, packed);
+    if (error) { // every refusal comes with a status a C caller can act on
+      EXPECT_TRUE(error->status == KILN_ERROR_ARGUMENT_MISMATCH || error->status == KILN_ERROR_INVALID_VALUE);
+    }
+    return error;
   }
 };
 
@@ -66,6 +85,16 @@ kiln_arg boolean(bool v) {
   kiln_arg a{};
   a.kind = KILN_ARG_BOOL;
   a.value.b = v;
+  return a;
+}
+
+const kiln_block_mask *maskHandle(int i) {
+  return reinterpret_cast<const kiln_block_mask *>(uintptr_t(0x9000 + 16 * i));
+}
+kiln_arg mask(const kiln_block_mask *m) {
+  kiln_arg a{};
+  a.kind = KILN_ARG_BLOCK_MASK;
+  a.value.mask = m;
   return a;
 }
 
@@ -268,4 +297,150 @@ TEST(Args, UnknownArgumentKindIsRefused) {
 TEST(Args, SignatureString) {
   EXPECT_EQ(signatureString("f", {}), "f()");
   EXPECT_EQ(signatureString("g", {{"a", DType::BF16, true}, {"b", DType::Bool, false}}), "g(a: *bf16, b: bool)");
+}
+
+// ---- block masks -----------------------------------------------------------------------
+
+namespace {
+
+// row_sum(x: *f32, out: *f32, mask: block_mask<4, 8>) with buffers 1 and 2 for x and out,
+// and mask 1: a 10 x 20 grid in 4 x 8 blocks whose arrays are buffers 11, 12 and 13.
+struct MaskFixture : Fixture {
+  Bundle bundle = test::maskedBundle();
+  MaskFixture() {
+    buffers[handle(1)] = {0x1000, 4096, DType::F32};
+    buffers[handle(2)] = {0x2000, 4096, DType::F32};
+    buffers[handle(11)] = {0xa000, 16, DType::I32};
+    buffers[handle(12)] = {0xb000, 32, DType::I32};
+    buffers[handle(13)] = {0xc000, 8, DType::U32};
+    masks[maskHandle(1)] = MaskRef{10, 20, 4, 8, handle(11), handle(12), handle(13)};
+  }
+  std::optional<ArgsError> pack(const std::vector<kiln_arg> &args) {
+    return packMasked(bundle.params, bundle.blockMasks, args);
+  }
+};
+
+} // namespace
+
+TEST(Args, OneMaskArgumentFillsTheMasksFiveSlots) {
+  MaskFixture f;
+  std::optional<ArgsError> error = f.pack({buf(1), buf(2), mask(maskHandle(1))});
+  ASSERT_FALSE(error) << error->message;
+  EXPECT_EQ(f.packed.slots, (std::vector<uint64_t>{0x1000, 0x2000, 10, 20, 0xa000, 0xb000, 0xc000}));
+  EXPECT_EQ(f.packed.sizes, (std::vector<uint32_t>{8, 8, 4, 4, 8, 8, 8}));
+}
+
+TEST(Args, AMaskMayStillBePassedAsItsFiveParts) {
+  MaskFixture f;
+  std::optional<ArgsError> error = f.pack({buf(1), buf(2), i64(10), i64(20), buf(11), buf(12), buf(13)});
+  ASSERT_FALSE(error) << error->message;
+  EXPECT_EQ(f.packed.slots, (std::vector<uint64_t>{0x1000, 0x2000, 10, 20, 0xa000, 0xb000, 0xc000}));
+  // The parts are checked as any parameters are.
+  error = f.pack({buf(1), buf(2), i64(10), i64(20), buf(11), buf(12), buf(1)});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->status, KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_EQ(error->message, "kernel 'k', argument 7 ('mask.bitmaps: *u32'): the buffer holds f32 elements but the "
+                            "parameter is *u32");
+}
+
+TEST(Args, EachMaskChoosesItsOwnForm) {
+  // k(a: block_mask<4, 8>, n: i32, b: block_mask<4, 8>): the first whole, the second in
+  // parts, then the other way round; argument numbers count what the caller passed.
+  MaskFixture f;
+  std::vector<BundleParam> params = test::maskParams("a");
+  params.push_back({"n", DType::I32, false});
+  for (BundleParam &p : test::maskParams("b"))
+    params.push_back(p);
+  std::vector<BundleBlockMask> masks = {{"a", 4, 8, 0}, {"b", 4, 8, 6}};
+  std::optional<ArgsError> error =
+      f.packMasked(params, masks, {mask(maskHandle(1)), i64(7), i64(3), i64(5), buf(11), buf(12), buf(13)});
+  ASSERT_FALSE(error) << error->message;
+  EXPECT_EQ(f.packed.slots,
+            (std::vector<uint64_t>{10, 20, 0xa000, 0xb000, 0xc000, 7, 3, 5, 0xa000, 0xb000, 0xc000}));
+  error = f.packMasked(params, masks, {i64(3), i64(5), buf(11), buf(12), buf(13), i64(7), mask(maskHandle(1))});
+  ASSERT_FALSE(error) << error->message;
+  EXPECT_EQ(f.packed.slots,
+            (std::vector<uint64_t>{3, 5, 0xa000, 0xb000, 0xc000, 7, 10, 20, 0xa000, 0xb000, 0xc000}));
+  error = f.packMasked(params, masks, {mask(maskHandle(1)), i64(7), mask(nullptr)});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->message, "kernel 'k', argument 3 ('b: block_mask<4, 8>'): the block mask is null");
+}
+
+TEST(Args, AMaskOfOtherBlockSizesIsRefused) {
+  MaskFixture f;
+  f.masks[maskHandle(2)] = MaskRef{10, 20, 8, 8, handle(11), handle(12), handle(13)};
+  std::optional<ArgsError> error = f.pack({buf(1), buf(2), mask(maskHandle(2))});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->status, KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(error->message, "kernel 'k' takes mask: block_mask<4, 8>, but the mask has 8 x 8 blocks");
+}
+
+TEST(Args, NullAndForeignMasksAreRefused) {
+  MaskFixture f;
+  std::optional<ArgsError> error = f.pack({buf(1), buf(2), mask(nullptr)});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->status, KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(error->message, "kernel 'k', argument 3 ('mask: block_mask<4, 8>'): the block mask is null");
+  error = f.pack({buf(1), buf(2), mask(maskHandle(9))});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->status, KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(error->message, "kernel 'k', argument 3 ('mask: block_mask<4, 8>'): the block mask was destroyed or "
+                            "belongs to another runtime");
+  // A launcher that resolves no masks says how to pass one instead.
+  error = packLaunchArgs("k", f.bundle.params, f.bundle.blockMasks, std::vector<kiln_arg>{buf(1), buf(2),
+                         mask(maskHandle(1))}, f.resolve, MaskResolver(), f.packed);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->status, KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(error->message, "takes a block mask only as its five parts")) << error->message;
+}
+
+TEST(Args, AMaskIsRefusedWhereNoMaskStarts) {
+  MaskFixture f;
+  std::optional<ArgsError> error = f.pack({mask(maskHandle(1)), buf(2), mask(maskHandle(1))});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->status, KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_EQ(error->message, "kernel 'k', argument 1 ('x: *f32'): the parameter is *f32 and takes a device buffer, "
+                            "got a block mask");
+  // At a mask's second part, as when the caller's count of parts is off by one.
+  error = f.pack({buf(1), buf(2), i64(10), mask(maskHandle(1)), buf(11), buf(12), buf(13)});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->message, "kernel 'k', argument 4 ('mask.cols: i32'): the parameter is the scalar i32, got a "
+                            "block mask");
+  EXPECT_TRUE(contains(f.Fixture::pack({scalar(DType::I32)}, {mask(maskHandle(1))}),
+                       "the parameter is the scalar i32, got a block mask"));
+}
+
+TEST(Args, CountErrorsSpellMasksAsOneParameter) {
+  MaskFixture f;
+  std::optional<ArgsError> error = f.pack({buf(1), buf(2)});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->status, KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_EQ(error->message, "kernel 'k' takes 3 arguments, got 2 (a block mask is one argument, or five: its rows, "
+                            "cols, row_start, blocks and bitmaps); its signature is k(x: *f32, out: *f32, mask: "
+                            "block_mask<4, 8>)");
+  error = f.pack({buf(1), buf(2), mask(maskHandle(1)), i64(1)});
+  ASSERT_TRUE(error);
+  EXPECT_TRUE(contains(error->message, "takes 3 arguments, got 4")) << error->message;
+  error = f.pack({buf(1), buf(2), i64(10), i64(20), buf(11), buf(12)});
+  ASSERT_TRUE(error);
+  EXPECT_TRUE(contains(error->message, "takes 3 arguments, got 6")) << error->message;
+}
+
+TEST(Args, AWholeMasksPartsMeetTheKernelsAssumptions) {
+  MaskFixture f;
+  f.bundle.params[2].divisibility = 16; // mask.rows compiled as a multiple of 16
+  std::optional<ArgsError> error = f.pack({buf(1), buf(2), mask(maskHandle(1))});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->status, KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_EQ(error->message, "kernel 'k', argument 3 ('mask: block_mask<4, 8>'): its part 'mask.rows: i32': the "
+                            "kernel was compiled for values that are multiples of 16, got 10 (compile it without "
+                            "that assumption to launch it with this value)");
+}
+
+TEST(Args, SignatureStringSpellsMasks) {
+  Bundle b = test::maskedBundle();
+  EXPECT_EQ(signatureString("row_sum", b.params, b.blockMasks), "row_sum(x: *f32, out: *f32, mask: block_mask<4, 8>)");
+  EXPECT_EQ(signatureString("row_sum", b.params),
+            "row_sum(x: *f32, out: *f32, mask.rows: i32, mask.cols: i32, mask.row_start: *i32, mask.blocks: *i32, "
+            "mask.bitmaps: *u32)");
 }

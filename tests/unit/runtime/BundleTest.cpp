@@ -3,6 +3,7 @@
 // A bundle must read back exactly as written, and every way a file can be damaged —
 // any single byte changed, any truncation, a foreign file, a future version — must be
 // refused with a message that says what is wrong, never accepted and never a crash.
+// A block mask's record must match the five parameters it stands for exactly.
 //
 //===----------------------------------------------------------------------===//
 #include "RuntimeTestUtil.h"
@@ -35,6 +36,19 @@ std::string parseError(std::span<const uint8_t> bytes) {
 }
 
 bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
+
+/// vaddBundle() with a `block_mask<4, 8>` named `name` after its parameters: the five
+/// parameters it stands for, from index 4 on, and the record that says so.
+Bundle maskBundle(const std::string &name = "mask") {
+  Bundle b = vaddBundle();
+  b.params.push_back({name + ".rows", DType::I32, false});
+  b.params.push_back({name + ".cols", DType::I32, false, 4});
+  b.params.push_back({name + ".row_start", DType::I32, true, 16});
+  b.params.push_back({name + ".blocks", DType::I32, true, 16});
+  b.params.push_back({name + ".bitmaps", DType::U32, true, 16});
+  b.blockMasks.push_back({name, 4, 8, 4});
+  return b;
+}
 
 std::string tempPath(const std::string &name) {
   return (std::filesystem::temp_directory_path() / ("kiln-bundle-test-" + std::to_string(::getpid()) + "-" + name))
@@ -114,6 +128,100 @@ TEST(Bundle, MetadataIsReadableText) {
   EXPECT_TRUE(back->clusterSplit);
   EXPECT_EQ(back->gridSplit, 4u);
   EXPECT_EQ(back->workspaceBytes, 0u);
+}
+
+TEST(Bundle, BlockMasksRoundTripAsOneLineEach) {
+  Bundle b = maskBundle();
+  b.params.push_back({"tail", DType::F32, false});
+  b.params.push_back({"causal.rows", DType::I32, false});
+  b.params.push_back({"causal.cols", DType::I32, false});
+  b.params.push_back({"causal.row_start", DType::I32, true});
+  b.params.push_back({"causal.blocks", DType::I32, true});
+  b.params.push_back({"causal.bitmaps", DType::U32, true});
+  b.blockMasks.push_back({"causal", 256, 1, 10});
+  std::vector<uint8_t> bytes = serialize(b);
+  std::string text(bytes.begin(), bytes.end());
+  EXPECT_TRUE(contains(text, "param mask.rows i32\nparam mask.cols i32 div 4\nparam mask.row_start *i32 div 16\n"
+                             "param mask.blocks *i32 div 16\nparam mask.bitmaps *u32 div 16\nparam tail f32\n"))
+      << text;
+  EXPECT_TRUE(contains(text, "param causal.bitmaps *u32\nblock_mask mask 4 8 4\nblock_mask causal 256 1 10\n"
+                             "const BLOCK int 1024\n"))
+      << text;
+  std::string error;
+  std::optional<Bundle> back = parseBundle(bytes, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, b);
+  ASSERT_EQ(back->blockMasks.size(), 2u);
+  EXPECT_EQ(back->blockMasks[1], (BundleBlockMask{"causal", 256, 1, 10}));
+  EXPECT_EQ(serialize(*back), bytes);
+  // A bundle without masks has no such line, and one written before masks existed reads
+  // back with none.
+  std::vector<uint8_t> plain = serialize(vaddBundle());
+  EXPECT_FALSE(contains(std::string(plain.begin(), plain.end()), "block_mask"));
+  back = parseBundle(plain, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_TRUE(back->blockMasks.empty());
+}
+
+TEST(Bundle, BlockMasksMustMatchTheirParameters) {
+  auto invalid = [](auto edit) {
+    Bundle b = maskBundle();
+    edit(b);
+    std::string error;
+    EXPECT_TRUE(serializeBundle(b, error).empty());
+    return error;
+  };
+  std::string error = invalid([](Bundle &b) { b.blockMasks[0].blockRows = 3; });
+  EXPECT_EQ(error, "block mask 'mask' has blocks of 3 x 8; each side must be a power of two from 1 to 256");
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.blockMasks[0].blockCols = 0; }), "blocks of 4 x 0"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.blockMasks[0].blockCols = 512; }), "blocks of 4 x 512"));
+  EXPECT_EQ(invalid([](Bundle &b) { b.blockMasks[0].firstParam = 5; }),
+            "block mask 'mask' needs parameters 5..9, but there are 9");
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.blockMasks[0].firstParam = 4000000000u; }),
+                       "needs parameters 4000000000..4000000004"));
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.params.pop_back(); }), "needs parameters 4..8, but there are 8"));
+  EXPECT_EQ(invalid([](Bundle &b) { b.blockMasks[0].firstParam = 3; }),
+            "block mask 'mask' needs parameter 3 to be 'mask.rows', not 'n'");
+  EXPECT_EQ(invalid([](Bundle &b) { b.params[6].name = "mask.rowstart"; }),
+            "block mask 'mask' needs parameter 6 to be 'mask.row_start', not 'mask.rowstart'");
+  EXPECT_EQ(invalid([](Bundle &b) { b.blockMasks[0].name = "m"; }),
+            "block mask 'm' needs parameter 4 to be 'm.rows', not 'mask.rows'");
+  EXPECT_EQ(invalid([](Bundle &b) { b.params[5].dtype = DType::I64; }),
+            "block mask 'mask' needs parameter 'mask.cols' to be i32, not i64");
+  EXPECT_EQ(invalid([](Bundle &b) { b.params[6].pointer = false; }),
+            "block mask 'mask' needs parameter 'mask.row_start' to be *i32, not i32");
+  EXPECT_EQ(invalid([](Bundle &b) { b.params[8].dtype = DType::I32; }),
+            "block mask 'mask' needs parameter 'mask.bitmaps' to be *u32, not *i32");
+  EXPECT_EQ(invalid([](Bundle &b) { b.blockMasks.push_back(b.blockMasks[0]); }),
+            "block mask 'mask' overlaps block mask 'mask' at parameter 4");
+  EXPECT_EQ(invalid([](Bundle &b) {
+              b.params.push_back({"p", DType::I32, false});
+              b.params.push_back({"q", DType::I32, false});
+              b.blockMasks.push_back({"m", 1, 1, 6});
+            }),
+            "block mask 'm' overlaps block mask 'mask' at parameter 6");
+  EXPECT_EQ(invalid([](Bundle &b) { b.blockMasks[0].name = "9m"; }), "block mask name '9m' is not an identifier");
+  EXPECT_EQ(invalid([](Bundle &b) { b.blockMasks[0].name = "mask.rows"; }),
+            "block mask name 'mask.rows' is not an identifier");
+  // The mask is one argument to a launcher's caller, so its name is as unique as any.
+  EXPECT_EQ(invalid([](Bundle &b) {
+              Bundle other = maskBundle("x");
+              b.params.insert(b.params.end(), other.params.begin() + 4, other.params.end());
+              b.blockMasks.push_back({"x", 4, 8, 9});
+            }),
+            "block mask 'x' has the name of another parameter or block mask");
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.consts[0].name = "mask"; }), "const 'mask' has the name"));
+  // Only a mask's own parameters may carry a dot.
+  EXPECT_EQ(invalid([](Bundle &b) { b.blockMasks.clear(); }), "parameter name 'mask.rows' is not an identifier");
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.blockMasks.assign(100, b.blockMasks[0]); }),
+                       "too many block masks (100)"));
+  // Masks need not come in parameter order to be valid.
+  Bundle two = maskBundle();
+  Bundle first = maskBundle("a");
+  two.params.insert(two.params.begin(), first.params.begin() + 4, first.params.end());
+  two.blockMasks[0].firstParam = 9;
+  two.blockMasks.push_back({"a", 16, 16, 0});
+  EXPECT_EQ(validateBundle(two), "");
 }
 
 TEST(Bundle, EveryChangedByteIsDetected) {
@@ -331,13 +439,20 @@ TEST(BundleMetadata, SyntaxErrorsNameTheLine) {
   EXPECT_TRUE(contains(decode(base + "grid_split 1\n"), "grid_split 1 is outside 2..1024"));
   EXPECT_TRUE(contains(decode(base + "grid_split 0\n"), "grid_split 0 is outside 2..1024"));
   EXPECT_TRUE(contains(decode(base + "grid_split 2\ncluster_size 4\n"), "cluster_size 4 differs from grid_split 2"));
+  for (const char *bad : {"block_mask m 4 8\n", "block_mask m 4 8 2 9\n", "block_mask m -4 8 2\n",
+                          "block_mask m four 8 2\n", "block_mask\n", "block_mask m 4 8 99999999999\n"})
+    EXPECT_TRUE(contains(decode(base + bad), "line 8: malformed value for 'block_mask'")) << bad;
+  // block_mask repeats, one line per mask; the meaning is validateBundle's to check.
+  Bundle masks;
+  EXPECT_TRUE(decodeBundleMetadata(base + "block_mask a 4 8 0\nblock_mask b 1 256 5\n", masks, error)) << error;
+  EXPECT_EQ(masks.blockMasks, (std::vector<BundleBlockMask>{{"a", 4, 8, 0}, {"b", 1, 256, 5}}));
 }
 
 TEST(BundleMetadata, RandomlyDamagedTextNeverCrashesAndReencodesFaithfully) {
   // Deterministic mutations of valid metadata: the decoder must refuse or accept each
   // without crashing, and whatever it accepts (and validates) must encode back to text
   // that decodes to the same bundle.
-  Bundle valid = vaddBundle();
+  Bundle valid = maskBundle();
   valid.params.push_back({"h", DType::F16, true});
   valid.gridSplit = 4;
   valid.workspaceBytes = 1168;

@@ -25,6 +25,24 @@ int kiln_c_header_launch_null(char *message, size_t size) {
   return (int)s;
 }
 
+/* A block mask argument as a C program writes it, for the C++ side to read back. */
+kiln_arg kiln_c_header_mask_arg(const kiln_block_mask *mask) {
+  kiln_arg a = {KILN_ARG_BLOCK_MASK, {.mask = mask}};
+  return a;
+}
+
+/* Builds a mask without a runtime (refused before any driver is involved) and copies the
+ * message out. Returns the status. */
+int kiln_c_header_mask_null_runtime(char *message, size_t size) {
+  const uint8_t kept[4] = {1, 0, 0, 1};
+  kiln_block_mask *mask = NULL;
+  kiln_status s = kiln_block_mask_from_dense(NULL, kept, 2, 2, 2, 2, &mask);
+  strncpy(message, kiln_last_error(), size - 1);
+  message[size - 1] = '\0';
+  kiln_block_mask_destroy(mask);
+  return (int)s;
+}
+
 /* Sizes and offsets of the ABI structs as C lays them out. */
 void kiln_c_header_layout(size_t out[6]) {
   out[0] = sizeof(kiln_arg);

@@ -7,6 +7,7 @@
 #include "RuntimeTestUtil.h"
 #include "runtime/Runtime.h"
 
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <unistd.h>
@@ -205,4 +206,90 @@ TEST_F(CppApi, ConstQueriesNameTheKernelAndTheConst) {
   EXPECT_TRUE(k2.consts().empty());
   e = thrown([&] { k2.const_int("BLOCK"); });
   EXPECT_STREQ(e.what(), "kernel 'vadd' has no const 'BLOCK' (it has no const parameters)");
+}
+
+TEST_F(CppApi, BlockMasksAreTypedLaunchArguments) {
+  kiln::Runtime rt;
+  std::string error;
+  std::vector<uint8_t> bytes = serializeBundle(maskedBundle(), error);
+  ASSERT_FALSE(bytes.empty()) << error;
+  auto k = rt.load_bundle_bytes(bytes);
+  EXPECT_EQ(k.params().size(), 7u); // the mask's five parameters are listed as such
+  std::vector<kiln::KernelBlockMask> masks = k.block_masks();
+  ASSERT_EQ(masks.size(), 1u);
+  EXPECT_EQ(masks[0].name, "mask");
+  EXPECT_EQ(masks[0].block_rows, 4);
+  EXPECT_EQ(masks[0].block_cols, 8);
+  EXPECT_EQ(masks[0].first_param, 2u);
+  EXPECT_TRUE(rt.load_bundle(path).block_masks().empty());
+
+  // 8 x 16 elements, the left half kept: two full blocks per block row, two empty.
+  std::array<bool, 8 * 16> kept{};
+  for (int r = 0; r < 8; ++r)
+    for (int c = 0; c < 8; ++c)
+      kept[r * 16 + c] = true;
+  kiln::BlockMask mask = rt.block_mask_from_dense(std::span<const bool>(kept), 8, 16, 4, 8);
+  EXPECT_EQ(mask.rows(), 8);
+  EXPECT_EQ(mask.cols(), 16);
+  EXPECT_EQ(mask.block_rows(), 4);
+  EXPECT_EQ(mask.block_cols(), 8);
+  kiln::BlockMaskCounts counts = mask.counts();
+  EXPECT_EQ(counts.full, 2);
+  EXPECT_EQ(counts.partial, 0);
+  EXPECT_EQ(counts.empty, 2);
+
+  kiln::Buffer x = rt.alloc<float>(8 * 16), out = rt.alloc<float>(8);
+  k.launch({2}, x, out, mask);
+  EXPECT_EQ(fake.launchCount(), 1);
+  EXPECT_EQ(fake.param(2), 8u);
+  EXPECT_EQ(fake.param(3), 16u);
+  // The same mask from BSR arrays: block column 0 of both block rows, kept whole.
+  std::vector<int64_t> rowPtr = {0, 1, 2}, colIndices = {0, 0};
+  kiln::BlockMask bsr = rt.block_mask_from_bsr(rowPtr, colIndices, std::nullopt, 8, 16, 4, 8);
+  EXPECT_EQ(bsr.counts().full, 2);
+  std::vector<uint8_t> data(2 * 4 * 8, 1);
+  kiln::BlockMask withData = rt.block_mask_from_bsr(rowPtr, colIndices, data, 8, 16, 4, 8);
+  EXPECT_EQ(withData.counts().full, 2);
+  k.launch({2}, x, out, withData);
+  EXPECT_EQ(fake.launchCount(), 2);
+
+  // Move-only, like the other handles.
+  kiln::BlockMask moved = std::move(mask);
+  EXPECT_EQ(mask.handle(), nullptr);
+  k.launch({2}, x, out, moved);
+  kiln::RuntimeError e = thrown([&] { k.launch({2}, x, out, mask); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(e.what(), "kernel 'row_sum', argument 3 ('mask: block_mask<4, 8>'): the block mask is null");
+  EXPECT_EQ(fake.launchCount(), 3);
+}
+
+TEST_F(CppApi, BlockMaskErrorsThrow) {
+  kiln::Runtime rt;
+  std::string error;
+  std::vector<uint8_t> bytes = serializeBundle(maskedBundle(), error);
+  auto k = rt.load_bundle_bytes(bytes);
+  std::vector<uint8_t> kept(8 * 16, 1);
+  kiln::BlockMask wide = rt.block_mask_from_dense(kept, 8, 16, 4, 16);
+  kiln::Buffer x = rt.alloc<float>(8 * 16), out = rt.alloc<float>(8);
+  kiln::RuntimeError e = thrown([&] { k.launch({2}, x, out, wide); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(e.what(), "kernel 'row_sum' takes mask: block_mask<4, 8>, but the mask has 4 x 16 blocks");
+
+  e = thrown([&] { rt.block_mask_from_dense(kept, 8, 15, 4, 8); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(e.what(), "block_mask_from_dense: the dense mask has 128 elements; a 8 x 15 grid needs 120");
+  e = thrown([&] { rt.block_mask_from_dense(kept, 8, 16, 4, 12); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(e.what(), "kiln_block_mask_from_dense: block size 12 is not a power of two from 1 to 256");
+
+  std::vector<int64_t> rowPtr = {0, 1, 2}, colIndices = {0, 0};
+  std::vector<uint8_t> data(4 * 8, 1); // one block's data for two blocks
+  e = thrown([&] { rt.block_mask_from_bsr(rowPtr, colIndices, data, 8, 16, 4, 8); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(e.what(), "block_mask_from_bsr: block_data has 32 elements; 2 blocks of 4 x 8 need 64");
+  colIndices = {1, 0};
+  rowPtr = {0, 2, 2};
+  e = thrown([&] { rt.block_mask_from_bsr(rowPtr, colIndices, std::nullopt, 8, 16, 4, 8); });
+  EXPECT_TRUE(contains(e.what(), "col_indices[1] = 0 does not follow col_indices[0] = 1")) << e.what();
+  EXPECT_EQ(fake.launchCount(), 0);
 }

@@ -8,11 +8,13 @@
 //===----------------------------------------------------------------------===//
 #include "RuntimeTestUtil.h"
 #include "runtime/kiln_runtime.h"
+#include "support/BlockMask.h"
 
 #include <cuda.h>
 
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 #include <unistd.h>
 
 using namespace kiln;
@@ -437,6 +439,243 @@ TEST_F(CudaBackend, SharedRuntimeHandlesKeepOneDevice) {
   EXPECT_NE(kiln_buffer_device_address(x), 0u);
   EXPECT_EQ(fake.live("contexts"), 1);
   EXPECT_EQ(kiln_runtime_share(nullptr, &shared), KILN_ERROR_INVALID_VALUE);
+}
+
+// ---- block masks -----------------------------------------------------------------------
+
+namespace {
+
+kiln_arg maskArg(const kiln_block_mask *m) {
+  kiln_arg a{};
+  a.kind = KILN_ARG_BLOCK_MASK;
+  a.value.mask = m;
+  return a;
+}
+
+// The fake driver's device memory is host memory of this process, so what a launch
+// received can be read in place at the addresses it was given.
+template <typename T> std::vector<T> deviceWords(uint64_t address, size_t count) {
+  const T *p = reinterpret_cast<const T *>(static_cast<uintptr_t>(address));
+  return std::vector<T>(p, p + count);
+}
+
+// A 10 x 20 grid in 4 x 8 blocks, kept on and below a diagonal: full, partial and empty
+// blocks, and blocks cut by either edge of the grid.
+std::vector<uint8_t> triangle() {
+  std::vector<uint8_t> kept(10 * 20);
+  for (int r = 0; r < 10; ++r)
+    for (int c = 0; c < 20; ++c)
+      kept[r * 20 + c] = c <= 2 * r;
+  return kept;
+}
+
+} // namespace
+
+TEST_F(CudaBackend, ABlockMaskIsOneLaunchArgumentForItsFiveParameters) {
+  ASSERT_EQ(load(maskedBundle()), KILN_SUCCESS) << kiln_last_error();
+  // The kernel lists the five parameters, and says which are one mask.
+  EXPECT_EQ(kiln_kernel_num_params(kernel), 7u);
+  const char *name = nullptr;
+  ASSERT_EQ(kiln_kernel_param(kernel, 4, &name, nullptr, nullptr), KILN_SUCCESS);
+  EXPECT_STREQ(name, "mask.row_start");
+  ASSERT_EQ(kiln_kernel_num_block_masks(kernel), 1u);
+  int64_t bm = 0, bn = 0;
+  size_t first = 0;
+  ASSERT_EQ(kiln_kernel_block_mask(kernel, 0, &name, &bm, &bn, &first), KILN_SUCCESS);
+  EXPECT_STREQ(name, "mask");
+  EXPECT_EQ(bm, 4);
+  EXPECT_EQ(bn, 8);
+  EXPECT_EQ(first, 2u);
+  EXPECT_EQ(kiln_kernel_block_mask(kernel, 1, &name, &bm, &bn, &first), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(kiln_kernel_num_block_masks(nullptr), 0u);
+
+  std::vector<uint8_t> kept = triangle();
+  kiln_block_mask *mask = nullptr;
+  ASSERT_EQ(kiln_block_mask_from_dense(rt, kept.data(), 10, 20, 4, 8, &mask), KILN_SUCCESS) << kiln_last_error();
+  std::string error;
+  std::optional<BlockMaskLayout> host = blockMaskFromDense(kept, 10, 20, 4, 8, error);
+  ASSERT_TRUE(host) << error;
+  int64_t rows = 0, cols = 0, full = -1, partial = -1, empty = -1;
+  ASSERT_EQ(kiln_block_mask_shape(mask, &rows, &cols, &bm, &bn), KILN_SUCCESS);
+  EXPECT_EQ(std::vector<int64_t>({rows, cols, bm, bn}), std::vector<int64_t>({10, 20, 4, 8}));
+  ASSERT_EQ(kiln_block_mask_counts(mask, &full, &partial, &empty), KILN_SUCCESS);
+  BlockMaskStats stats = blockMaskStats(*host);
+  EXPECT_EQ(full, stats.full);
+  EXPECT_EQ(partial, stats.partial);
+  EXPECT_EQ(empty, stats.empty);
+  EXPECT_EQ(full + partial + empty, 3 * 3);
+  EXPECT_GT(full, 0);
+  EXPECT_GT(empty, 0);
+
+  kiln_buffer *x = alloc(10 * 20 * 4), *out = alloc(10 * 4);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(out), maskArg(mask)};
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{3, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  size_t size = 0;
+  EXPECT_EQ(fake.param(2, &size), 10u);
+  EXPECT_EQ(size, 4u);
+  EXPECT_EQ(fake.param(3, &size), 20u);
+  EXPECT_EQ(size, 4u);
+  // The three arrays are on the device as support/BlockMask.h lays them out.
+  EXPECT_EQ(deviceWords<int32_t>(fake.param(4), host->rowStart.size()), host->rowStart);
+  EXPECT_EQ(deviceWords<int32_t>(fake.param(5), host->blocks.size()), host->blocks);
+  EXPECT_EQ(deviceWords<uint32_t>(fake.param(6), host->bitmaps.size()), host->bitmaps);
+
+  // The five parts one by one still work.
+  kiln_buffer *rowStart = alloc(host->rowStart.size() * 4, KILN_DTYPE_I32);
+  kiln_buffer *blocks = alloc(host->blocks.size() * 4, KILN_DTYPE_I32);
+  kiln_buffer *bitmaps = alloc(host->bitmaps.size() * 4, KILN_DTYPE_U32);
+  args = {bufArg(x), bufArg(out), intArg(10), intArg(20), bufArg(rowStart), bufArg(blocks), bufArg(bitmaps)};
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{3, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(fake.param(2), 10u);
+  EXPECT_EQ(fake.param(4), kiln_buffer_device_address(rowStart));
+  EXPECT_EQ(fake.param(6), kiln_buffer_device_address(bitmaps));
+  EXPECT_EQ(fake.launchCount(), 2);
+
+  // A mask keeps its runtime's device state alive, like a buffer.
+  kiln_runtime_destroy(rt);
+  rt = nullptr;
+  args = {bufArg(x), bufArg(out), maskArg(mask)};
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  kiln_block_mask_destroy(mask);
+  kiln_block_mask_destroy(nullptr);
+}
+
+TEST_F(CudaBackend, BsrAndDenseBuildTheSameMask) {
+  ASSERT_EQ(load(maskedBundle()), KILN_SUCCESS) << kiln_last_error();
+  std::vector<uint8_t> kept = triangle();
+  // The triangle's non-empty blocks in BSR form, each with its 4 x 8 data (cut at the
+  // grid's edge: the data past it is ignored).
+  std::vector<int64_t> rowPtr = {0}, colIndices;
+  std::vector<uint8_t> data;
+  for (int rb = 0; rb < 3; ++rb) {
+    for (int cb = 0; cb < 3; ++cb) {
+      std::vector<uint8_t> block(4 * 8, 0);
+      bool any = false;
+      for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 8; ++c)
+          if (rb * 4 + r < 10 && cb * 8 + c < 20 && kept[(rb * 4 + r) * 20 + cb * 8 + c]) {
+            block[r * 8 + c] = 1;
+            any = true;
+          }
+      if (!any)
+        continue;
+      colIndices.push_back(cb);
+      data.insert(data.end(), block.begin(), block.end());
+    }
+    rowPtr.push_back(int64_t(colIndices.size()));
+  }
+  kiln_block_mask *dense = nullptr, *bsr = nullptr, *whole = nullptr;
+  ASSERT_EQ(kiln_block_mask_from_dense(rt, kept.data(), 10, 20, 4, 8, &dense), KILN_SUCCESS);
+  ASSERT_EQ(kiln_block_mask_from_bsr(rt, rowPtr.data(), rowPtr.size(), colIndices.data(), colIndices.size(),
+                                     data.data(), 10, 20, 4, 8, &bsr),
+            KILN_SUCCESS)
+      << kiln_last_error();
+  kiln_buffer *x = alloc(10 * 20 * 4), *out = alloc(10 * 4);
+  auto launched = [&](const kiln_block_mask *m) {
+    std::vector<kiln_arg> args = {bufArg(x), bufArg(out), maskArg(m)};
+    EXPECT_EQ(kiln_launch(kernel, kiln_grid{3, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+    std::string error;
+    std::optional<BlockMaskLayout> host = blockMaskFromDense(kept, 10, 20, 4, 8, error);
+    return std::tuple(deviceWords<int32_t>(fake.param(4), host->rowStart.size()),
+                      deviceWords<int32_t>(fake.param(5), host->blocks.size()),
+                      deviceWords<uint32_t>(fake.param(6), host->bitmaps.size()));
+  };
+  EXPECT_EQ(launched(dense), launched(bsr));
+
+  // Without data, every listed block is kept whole (cut at the edge).
+  ASSERT_EQ(kiln_block_mask_from_bsr(rt, rowPtr.data(), rowPtr.size(), colIndices.data(), colIndices.size(), nullptr,
+                                     10, 20, 4, 8, &whole),
+            KILN_SUCCESS)
+      << kiln_last_error();
+  int64_t full = 0, partial = 0, empty = 0;
+  ASSERT_EQ(kiln_block_mask_counts(whole, &full, &partial, &empty), KILN_SUCCESS);
+  EXPECT_EQ(full + partial, int64_t(colIndices.size()));
+  EXPECT_EQ(empty, 9 - int64_t(colIndices.size()));
+  EXPECT_EQ(partial, 3); // the three listed blocks of the last block row, cut by its edge
+  for (kiln_block_mask *m : {dense, bsr, whole})
+    kiln_block_mask_destroy(m);
+}
+
+TEST_F(CudaBackend, BadMaskInputIsRefusedWithTheBuildersMessage) {
+  std::vector<uint8_t> kept = triangle();
+  kiln_block_mask *mask = nullptr;
+  EXPECT_EQ(kiln_block_mask_from_dense(rt, kept.data(), 10, 20, 3, 8, &mask), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(kiln_last_error(), "kiln_block_mask_from_dense: block size 3 is not a power of two from 1 to 256");
+  EXPECT_EQ(mask, nullptr);
+  EXPECT_EQ(kiln_block_mask_from_dense(rt, kept.data(), 0, 20, 4, 8, &mask), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(kiln_last_error(), "it needs at least one")) << kiln_last_error();
+  EXPECT_EQ(kiln_block_mask_from_dense(rt, nullptr, 10, 20, 4, 8, &mask), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(kiln_last_error(), "kiln_block_mask_from_dense: null `kept` array");
+  EXPECT_EQ(kiln_block_mask_from_dense(nullptr, kept.data(), 10, 20, 4, 8, &mask), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(kiln_block_mask_from_dense(rt, kept.data(), 10, 20, 4, 8, nullptr), KILN_ERROR_INVALID_VALUE);
+
+  std::vector<int64_t> rowPtr = {0, 1, 1, 2}, colIndices = {0, 3};
+  EXPECT_EQ(kiln_block_mask_from_bsr(rt, rowPtr.data(), rowPtr.size(), colIndices.data(), colIndices.size(), nullptr,
+                                     10, 20, 4, 8, &mask),
+            KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(kiln_last_error(),
+               "kiln_block_mask_from_bsr: col_indices[1] = 3 is outside the 3 column blocks of the grid");
+  EXPECT_EQ(kiln_block_mask_from_bsr(rt, rowPtr.data(), 3, colIndices.data(), colIndices.size(), nullptr, 10, 20, 4,
+                                     8, &mask),
+            KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(kiln_last_error(), "row_ptr has 3 entries")) << kiln_last_error();
+  EXPECT_EQ(kiln_block_mask_from_bsr(rt, nullptr, 4, colIndices.data(), colIndices.size(), nullptr, 10, 20, 4, 8,
+                                     &mask),
+            KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(kiln_last_error(), "kiln_block_mask_from_bsr: null `row_ptr` or `col_indices` array");
+  EXPECT_EQ(mask, nullptr);
+
+  int64_t rows = 0;
+  EXPECT_EQ(kiln_block_mask_shape(nullptr, &rows, nullptr, nullptr, nullptr), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(kiln_block_mask_counts(nullptr, nullptr, nullptr, nullptr), KILN_ERROR_INVALID_VALUE);
+
+  // A driver failure while uploading comes back as the driver's, and leaves nothing.
+  fake.failNext("cuMemcpyHtoD", CUDA_ERROR_ILLEGAL_ADDRESS);
+  EXPECT_EQ(kiln_block_mask_from_dense(rt, kept.data(), 10, 20, 4, 8, &mask), KILN_ERROR_LAUNCH);
+  EXPECT_TRUE(contains(kiln_last_error(), "cuMemcpyHtoD")) << kiln_last_error();
+  EXPECT_EQ(mask, nullptr);
+  EXPECT_EQ(fake.live("memory"), 0);
+}
+
+TEST_F(CudaBackend, MasksThatDoNotFitTheParameterAreRefused) {
+  ASSERT_EQ(load(maskedBundle()), KILN_SUCCESS) << kiln_last_error();
+  std::vector<uint8_t> kept = triangle();
+  kiln_block_mask *square = nullptr, *foreign = nullptr, *gone = nullptr;
+  ASSERT_EQ(kiln_block_mask_from_dense(rt, kept.data(), 10, 20, 8, 8, &square), KILN_SUCCESS);
+  kiln_buffer *x = alloc(10 * 20 * 4), *out = alloc(10 * 4);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(out), maskArg(square)};
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(kiln_last_error(), "kernel 'row_sum' takes mask: block_mask<4, 8>, but the mask has 8 x 8 blocks");
+
+  args[2] = maskArg(nullptr);
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(kiln_last_error(), "kernel 'row_sum', argument 3 ('mask: block_mask<4, 8>'): the block mask is null");
+
+  kiln_runtime *first = rt;
+  ASSERT_EQ(make(), KILN_SUCCESS);
+  kiln_runtime *other = std::exchange(rt, first); // a second runtime on the same device
+  ASSERT_EQ(kiln_block_mask_from_dense(other, kept.data(), 10, 20, 4, 8, &foreign), KILN_SUCCESS);
+  args[2] = maskArg(foreign);
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(kiln_last_error(), "kernel 'row_sum', argument 3 ('mask: block_mask<4, 8>'): the block mask was "
+                                  "destroyed or belongs to another runtime");
+  kiln_block_mask_destroy(foreign);
+  kiln_runtime_destroy(other);
+
+  ASSERT_EQ(kiln_block_mask_from_dense(rt, kept.data(), 10, 20, 4, 8, &gone), KILN_SUCCESS);
+  kiln_block_mask_destroy(gone);
+  args[2] = maskArg(gone);
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(kiln_last_error(), "the block mask was destroyed")) << kiln_last_error();
+
+  // A mask where the kernel takes something else is an ordinary mismatch.
+  ASSERT_EQ(load(vaddBundle()), KILN_SUCCESS);
+  args = {bufArg(x), bufArg(x), bufArg(x), maskArg(square)};
+  EXPECT_EQ(kiln_launch(kernel, kiln_grid{1, 1, 1}, args.data(), args.size()), KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_STREQ(kiln_last_error(), "kernel 'vadd', argument 4 ('n: i32'): the parameter is the scalar i32, got a "
+                                  "block mask");
+  kiln_block_mask_destroy(square);
+  EXPECT_EQ(fake.launchCount(), 0);
 }
 
 TEST(CudaBackendCreation, DriverAndDeviceFailures) {

@@ -151,6 +151,8 @@ TEST(DriverLoad, StatusNames) {
 
 extern "C" int kiln_c_header_launch_null(char *message, size_t size);
 extern "C" void kiln_c_header_layout(size_t out[6]);
+extern "C" kiln_arg kiln_c_header_mask_arg(const kiln_block_mask *mask);
+extern "C" int kiln_c_header_mask_null_runtime(char *message, size_t size);
 
 TEST(CHeader, IsUsableFromCWithTheSameLayout) {
   char message[256];
@@ -164,4 +166,12 @@ TEST(CHeader, IsUsableFromCWithTheSameLayout) {
   EXPECT_EQ(c[3], sizeof(kiln_runtime_options));
   EXPECT_EQ(c[4], 4u);
   EXPECT_EQ(c[5], 4u);
+  // The mask member fits the union: kiln_arg keeps the size it had before masks.
+  EXPECT_EQ(sizeof(kiln_arg), 24u);
+  const auto *handle = reinterpret_cast<const kiln_block_mask *>(uintptr_t(0x1230));
+  kiln_arg a = kiln_c_header_mask_arg(handle);
+  EXPECT_EQ(a.kind, KILN_ARG_BLOCK_MASK);
+  EXPECT_EQ(a.value.mask, handle);
+  EXPECT_EQ(kiln_c_header_mask_null_runtime(message, sizeof message), KILN_ERROR_INVALID_VALUE);
+  EXPECT_STREQ(message, "kiln_block_mask_from_dense: null runtime or `out`");
 }

@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln::rt::test {
 
@@ -80,6 +81,49 @@ inline Bundle vaddBundle(const std::string &ptx = kVaddPtx) {
   b.sourceLine = 3;
   b.sourceColumn = 1;
   b.sections.push_back(CodeSection{SectionKind::PTX, Target::SM90, bytesOf(ptx)});
+  return b;
+}
+
+/// PTX of `row_sum(x: *f32, out: *f32, mask: block_mask<4, 8>)`: the mask is the five
+/// parameters mask.rows, mask.cols, mask.row_start, mask.blocks and mask.bitmaps.
+inline const char *kRowSumPtx = R"(.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry kiln_row_sum(
+	.param .u64 kiln_row_sum_param_0,
+	.param .u64 kiln_row_sum_param_1,
+	.param .u32 kiln_row_sum_param_2,
+	.param .u32 kiln_row_sum_param_3,
+	.param .u64 kiln_row_sum_param_4,
+	.param .u64 kiln_row_sum_param_5,
+	.param .u64 kiln_row_sum_param_6
+)
+{
+	ret;
+}
+)";
+
+/// The parameters of a `NAME: block_mask<...>` parameter, in bundle order.
+inline std::vector<BundleParam> maskParams(const std::string &name) {
+  return {{name + ".rows", DType::I32, false},
+          {name + ".cols", DType::I32, false},
+          {name + ".row_start", DType::I32, true},
+          {name + ".blocks", DType::I32, true},
+          {name + ".bitmaps", DType::U32, true}};
+}
+
+/// A valid bundle for row_sum, whose third parameter is a block_mask<4, 8>.
+inline Bundle maskedBundle() {
+  Bundle b = vaddBundle(kRowSumPtx);
+  b.kernelName = "row_sum";
+  b.entry = "kiln_row_sum";
+  b.params = {{"x", DType::F32, true}, {"out", DType::F32, true}};
+  for (BundleParam &p : maskParams("mask"))
+    b.params.push_back(p);
+  b.blockMasks = {{"mask", 4, 8, 2}};
+  b.sourceFile = "row_sum.kiln";
+  b.consts = {{"BM", int64_t(4)}, {"BN", int64_t(8)}};
   return b;
 }
 

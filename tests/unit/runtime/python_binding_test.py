@@ -3,8 +3,8 @@
 
 The fake runs no kernel but records each launch, so this checks what the bindings hand
 the C API: copies both ways, the grid and the bytes of every parameter (buffers, i32,
-an f32 rounded from a Python float), and that misuse raises KilnError with the runtime's
-message instead of crashing.
+an f32 rounded from a Python float, a block mask's five parts), and that misuse raises
+KilnError with the runtime's message instead of crashing.
 
     python_binding_test.py --lib libkiln_runtime.so --fake-cuda libkiln_fake_cuda.so --dslc dslc
 """
@@ -87,12 +87,88 @@ def main():
             raises("a file that is no bundle", lambda: rt.load(os.path.join(tmp, "junk.kbin")),
                    "KILN_ERROR_INVALID_BUNDLE", "")
             raises("an unknown const", lambda: kernel.const("NOPE"), "KILN_ERROR_INVALID_VALUE", "NOPE")
+            check_block_masks(rt, args, tmp, fake, expect, raises)
     # No driver at all: an error naming why, not a crash.
     os.environ["KILN_CUDA_LIBRARY"] = os.path.join(os.path.dirname(args.fake_cuda), "no-such-libcuda.so")
     os.environ["KILN_ZE_LIBRARY"] = os.path.join(os.path.dirname(args.fake_cuda), "no-such-libze.so")
     raises("no driver", lambda: Runtime(args.lib), "KILN_ERROR_NO_DRIVER", "no-such-libcuda.so")
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
+
+
+def check_block_masks(rt, args, tmp, fake, expect, raises):
+    """row_sum(x: *f32, out: *f32, mask: block_mask<4, 8>) launched with masks built from
+    NumPy arrays, whole and as five parts; the fake's device memory is this process's, so
+    the arrays a launch received are read in place."""
+    from kiln_runtime import BlockMask
+
+    bundle = os.path.join(tmp, "row_sum.kbin")
+    subprocess.run([args.dslc, os.path.join(args.repo, "tests", "programs", "block_sparse.kiln"), "--kernel",
+                    "row_sum", "--target=sm_90", "--emit=bundle", "-o", bundle], check=True)
+    kernel = rt.load(bundle)
+    expect("the mask is listed as five parameters and one block mask",
+           [p[0] for p in kernel.params][2:] == ["mask.rows", "mask.cols", "mask.row_start", "mask.blocks",
+                                                 "mask.bitmaps"]
+           and kernel.block_masks == [("mask", (4, 8), 2)])
+
+    def param(index, size):
+        out = ctypes.create_string_buffer(8)
+        n = fake.fake_cuda_last_param(index, out, 8)
+        return struct.unpack("<i" if size == 4 else "<Q", out.raw[:size])[0] if n == size else None
+
+    def device_words(index, count, fmt):
+        return list(struct.unpack(f"<{count}{fmt}", ctypes.string_at(param(index, 8), 4 * count)))
+
+    # 8 x 20 elements in 4 x 8 blocks: block row 0 keeps column block 0 whole and one
+    # element of column block 2 (cut at the grid's edge); block row 1 keeps nothing.
+    keep = np.zeros((8, 20), dtype=bool)
+    keep[0:4, 0:8] = True
+    keep[1, 17] = True
+    mask = rt.block_mask(keep, block=(4, 8))
+    expect(f"mask shape, block and counts: {mask}",
+           mask.shape == (8, 20) and mask.block == (4, 8)
+           and mask.counts == {"full": 1, "partial": 1, "empty": 4})
+    x, out = rt.alloc(8 * 20 * 4, "f32"), rt.alloc(8 * 4, "f32")
+    kernel.launch((2,), x, out, mask)
+    expect("a mask argument becomes rows and cols", (param(2, 4), param(3, 4)) == (8, 20))
+    expect("and row_start, blocks and bitmaps on the device",
+           device_words(4, 3, "i") == [0, 2, 2] and device_words(5, 4, "i") == [0, -1, 2, 0]
+           and device_words(6, 1, "I") == [1 << (1 * 8 + 1)])
+
+    bsr = rt.block_mask_from_bsr([0, 2, 2], [0, 2], shape=(8, 20), block=(4, 8),
+                                 block_data=np.stack([keep[0:4, 0:8], np.pad(keep[0:4, 16:20], ((0, 0), (0, 4)))]))
+    kernel.launch((2,), x, out, bsr)
+    expect("BSR arrays build the same mask",
+           device_words(4, 3, "i") == [0, 2, 2] and device_words(5, 4, "i") == [0, -1, 2, 0]
+           and device_words(6, 1, "I") == [1 << (1 * 8 + 1)] and bsr.counts == mask.counts)
+    whole = rt.block_mask_from_bsr(np.array([0, 1, 1]), np.array([0]), shape=(8, 20), block=(4, 8))
+    expect("BSR without data keeps the listed blocks whole", whole.counts == {"full": 1, "partial": 0, "empty": 5})
+
+    row_start, blocks, bitmaps = rt.upload(np.array([0, 1, 1], np.int32)), rt.upload(
+        np.array([0, -1], np.int32)), rt.upload(np.array([0], np.uint32))
+    kernel.launch((2,), x, out, 8, 20, row_start, blocks, bitmaps)
+    expect("a mask's five parts one by one still work", (param(2, 4), param(3, 4)) == (8, 20))
+
+    raises("a mask of other block sizes", lambda: kernel.launch((2,), x, out, rt.block_mask(keep, block=(8, 8))),
+           "KILN_ERROR_INVALID_VALUE", "kernel 'row_sum' takes mask: block_mask<4, 8>, but the mask has 8 x 8 blocks")
+    freed = rt.block_mask(keep, block=(4, 8))
+    freed.free()
+    raises("a freed mask", lambda: kernel.launch((2,), x, out, freed), "KILN_ERROR_INVALID_VALUE",
+           "the block mask is null")
+    raises("a mask for a pointer", lambda: kernel.launch((2,), mask, out, mask), "KILN_ERROR_ARGUMENT_MISMATCH",
+           "argument 1 ('x: *f32'): the parameter is *f32 and takes a device buffer, got a block mask")
+    raises("too few arguments with a mask", lambda: kernel.launch((2,), x, mask), "KILN_ERROR_ARGUMENT_MISMATCH",
+           "kernel 'row_sum' takes 3 arguments, got 2 (a block mask is one argument, or its five parts)")
+    raises("a mask from an int array", lambda: rt.block_mask(keep.astype(np.int32), block=(4, 8)),
+           "KILN_ERROR_INVALID_VALUE", "a block mask needs a 2-D bool array, got int32 of shape [8, 20]")
+    raises("a block size the builder refuses", lambda: rt.block_mask(keep, block=(3, 8)), "KILN_ERROR_INVALID_VALUE",
+           "block size 3 is not a power of two from 1 to 256")
+    raises("BSR offsets that do not cover the grid", lambda: rt.block_mask_from_bsr([0, 1], [0], (8, 20), (4, 8)),
+           "KILN_ERROR_INVALID_VALUE", "row_ptr has 2 entries")
+    raises("BSR data of the wrong shape",
+           lambda: rt.block_mask_from_bsr([0, 1, 1], [0], (8, 20), (4, 8), np.ones((1, 4, 4), bool)),
+           "KILN_ERROR_INVALID_VALUE", "block_data must be a bool array of shape [1, 4, 8]")
+    expect("BlockMask is exported", isinstance(mask, BlockMask))
 
 
 if __name__ == "__main__":

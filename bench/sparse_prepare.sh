@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Prepares the block-sparse attention benchmark for a GPU machine (bench/README.md):
+#
+#   bench/sparse_prepare.sh [BUILD_DIR]        (default: build; the CMake build of this repo)
+#
+# compiles bench/kernels/sparse_attention_bf16.kiln for sm_90a in its mappings — row-wise
+# and block-wise with 2, 4 and 8 programs per block row (docs/sparsity.md) — into
+# <repo>/build-sparse (ignored by git), with kiln-run, the commit and each bundle's ptxas
+# report. bench/sparse_bench.py runs them there against flex_attention.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$repo/build}"
+out="$repo/build-sparse"
+
+ninja -C "$build" -j"${KILN_JOBS:-2}" dslc kiln-run
+rm -rf "$out"
+mkdir -p "$out"
+src="$repo/bench/kernels/sparse_attention_bf16.kiln"
+compile() { # NAME OPTIONS...
+  local name="$1"
+  shift
+  "$build/tools/dslc" "$src" --target=sm_90a --assume-multiple mask.rows=128 "$@" --emit=bundle -o "$out/$name.kbin"
+  "$build/tools/dslc" "$src" --target=sm_90a --assume-multiple mask.rows=128 "$@" --emit=ptx -o "$out/$name.ptx"
+  if command -v ptxas >/dev/null; then
+    ptxas -v -arch=sm_90a "$out/$name.ptx" -o /dev/null 2>&1 | grep -E "registers|spill" > "$out/$name.ptxas.txt" || true
+  fi
+}
+compile row --sparse-mapping=row
+for s in 2 4 8; do
+  compile "block$s" --sparse-mapping=block --reduction-split="$s"
+done
+cp "$build/tools/kiln-run" "$out/"
+strip --strip-unneeded "$out/kiln-run"
+commit="$(git -C "$repo" rev-parse --short HEAD)"
+git -C "$repo" diff --quiet HEAD -- codegen ir frontend bench || commit="$commit+changes"
+echo "$commit" > "$out/commit"
+du -sh "$out"
