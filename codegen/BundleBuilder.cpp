@@ -1,6 +1,7 @@
 //===- BundleBuilder.cpp - Generated code into a launchable bundle --------===//
 
 #include "codegen/BundleBuilder.h"
+#include "support/BlockMask.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SHA256.h"
@@ -87,9 +88,14 @@ rt::Bundle makeBundle(const ir::Module &module, const ir::Kernel &kernel, Target
   }
   // A mask's five parameters are among those above; the bundle says which, so that a
   // launcher can build them from the one mask its caller passes.
-  for (const ir::BlockMaskParam &m : kernel.blockMasks)
+  // Their names are the mask's (NAME.rows, ...) whatever the IR calls them: Tile IR
+  // text has no dots in value names.
+  for (const ir::BlockMaskParam &m : kernel.blockMasks) {
     b.blockMasks.push_back(rt::BundleBlockMask{m.name, static_cast<uint32_t>(m.blockRows),
                                                static_cast<uint32_t>(m.blockCols), m.firstParam});
+    for (unsigned i = 0; i < kBlockMaskParams && m.firstParam + i < b.params.size(); ++i)
+      b.params[m.firstParam + i].name = m.name + kBlockMaskParamSuffixes[i];
+  }
   b.gridSplit = static_cast<uint32_t>(kernel.gridSplit.segments);
   b.workspaceBytes = kernel.gridSplit.usesWorkspace() ? static_cast<uint64_t>(kernel.gridSplit.workspaceBytes) : 0;
   b.clusterSplit = kernel.gridSplit.cluster;

@@ -125,6 +125,8 @@ void FragmentPlan::analyzeOp(const ir::Op &op) {
   const OpKind k = op.kind();
   if (k == OpKind::For)
     return analyzeFor(op);
+  if (k == OpKind::If)
+    return analyzeIf(op);
   for (unsigned r = 0; r < op.numRegions(); ++r)
     analyzeBlock(*op.region(r));
   if (fragmentElementwise(k))
@@ -259,6 +261,29 @@ void FragmentPlan::analyzeElementwise(const ir::Op &op) {
   for (unsigned i = 0; i < op.numOperands(); ++i)
     if (!formOf(op.operand(i)).none())
       markConsumed(op, i);
+}
+
+void FragmentPlan::analyzeIf(const ir::Op &op) {
+  analyzeBlock(*op.region(0));
+  analyzeBlock(*op.region(1));
+  const ir::Op *yields[2] = {op.region(0)->terminator(), op.region(1)->terminator()};
+  for (unsigned j = 0; j < op.numResults(); ++j) {
+    if (!fragmentType(op.result(j)->type))
+      continue;
+    // The form one branch yields; the other converts into it if it yields another.
+    FragForm form;
+    for (const ir::Op *y : yields) {
+      const FragForm &f = formOf(y->operand(j));
+      if (form.none() && f.holdsRegisters() && f.numRegs() > 0 && f.kind != Kind::AOperand)
+        form = f;
+    }
+    if (form.none())
+      continue;
+    setForm(op.result(j), form);
+    for (const ir::Op *y : yields)
+      if (formOf(y->operand(j)) == form)
+        markConsumed(*y, j);
+  }
 }
 
 void FragmentPlan::analyzeFor(const ir::Op &op) {

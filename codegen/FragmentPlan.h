@@ -129,6 +129,9 @@ private:
   void analyzeBlock(const ir::Block &block);
   void analyzeOp(const ir::Op &op);
   void analyzeFor(const ir::Op &op);
+  /// An `if` passes a value in fragment form when a branch yields it in that form (the
+  /// full- and partial-block versions of a sparse attention loop's body).
+  void analyzeIf(const ir::Op &op);
   void analyzeElementwise(const ir::Op &op);
   void analyzeDot(const ir::Op &op);
   /// Reduce, expand_dims, reshape and broadcast.

@@ -220,8 +220,15 @@ void Lowering::lowerIf(const ir::Op &op) {
     arenaInUse = inUseBefore;
     b.SetInsertPoint(blocks[r]);
     const ir::Op *yield = lowerUntilTerminator(*this, *op.region(r));
-    for (const ir::Value *v : yield->operands())
-      results[r].push_back(get(v));
+    for (unsigned j = 0; j < yield->numOperands(); ++j) {
+      // A result in fragment form (FragmentPlan::analyzeIf) leaves both branches in it.
+      const FragForm &f = fragPlan.formOf(op.result(j));
+      if (f.none())
+        results[r].push_back(get(yield->operand(j)));
+      else
+        results[r].push_back(fragPlan.consumes(*yield, j) ? getFrag(yield->operand(j))
+                                                          : blockedToFragments(yield->operand(j), f));
+    }
     ends[r] = b.GetInsertBlock();
     b.CreateBr(join);
     after.insert(after.end(), outstanding.begin(), outstanding.end());
@@ -239,7 +246,10 @@ void Lowering::lowerIf(const ir::Op &op) {
       p->addIncoming(results[1][j].v[k], ends[1]);
       out.v.push_back(p);
     }
-    set(op.result(j), std::move(out));
+    if (fragPlan.formOf(op.result(j)).none())
+      set(op.result(j), std::move(out));
+    else
+      frags[op.result(j)] = std::move(out); // lowerOp converts it if some reader needs that
   }
 }
 

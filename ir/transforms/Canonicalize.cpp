@@ -56,6 +56,7 @@ public:
       }
       for (const auto &region : op.regions())
         changed |= run(*region);
+      changed |= dropAllTrueMask(op);
       Builder builder;
       builder.setInsertionPoint(&block, it);
       if (Value *replacement = simplify(op, builder)) {
@@ -78,6 +79,16 @@ public:
   }
 
 private:
+  /// A load or store whose mask is the constant true accesses every lane: the mask (and
+  /// a load's `other`) goes, in place (the full-block version of a blocks() loop).
+  static bool dropAllTrueMask(Op &op) {
+    const unsigned maskAt = op.kind() == OpKind::Load ? 1 : op.kind() == OpKind::Store ? 2 : 0;
+    if (!maskAt || op.numOperands() <= maskAt || !isConstantEqualTo(op.operand(maskAt), 1))
+      return false;
+    op.operands().resize(maskAt);
+    return true;
+  }
+
   /// Returns a value equal to `op`'s single result, or null to keep the op.
   Value *simplify(Op &op, Builder &builder) {
     if (op.numResults() != 1 || op.kind() == OpKind::Constant)

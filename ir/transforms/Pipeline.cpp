@@ -31,7 +31,7 @@ const std::vector<PassInfo> &passRegistry() {
       {"dead-lanes", "drop selects whose masked-off lanes only reach stores under the same mask",
        [](Module &m, const PipelineOptions &) { return eliminateDeadMaskedLanes(m); }},
       {"specialize-block-loops", "give each blocks() iteration a version for full blocks with no masking",
-       [](Module &m, const PipelineOptions &) { return specializeBlockLoops(m); }},
+       [](Module &m, const PipelineOptions &o) { return o.specializeBlockLoops && specializeBlockLoops(m); }},
       {"expand-block-masks", "turn block_elements into loads of the block's bitmap words",
        [](Module &m, const PipelineOptions &) { return expandBlockMasks(m); }},
       {"dce", "delete unused pure operations and dead loop-carried values",
@@ -83,6 +83,7 @@ void setPipelineTarget(PipelineOptions &options, std::string_view target) {
   options.reductionSplit.processors = processorsOf(target);
   options.reductionSplit.maxClusterSize = clusterSizeOf(target);
   options.maxOnChipBlocks = onChipBlocksOf(target);
+  options.specializeBlockLoops = target != "sm_90a";
 }
 
 /// Verifies after a pass; invalid IR produced by a pass is a compiler bug.

@@ -157,7 +157,37 @@ def _attention(suffix, heads, seq, pattern, flags=(), gpu_splits=(4,), **kw):
                  ref=_sparse_attention_ref, tol=ATTENTION_TOL))
 
 
+# The bf16 benchmark kernel (bench/kernels/sparse_attention_bf16.kiln): tensor-core
+# products, probabilities rounded to bf16 before the product with V, 128 x 64 blocks and
+# no bounds on the loads (seq a multiple of 128). On a GPU its fused loop keeps the
+# scores and the accumulator in the tensor cores' fragments through the full- and
+# partial-block branches; the GPU check compares that with the interpreter.
+BENCH = "../../bench/kernels/sparse_attention_bf16.kiln"
+
+
+def _bench_ref(v, s):
+    keep = np.asarray(v.mask, dtype=bool)
+    scores = np.where(keep, np.einsum("hid,hjd->hij", f64(v.q), f64(v.k)) * float(v.scale), -np.inf)
+    p = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return {"o": np.einsum("hij,hjd->hid", p / p.sum(axis=-1, keepdims=True), f64(v.v))}
+
+
+def _bench_attention(suffix, seq, pattern, **kw):
+    shape = ("heads", "seq", "d")
+    return ("sparse.attention_bf16" + suffix, BENCH, "sparse_attention_bf16",
+            dict(sizes={"heads": 2, "seq": seq, "d": 64}, defines={"D": 64}, gpu_splits=(2,),
+                 grid=lambda s: (s["seq"] // 128, s["heads"]),
+                 args=[Arr("q", "bf16", shape, normal()), Arr("k", "bf16", shape, normal()),
+                       Arr("v", "bf16", shape, normal()), Arr("o", "bf16", shape),
+                       BlockMask("mask", ("seq", "seq"), 128, 64, pattern, **kw),
+                       Scalar("scale", "f32", 64 ** -0.5)],
+                 # bf16 probabilities and output: a few units of the last place of bf16.
+                 ref=_bench_ref, tol=Tol(2e-2, 2e-2)))
+
+
 CASES = [
+    _bench_attention(".causal", 256, causal()),
+    _bench_attention(".random", 384, random_blocks(0.3, 0.3), keep_diagonal=True),
     # A mix of empty, full and partial blocks on a grid of ragged edges (37 = 9·4 + 1
     # rows, 45 = 5·8 + 5 columns).
     _row_sum(".random", grid_sizes(37, 45), random_blocks(0.3, 0.3)),
