@@ -138,5 +138,30 @@ TEST(BundleBuilder, TargetForTheDeviceTheRuntimeReports) {
   EXPECT_EQ(targetForDevice("sm_99999999999999999999"), Target::SM90); // saturates, no overflow
 }
 
+// Tile IR text has no dots in value names: a mask's parameters read back as mask_rows
+// and so on, and the bundle still names them as the launchers and the runtime expect.
+TEST(BundleBuilder, NamesABlockMasksParametersAfterTheMask) {
+  auto module = parse(R"(kernel @rows(%out: *i32, %mask_rows: i32, %mask_cols: i32, %mask_row_start: *i32, %mask_blocks: *i32, %mask_bitmaps: *u32) attributes {block_masks = {mask = [1, 16, 32]}, consts = {}, num_stages = 1, num_warps = 4} {
+  store %out, %mask_rows
+  return
+}
+)");
+  ASSERT_TRUE(module);
+  const ir::Kernel &kernel = *module->kernels.front();
+  std::ostringstream errors;
+  DiagnosticEngine diags(*module->sources, errors);
+  CodegenOptions options;
+  auto result = generate(*module, kernel, Target::SM90, diags, options);
+  ASSERT_TRUE(result) << errors.str();
+  rt::Bundle b = makeBundle(*module, kernel, Target::SM90, options, *result);
+  ASSERT_EQ(b.params.size(), 6u);
+  const char *names[] = {"out", "mask.rows", "mask.cols", "mask.row_start", "mask.blocks", "mask.bitmaps"};
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(b.params[i].name, names[i]);
+  ASSERT_EQ(b.blockMasks.size(), 1u);
+  EXPECT_EQ(b.blockMasks[0], (rt::BundleBlockMask{"mask", 16, 32, 1}));
+  EXPECT_EQ(rt::validateBundle(b), "");
+}
+
 } // namespace
 } // namespace kiln::codegen
