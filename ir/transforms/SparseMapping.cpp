@@ -62,12 +62,13 @@ SparseMappingChoice chooseSparseMapping(const SparseMappingInputs &in) {
     }
     return {1, "row-wise: the mask is not known when compiling (dslc run, which has it, chooses from it)"};
   }
-  const MaskProfile &m = *o.mask;
+  const BlockMaskStats &m = *o.mask;
+  const int64_t nonEmpty = m.full + m.partial;
   const int64_t rows = std::max<int64_t>(m.blockRows, 1);
   // Programs of the grid per block row: the heads (or batches) the grid's other axes run.
   const double heads = in.programs ? std::max(1.0, double(*in.programs) / double(rows)) : 1.0;
-  const double total = double(m.nonEmpty) * heads;
-  const double mean = double(m.nonEmpty) / double(rows);
+  const double total = double(nonEmpty) * heads;
+  const double mean = double(nonEmpty) / double(rows);
   auto timeOf = [&](int64_t s) {
     if (s == 1)
       return std::max(double(m.maxRowBlocks), total / double(processors));
@@ -83,8 +84,8 @@ SparseMappingChoice chooseSparseMapping(const SparseMappingInputs &in) {
       best = s;
   if (o.mapping == SparseMapping::Block && o.segments > 1)
     best = std::min(o.segments, kMaxSparseSegments);
-  const std::string profile = std::to_string(m.nonEmpty) + " non-empty blocks (density " +
-                              fixed(100 * m.blockDensity) + "%), " + fixed(mean) + " per block row on average and " +
+  const std::string profile = std::to_string(nonEmpty) + " non-empty blocks (density " +
+                              fixed(100 * m.blockDensity()) + "%), " + fixed(mean) + " per block row on average and " +
                               std::to_string(m.maxRowBlocks) + " at most, " + fixed(heads * double(rows)) +
                               " programs for " + std::to_string(processors) + " processors";
   const double blockTime = timeOf(best);

@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "support/BlockMask.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,14 +26,6 @@ enum class SparseMapping { Auto, Row, Block };
 const char *sparseMappingName(SparseMapping m);
 std::optional<SparseMapping> parseSparseMapping(std::string_view text);
 
-/// The shape of a mask as the model sees it (support/BlockMask.h's statistics).
-struct MaskProfile {
-  int64_t blockRows = 0;      ///< block rows of the grid
-  int64_t nonEmpty = 0;       ///< non-empty blocks in all
-  int64_t maxRowBlocks = 0;   ///< the most any block row has
-  double blockDensity = 0;    ///< non-empty blocks over all blocks
-};
-
 /// What PipelineOptions carries for blocks() loops.
 struct SparseMappingOptions {
   SparseMapping mapping = SparseMapping::Auto;
@@ -39,7 +33,7 @@ struct SparseMappingOptions {
   int64_t segments = 0;
   /// The kernel's masks when known when compiling (one profile for all: kernels take
   /// one mask in practice).
-  std::optional<MaskProfile> mask;
+  std::optional<BlockMaskStats> mask;
 };
 
 struct SparseMappingInputs {

@@ -7,7 +7,8 @@
 import numpy as np
 
 from kilncase import (Arr, BlockMask, Case, Scalar, Tol, attention_ref, causal, cdiv, f32, f64,
-                      fp8_matmul_ref, fp8_quant_per_row, longformer, normal, on_first_columns,
+                      fp8_matmul_ref, fp8_quant_per_row, longformer, masked_attention_ref,
+                      masked_row_sum_ref, normal, on_first_columns,
                       random_blocks, random_uniform, random_words, sliding, softmax_rows,
                       stable_topk_indices, strided_row_args, with_specials)
 
@@ -369,10 +370,6 @@ for _name, _sizes, _p in [("example.dropout", lambda r: {"n": int(r.integers(200
 # attention over banded, causal and Longformer-like masks; every query row keeps its
 # diagonal, so each has a softmax.
 
-def _sparse_row_sum_ref(v, s):
-    return {"out": np.where(v.mask, f64(v.x), 0.0).sum(axis=1)}
-
-
 for _name, _shape, _pattern in [("example.sparse_row_sum", (100, 100), sliding(20)),
                                 ("example.sparse_row_sum.random", (75, 130), random_blocks(0.4, 0.3))]:
     CASES.append(Case(
@@ -380,14 +377,7 @@ for _name, _shape, _pattern in [("example.sparse_row_sum", (100, 100), sliding(2
         sizes={"rows": _shape[0], "cols": _shape[1]}, grid=lambda s: (cdiv(s["rows"], 16),),
         args=[Arr("x", "f32", ("rows", "cols"), normal()), Arr("out", "f32", "rows"),
               BlockMask("mask", ("rows", "cols"), 16, 16, _pattern)],
-        ref=_sparse_row_sum_ref, tol=Tol(1e-5, 2e-5)))
-
-
-def _sparse_attention_ref(v, s):
-    keep = np.asarray(v.mask, dtype=bool)
-    scores = np.where(keep, np.einsum("hid,hjd->hij", f64(v.q), f64(v.k)) * float(v.scale), -np.inf)
-    p = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return {"o": np.einsum("hij,hjd->hid", p / p.sum(axis=-1, keepdims=True), f64(v.v))}
+        ref=masked_row_sum_ref, tol=Tol(1e-5, 2e-5)))
 
 
 for _name, _seq, _pattern in [("example.sparse_attention", 100, sliding(20)),
@@ -400,4 +390,4 @@ for _name, _seq, _pattern in [("example.sparse_attention", 100, sliding(20)),
         args=[Arr("q", "f32", _shape, normal()), Arr("k", "f32", _shape, normal()),
               Arr("v", "f32", _shape, normal()), Arr("o", "f32", _shape),
               BlockMask("mask", ("seq", "seq"), 16, 16, _pattern), Scalar("scale", "f32", 32 ** -0.5)],
-        ref=_sparse_attention_ref, tol=Tol(1e-4, 1e-5), gpu_splits=(4,)))
+        ref=masked_attention_ref, tol=Tol(1e-4, 1e-5), gpu_splits=(4,)))

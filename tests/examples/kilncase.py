@@ -492,6 +492,24 @@ def attention_ref(causal, scale=lambda v, s: float(v.scale)):
     return ref
 
 
+def masked_row_sum_ref(v, s):
+    """A reference for block-sparse row sums (x, out, mask): out[r] = Σ x[r, c] over the
+    elements the dense bool mask keeps, in f64."""
+    return {"out": np.where(v.mask, f64(v.x), 0.0).sum(axis=1)}
+
+
+def masked_attention_ref(v, s):
+    """A reference for block-sparse attention (q, k, v, mask, scale -> o, [heads, seq, d]):
+    softmax(q kᵀ scale) v over the keys the dense bool mask keeps, in f64. A query row
+    that keeps no key comes out as 0: its loops never run (an empty block row)."""
+    keep = np.asarray(v.mask, dtype=bool)
+    scores = np.where(keep, np.einsum("hid,hjd->hij", f64(v.q), f64(v.k)) * float(v.scale), -np.inf)
+    m = scores.max(axis=-1, keepdims=True)
+    e = np.where(keep, np.exp(scores - np.where(np.isfinite(m), m, 0.0)), 0.0)
+    l = e.sum(axis=-1, keepdims=True)
+    return {"o": np.einsum("hij,hjd->hid", e / np.where(l > 0, l, 1.0), f64(v.v))}
+
+
 def fp8_quant_per_row(v, s):
     """A reference for per-token quantization kernels (x, q, scale): each row's absmax
     scale (1 for a zero row) and its f8e4m3 codes, with the f32 steps the kernels take and

@@ -16,7 +16,8 @@
 import numpy as np
 
 from kilncase import (EXACT, Arr, BlockMask, Scalar, Tol, causal, cdiv, dense, diagonal, f64, fill,
-                      longformer, normal, randint, random_blocks, sliding, with_specials)
+                      longformer, masked_attention_ref, masked_row_sum_ref, normal, randint,
+                      random_blocks, sliding, with_specials)
 
 FILE = "block_sparse.kiln"
 # add() names files relative to tests/programs/.
@@ -49,16 +50,12 @@ def mask_arg(pattern, **kw):
 
 # ---- row_sum ------------------------------------------------------------------------
 
-def _row_sum_ref(v, s):
-    return {"out": np.where(v.mask, f64(v.x), 0.0).sum(axis=1)}
-
-
 def _row_sum(suffix, sizes, pattern, **kw):
     return ("sparse.row_sum" + suffix, FILE, "row_sum",
             dict(sizes=sizes, grid=block_rows,
                  args=[Arr("x", "f32", ("rows", "cols"), normal()),
                        Arr("out", "f32", "rows", fill(5.0)), mask_arg(pattern, **kw)],
-                 ref=_row_sum_ref, tol=SUM_TOL))
+                 ref=masked_row_sum_ref, tol=SUM_TOL))
 
 
 # ---- visits -------------------------------------------------------------------------
@@ -131,18 +128,12 @@ def _masked_softmax(suffix, sizes, pattern, x=normal(3.0), **kw):
 
 def _sparse_attention_ref(v, s):
     keep = np.asarray(v.mask, dtype=bool)
-    q, k, vv = f64(v.q), f64(v.k), f64(v.v)
-    scores = np.where(keep, np.einsum("hid,hjd->hij", q, k) * float(v.scale), -np.inf)
-    m = scores.max(axis=-1, keepdims=True)
-    e = np.where(keep, np.exp(scores - np.where(np.isfinite(m), m, 0.0)), 0.0)
-    l = e.sum(axis=-1, keepdims=True)
-    assert np.all((l > 0) | ~keep.any(axis=-1, keepdims=True))
     nothing = ~keep.any(axis=1)
     # Rows that keep nothing may only be whole empty block rows (see above).
     for rb in range(cdiv(keep.shape[0], 32)):
         rows = nothing[rb * 32:(rb + 1) * 32]
         assert rows.all() or not rows.any(), "a query row keeps no key in a block row with blocks"
-    return {"o": np.einsum("hij,hjd->hid", e / np.where(l > 0, l, 1.0), vv)}
+    return masked_attention_ref(v, s)
 
 
 def _attention(suffix, heads, seq, pattern, flags=(), gpu_splits=(4,), **kw):
@@ -165,13 +156,6 @@ def _attention(suffix, heads, seq, pattern, flags=(), gpu_splits=(4,), **kw):
 BENCH = "../../bench/kernels/sparse_attention_bf16.kiln"
 
 
-def _bench_ref(v, s):
-    keep = np.asarray(v.mask, dtype=bool)
-    scores = np.where(keep, np.einsum("hid,hjd->hij", f64(v.q), f64(v.k)) * float(v.scale), -np.inf)
-    p = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return {"o": np.einsum("hij,hjd->hid", p / p.sum(axis=-1, keepdims=True), f64(v.v))}
-
-
 def _bench_attention(suffix, seq, pattern, **kw):
     shape = ("heads", "seq", "d")
     return ("sparse.attention_bf16" + suffix, BENCH, "sparse_attention_bf16",
@@ -182,7 +166,7 @@ def _bench_attention(suffix, seq, pattern, **kw):
                        BlockMask("mask", ("seq", "seq"), 128, 64, pattern, **kw),
                        Scalar("scale", "f32", 64 ** -0.5)],
                  # bf16 probabilities and output: a few units of the last place of bf16.
-                 ref=_bench_ref, tol=Tol(2e-2, 2e-2)))
+                 ref=masked_attention_ref, tol=Tol(2e-2, 2e-2)))
 
 
 CASES = [

@@ -27,6 +27,7 @@
 #include "tools/driver/KernelArguments.h"
 #include "tools/driver/VerifyDiagnostics.h"
 #include "tools/launch/DeviceLaunch.h"
+#include "support/BlockMask.h"
 #include "tools/launch/HostArguments.h"
 
 #include "llvm/IR/PrintPasses.h"
@@ -200,24 +201,26 @@ std::optional<int64_t> forcedSplit(DiagnosticEngine &diags) {
   return std::nullopt;
 }
 
-/// What the sparse mapping's cost model reads of the first block mask of `kernel`, from
-/// the arrays the launcher built for it (support/BlockMask.h); none without a mask.
-std::optional<ir::MaskProfile> maskProfile(const ir::Kernel &kernel, const launch::HostArguments &host) {
+/// The statistics of the first block mask of `kernel`, which the sparse mapping's cost
+/// model reads, from the arrays the launcher built for it; none without a mask.
+std::optional<BlockMaskStats> maskStats(const ir::Kernel &kernel, const launch::HostArguments &host) {
   if (kernel.blockMasks.empty())
     return std::nullopt;
   const ir::BlockMaskParam &m = kernel.blockMasks.front();
-  const launch::HostArg &cols = host.args.at(m.firstParam + 1), &rowStart = host.args.at(m.firstParam + 2);
-  const std::vector<std::byte> &bytes = host.buffers.at(rowStart.buffer).data;
-  std::vector<int32_t> offsets(bytes.size() / sizeof(int32_t));
-  std::memcpy(offsets.data(), bytes.data(), offsets.size() * sizeof(int32_t));
-  ir::MaskProfile p;
-  p.blockRows = static_cast<int64_t>(offsets.size()) - 1;
-  p.nonEmpty = offsets.empty() ? 0 : offsets.back();
-  for (size_t r = 0; r + 1 < offsets.size(); ++r)
-    p.maxRowBlocks = std::max<int64_t>(p.maxRowBlocks, offsets[r + 1] - offsets[r]);
-  const int64_t blockCols = (cols.i + m.blockCols - 1) / m.blockCols;
-  p.blockDensity = p.blockRows > 0 ? double(p.nonEmpty) / double(p.blockRows * blockCols) : 0;
-  return p;
+  auto words = [&]<typename T>(unsigned part, std::vector<T> &out) {
+    const std::vector<std::byte> &bytes = host.buffers.at(host.args.at(m.firstParam + part).buffer).data;
+    out.resize(bytes.size() / sizeof(T));
+    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  };
+  BlockMaskLayout layout;
+  layout.rows = static_cast<int32_t>(host.args.at(m.firstParam).i);
+  layout.cols = static_cast<int32_t>(host.args.at(m.firstParam + 1).i);
+  layout.blockRows = static_cast<int32_t>(m.blockRows);
+  layout.blockCols = static_cast<int32_t>(m.blockCols);
+  words(2, layout.rowStart);
+  words(3, layout.blocks);
+  words(4, layout.bitmaps);
+  return blockMaskStats(layout);
 }
 
 /// --sparse-mapping: auto when absent; nullopt, after E0900, when it is none of the three.
@@ -234,10 +237,10 @@ std::optional<ir::SparseMapping> sparseMapping(DiagnosticEngine &diags) {
 
 /// `programs`: the size of the grid the kernel will run on, when known (dslc run);
 /// `target`: the code-generation target the passes make their choices for.
-/// `mask`: the profile of the kernel's block mask, when the caller has the mask (dslc run).
+/// `mask`: the statistics of the kernel's block mask, when the caller has it (dslc run).
 ir::PipelineOptions pipelineOptions(TimingReport *timing, DiagnosticEngine &diags, int64_t forcedSegments,
                                     std::optional<int64_t> programs, codegen::Target target,
-                                    std::optional<ir::MaskProfile> mask = std::nullopt) {
+                                    std::optional<BlockMaskStats> mask = std::nullopt) {
   ir::PipelineOptions options;
   options.printAfterAll = PrintAfterAll;
   options.timing = timing;
@@ -658,7 +661,7 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   }
   if (!NoOptimize) {
     int64_t programs = (*grid)[0] * (*grid)[1] * (*grid)[2];
-    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, programs, *target, maskProfile(kernel, *host)),
+    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, programs, *target, maskStats(kernel, *host)),
                     diags);
   }
 
