@@ -173,6 +173,12 @@ std::optional<std::vector<uint8_t>> spirvToSpirBitcode(const std::vector<uint8_t
 // OpenCL
 //===--------------------------------------------------------------------===//
 
+namespace {
+/// The guard after every buffer: its size and the byte it is filled with.
+constexpr size_t kGuardBytes = 256;
+constexpr std::byte kGuardByte{0xA5};
+} // namespace
+
 struct OpenCLDevice::Impl {
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
@@ -265,17 +271,18 @@ bool OpenCLDevice::run(const std::vector<uint8_t> &spirBitcode, const std::strin
   for (size_t i = 0; i < args.size(); ++i) {
     DeviceArg &a = args[i];
     if (a.isBuffer) {
-      // Zero-sized buffers are not allowed: give them one padding element.
-      size_t bytes = std::max<size_t>(a.buffer->size(), 16);
-      cl_mem mem = clCreateBuffer(m.context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+      // Every buffer is followed by a guard of known bytes, checked after the run, so a
+      // store past the end fails the test instead of going unseen (or corrupting the
+      // heap). Zero-sized buffers are not allowed: they get the guard alone.
+      std::vector<std::byte> contents(*a.buffer);
+      contents.resize(a.buffer->size() + kGuardBytes, kGuardByte);
+      cl_mem mem = clCreateBuffer(m.context, CL_MEM_READ_WRITE, contents.size(), nullptr, &err);
       if (err != CL_SUCCESS) {
         error = "clCreateBuffer failed: " + std::to_string(err);
         return false;
       }
       mems.push_back(mem);
-      if (!a.buffer->empty())
-        clEnqueueWriteBuffer(m.queue, mem, CL_TRUE, 0, a.buffer->size(), a.buffer->data(), 0,
-                             nullptr, nullptr);
+      clEnqueueWriteBuffer(m.queue, mem, CL_TRUE, 0, contents.size(), contents.data(), 0, nullptr, nullptr);
       err = clSetKernelArg(kernel, static_cast<cl_uint>(i), sizeof(cl_mem), &mem);
     } else {
       mems.push_back(nullptr);
@@ -302,13 +309,26 @@ bool OpenCLDevice::run(const std::vector<uint8_t> &spirBitcode, const std::strin
     error = "clEnqueueNDRangeKernel failed: " + std::to_string(err);
     return false;
   }
-  for (size_t i = 0; i < args.size(); ++i)
-    if (args[i].isBuffer && !args[i].buffer->empty())
-      clEnqueueReadBuffer(m.queue, mems[i], CL_TRUE, 0, args[i].buffer->size(),
-                          args[i].buffer->data(), 0, nullptr, nullptr);
+  std::string overruns;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].isBuffer)
+      continue;
+    std::vector<std::byte> contents(args[i].buffer->size() + kGuardBytes);
+    clEnqueueReadBuffer(m.queue, mems[i], CL_TRUE, 0, contents.size(), contents.data(), 0, nullptr, nullptr);
+    std::copy_n(contents.begin(), args[i].buffer->size(), args[i].buffer->begin());
+    auto guard = contents.begin() + static_cast<std::ptrdiff_t>(args[i].buffer->size());
+    if (auto bad = std::find_if(guard, contents.end(), [](std::byte b) { return b != kGuardByte; });
+        bad != contents.end())
+      overruns += " argument " + std::to_string(i) + " (" + std::to_string(args[i].buffer->size()) +
+                  " bytes) at byte " + std::to_string(bad - contents.begin()) + ";";
+  }
   err = clFinish(m.queue);
   if (err != CL_SUCCESS) {
     error = "clFinish failed: " + std::to_string(err);
+    return false;
+  }
+  if (!overruns.empty()) {
+    error = "the kernel wrote past the end of" + overruns;
     return false;
   }
   return true;
