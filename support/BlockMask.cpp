@@ -329,6 +329,60 @@ std::string blockMaskDigest(const BlockMaskLayout &mask) {
   return hex;
 }
 
+bool checkBlockMaskIndex(const BlockMaskLayout &mask, int64_t bitmapWords, std::string &error) {
+  if (!checkGrid(mask.rows, mask.cols, mask.blockRows, mask.blockCols, error))
+    return false;
+  const int32_t numBlockRows = mask.numBlockRows(), numBlockCols = mask.numBlockCols();
+  if (static_cast<int64_t>(mask.rowStart.size()) != int64_t(numBlockRows) + 1) {
+    error = "row_start has " + countOf(static_cast<int64_t>(mask.rowStart.size()), "entry", "entries") +
+            "; a grid of " + countOf(numBlockRows, "block row", "block rows") + " needs " +
+            std::to_string(int64_t(numBlockRows) + 1);
+    return false;
+  }
+  if (mask.rowStart[0] != 0) {
+    error = "row_start[0] = " + std::to_string(mask.rowStart[0]) + ": the row offsets must start at 0";
+    return false;
+  }
+  for (size_t i = 1; i < mask.rowStart.size(); ++i)
+    if (mask.rowStart[i] < mask.rowStart[i - 1]) {
+      error = "row_start[" + std::to_string(i) + "] = " + std::to_string(mask.rowStart[i]) +
+              " is less than row_start[" + std::to_string(i - 1) + "] = " + std::to_string(mask.rowStart[i - 1]) +
+              ": the row offsets must not decrease";
+      return false;
+    }
+  const int64_t entries = mask.rowStart.back();
+  if (static_cast<int64_t>(mask.blocks.size()) < 2 * std::max<int64_t>(entries, 1)) {
+    error = "blocks has " + countOf(static_cast<int64_t>(mask.blocks.size()), "word", "words") + "; " +
+            countOf(entries, "entry", "entries") + " need " + std::to_string(2 * std::max<int64_t>(entries, 1)) +
+            " words";
+    return false;
+  }
+  const int64_t slots = bitmapWords / mask.wordsPerBlock();
+  for (int32_t rb = 0; rb < numBlockRows; ++rb)
+    for (int64_t e = mask.rowStart[rb]; e < mask.rowStart[rb + 1]; ++e) {
+      const int32_t col = mask.blocks[2 * e], slot = mask.blocks[2 * e + 1];
+      if (col < 0 || col >= numBlockCols) {
+        error = "entry " + std::to_string(e) + " (block row " + std::to_string(rb) + ") names column block " +
+                std::to_string(col) + ", outside the " + countOf(numBlockCols, "column block", "column blocks") +
+                " of the grid";
+        return false;
+      }
+      if (e > mask.rowStart[rb] && col <= mask.blocks[2 * (e - 1)]) {
+        error = "entry " + std::to_string(e) + " names column block " + std::to_string(col) +
+                ", which does not follow the previous entry's " + std::to_string(mask.blocks[2 * (e - 1)]) +
+                " in ascending order within block row " + std::to_string(rb);
+        return false;
+      }
+      if (slot < -1 || slot >= slots) {
+        error = "entry " + std::to_string(e) + " names bitmap slot " + std::to_string(slot) + ", but " +
+                (slots ? "the slots run from 0 to " + std::to_string(slots - 1) : std::string("there is no bitmap")) +
+                " (-1 marks a full block)";
+        return false;
+      }
+    }
+  return true;
+}
+
 std::optional<BlockMaskLayout> blockMaskFromDense(std::span<const uint8_t> kept, int64_t rows, int64_t cols,
                                                   int64_t blockRows, int64_t blockCols, std::string &error) {
   if (!checkGrid(rows, cols, blockRows, blockCols, error))

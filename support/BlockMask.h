@@ -87,6 +87,15 @@ BlockMaskStats blockMaskStats(const BlockMaskLayout &mask);
 /// arrays), as lowercase hex: part of the key of tuning results cached on disk.
 std::string blockMaskDigest(const BlockMaskLayout &mask);
 
+/// Checks the block level of `mask` as a kernel reads it, for arrays built elsewhere (on
+/// the device, by the passes of stdlib/block_masks.kiln): extents and block sizes in
+/// range, numBlockRows() + 1 row offsets from 0 that never decrease, 2 * max(1, entries)
+/// words of `blocks` at least, columns inside the grid and ascending within each row,
+/// and slots that are -1 or name one of the `bitmapWords` / wordsPerBlock() bitmaps.
+/// `mask.bitmaps` is not read. Returns false and sets `error`, naming the first
+/// offending index, otherwise.
+bool checkBlockMaskIndex(const BlockMaskLayout &mask, int64_t bitmapWords, std::string &error);
+
 /// Builds the mask from a dense row-major [rows, cols] array of element flags (one byte
 /// each, nonzero = kept). Returns nullopt and sets `error` (a sentence without a trailing
 /// period) when the extents or block sizes are out of range (extents from 1 to 2^30,

@@ -208,6 +208,14 @@ class Arguments(KilnRunCase):
         self.rejected("E0601", *self.k_args(p="absent.npy"), message="absent.npy")
         self.rejected("E0601", *self.k_args(p="p.npy", q="p.npy"), message="different pointee types")
 
+    def test_predicate_mask_needs_the_compiler(self):
+        # A bundle holds its kernel only: a mask named by a predicate is refused (dslc
+        # run builds it), before any driver is looked for.
+        self.write("m.kiln", "kernel m(p: *f32, mask: block_mask<4, 8>) { store(p, mask.rows.to(f32)); }\n")
+        self.bundle("m.kbin", source="m.kiln")
+        self.rejected("E0608", "m.kbin", "--grid", "1", "--arg", "p=p.npy", "--arg", "mask=causal(16,16)",
+                      message="kiln-run cannot build a mask from a predicate", env=clitest.NO_DRIVER_ENV)
+
     def test_argument_errors_come_before_the_driver(self):
         # No driver here: still the argument error, not E0901.
         self.rejected("E0600", *self.k_args(n="x"), env=clitest.NO_DRIVER_ENV)

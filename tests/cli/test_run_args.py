@@ -474,5 +474,82 @@ class RunArgs(clitest.CliTestCase):
                 self.run_add("E0600", *extra)
 
 
+# A row sum over a block mask, with predicates for `--arg mask=PRED(ROWS,COLS,...)`.
+MASKED = """\
+fn band(r, c, w) { return abs(r - c) <= w; }
+fn not_bool(r, c) { return r - c; }
+kernel row_sum(x: *f32, out: *f32, mask: block_mask<4, 8>) {
+    let rb = program_id(0);
+    let rows = rb * 4 + arange(0, 4);
+    var acc = zeros([4], f32);
+    for kb in blocks(mask, rb) {
+        let cols = kb * 8 + arange(0, 8);
+        acc += sum(load(x + rows[:, None] * mask.cols + cols[None, :], mask = mask.elements(rb, kb), other = 0.0),
+                   axis = 1);
+    }
+    store(out + rows, acc, mask = rows < mask.rows);
+}
+"""
+
+
+class PredicateMasks(clitest.CliTestCase):
+    """`--arg mask=PRED(ROWS,COLS,...)`: dslc builds the mask from a Kiln predicate."""
+
+    def setUp(self):
+        super().setUp()
+        self.write("masked.kiln", MASKED)
+        self.x = np.random.default_rng(3).standard_normal((37, 45)).astype(np.float32)
+        self.npy("x.npy", self.x)
+        self.npy("out.npy", np.zeros(37, np.float32))
+
+    def run_masked(self, mask, *extra, source="masked.kiln"):
+        return self.dslc("run", source, "--grid", "10", "--arg", "x=x.npy", "--arg", "out=out.npy",
+                         "--arg", "mask=" + mask, "--device", "interp", *extra)
+
+    def test_program_and_stdlib_predicates(self):
+        r, c = np.arange(37)[:, None], np.arange(45)[None, :]
+        for mask, keep in (("band(37,45,3)", np.abs(r - c) <= 3), ("causal(37, 45)", c <= r),
+                           ("longformer(37,45,2,5)", (np.abs(r - c) <= 2) | (r < 5) | (c < 5))):
+            with self.subTest(mask=mask):
+                self.assertOk(self.run_masked(mask))
+                np.testing.assert_allclose(self.load("out.npy"), np.where(keep, self.x, 0).sum(axis=1),
+                                           rtol=1e-5, atol=1e-5)
+
+    def rejected(self, code, mask, message=None, all_code=True, source="masked.kiln"):
+        before = clitest.snapshot(self.tmp)
+        result = self.run_masked(mask, "--diagnostics=json", source=source)
+        errors = self.assertUserError(result, code, message, all_code)
+        after = clitest.snapshot(self.tmp)
+        self.assertEqual(sorted(after), sorted(before), "files were created or removed")
+        for name in before:
+            self.assertEqual(after[name][:2], before[name][:2], "%s was rewritten" % name)
+        return errors
+
+    def test_malformed_spellings(self):
+        for mask in ("band(37,45,)", "band(37)", "band(37,45,99999999999)", "band(1,2,3,4,5,6,7,8,9)",
+                     "band(37,45,x)"):
+            with self.subTest(mask=mask):
+                self.rejected("E0608", mask, message="PREDICATE\\(ROWS,COLS")
+
+    def test_extents_out_of_range(self):
+        for mask in ("band(0,45,3)", "band(37,0,3)", "band(3000000000,45,3)", "band(37,45,3000000000)"):
+            with self.subTest(mask=mask):
+                self.rejected("E0608", mask)
+
+    def test_predicate_that_does_not_compile(self):
+        # Each is reported where it goes wrong, then as the argument's error.
+        for mask, code in (("nope(37,45)", "E0400"), ("not_bool(37,45)", "E0302"), ("band(37,45)", "E0401"),
+                           ("causal(37,45,1)", "E0401")):
+            with self.subTest(mask=mask):
+                errors = self.rejected("E0608", mask, message="does not compile as the mask's element predicate",
+                                       all_code=False)
+                self.assertIn(code, [e["code"] for e in errors])
+
+    def test_tile_ir_input(self):
+        r = self.dslc("masked.kiln", "--emit=tir", "-o", self.path("masked.tir"))
+        self.assertOk(r)
+        self.rejected("E0608", "band(37,45,3)", message="Tile IR", source="masked.tir")
+
+
 if __name__ == "__main__":
     clitest.main()

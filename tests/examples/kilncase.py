@@ -147,6 +147,29 @@ def decode(arr: np.ndarray, dtype: str) -> np.ndarray:
     return arr.astype(_NATIVE[dtype])
 
 
+# ---- coverage -------------------------------------------------------------------------
+
+def covered_by_cases(rel, used, repo):
+    """Whether the Kiln file `rel` (relative to `repo`) is run by a case: it is the file
+    of one (`used`, normalized relative paths), or it holds no kernel (a library of fns,
+    such as stdlib/block_masks.kiln) and a file of one imports it."""
+    import os
+    import re
+    if rel in used:
+        return True
+    with open(os.path.join(repo, rel)) as f:
+        if re.search(r"^[^/\n]*\bkernel\s+\w+\s*\(", f.read(), re.M):
+            return False
+    target = os.path.normpath(os.path.join(repo, rel))
+    for user in used:
+        with open(os.path.join(repo, user)) as f:
+            for path in re.findall(r'^\s*import\s+"([^"]+)"\s*;', f.read(), re.M):
+                candidates = [os.path.join(repo, os.path.dirname(user), path), os.path.join(repo, path)]
+                if any(os.path.normpath(c) == target for c in candidates):
+                    return True
+    return False
+
+
 # ---- generators -----------------------------------------------------------------------
 # A generator is called as gen(rng, shape) and returns numbers; the runner rounds them to
 # the array's dtype.
@@ -260,8 +283,8 @@ def random_blocks(p_empty: float, p_full: float, p_elem: float = 0.5) -> MaskPat
 
 def _element_rule(name, params, rule) -> MaskPattern:
     def draw(rng, shape, bm, bn):
-        r = np.arange(shape[0])[:, None]
-        c = np.arange(shape[1])[None, :]
+        r = np.arange(shape[0], dtype=np.int64)[:, None]
+        c = np.arange(shape[1], dtype=np.int64)[None, :]
         return np.broadcast_to(rule(r, c), shape)
     return MaskPattern(name, params, draw)
 
@@ -283,6 +306,38 @@ def longformer(w: int, g: int) -> MaskPattern:
                          lambda r, c: (np.abs(r - c) <= w) | (r < g) | (c < g))
 
 
+def random_block(rb, cb, percent, seed):
+    """stdlib/block_masks.kiln's random_block in NumPy: whether block (rb, cb) is kept,
+    from the same hash in wrapping u32 arithmetic."""
+    def u32(x):
+        return np.asarray(x, dtype=np.int64).astype(np.uint32)
+    h = (u32(rb) * np.uint32(2654435761)) ^ (u32(cb) * np.uint32(2246822519)) ^ (u32(seed) * np.uint32(3266489917))
+    h = (h ^ (h >> np.uint32(15))) * np.uint32(2246822519)
+    h = (h ^ (h >> np.uint32(13))) * np.uint32(3266489917)
+    h = h ^ (h >> np.uint32(16))
+    return (h % np.uint32(100)).astype(np.int64) < percent
+
+
+def causal_window(w: int) -> MaskPattern:
+    """Causal and fewer than w positions back: 0 <= r - c < w."""
+    return _element_rule("causal_window", (int(w),), lambda r, c: (c <= r) & (r - c < w))
+
+
+def dilated(w: int, d: int) -> MaskPattern:
+    """Every d-th key within w of the query: |r - c| <= w and (r - c) % d == 0 (C's
+    remainder), as stdlib/block_masks.kiln's dilated."""
+    return _element_rule("dilated", (int(w), int(d)),
+                         lambda r, c: (np.abs(r - c) <= w) & (np.fmod(r - c, d) == 0))
+
+
+def bigbird(w: int, g: int, b: int, percent: int, seed: int) -> MaskPattern:
+    """Longformer's band and global tokens plus random b x b blocks, as
+    stdlib/block_masks.kiln's bigbird."""
+    return _element_rule("bigbird", (int(w), int(g), int(b), int(percent), int(seed)),
+                         lambda r, c: (np.abs(r - c) <= w) | (r < g) | (c < g) |
+                         random_block(r // b, c // b, percent, seed))
+
+
 def dense() -> MaskPattern:
     """Every element kept."""
     return _element_rule("dense", (), lambda r, c: np.ones_like(r + c, dtype=bool))
@@ -298,11 +353,17 @@ class BlockMask(Arr):
     of `shape` (rows, cols), which `dslc run` compresses into the five runtime parameters;
     the reference sees that dense bool array. `pattern` (a MaskPattern) draws it; then
     `keep_diagonal` keeps every element (i, i), and the block rows of `empty_rows`
-    (indices, negative from the end) are cleared, so that the loop over them is empty."""
+    (indices, negative from the end) are cleared, so that the loop over them is empty.
+    With `predicate`, the mask reaches `dslc run` as that Kiln predicate instead."""
 
     def __init__(self, name: str, shape, bm: int, bn: int, pattern: MaskPattern,
-                 keep_diagonal: bool = False, empty_rows: tuple = ()):
+                 keep_diagonal: bool = False, empty_rows: tuple = (), predicate=None):
         self.bm, self.bn, self.pattern = int(bm), int(bn), pattern
+        # A Kiln element predicate that keeps what `pattern` draws, as its name or a tuple
+        # (name, integer arguments...): `dslc run` is given
+        # `--arg NAME=PREDICATE(ROWS,COLS,ARGS...)` and builds the mask on the device from
+        # it, and the reference sees the pattern's dense array.
+        self.predicate = (predicate,) if isinstance(predicate, str) else predicate
         self.keep_diagonal, self.empty_rows = bool(keep_diagonal), tuple(int(r) for r in empty_rows)
         super().__init__(name, "bool", shape, self._draw)
 

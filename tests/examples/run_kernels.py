@@ -56,14 +56,14 @@ def all_cases():
 
 
 def uncovered_files(cases):
-    """Kiln files of examples/, stdlib/ and tests/programs/ that no case runs (helpers
-    under tests/programs/lib/ are imported, not run)."""
+    """Kiln files of examples/, stdlib/ and tests/programs/ that no case runs, directly or
+    (a file of fns) through a file that imports it."""
     used = {os.path.normpath(c.file) for c in cases}
     missing = []
     for folder in ("examples", "stdlib", os.path.join("tests", "programs")):
         for f in sorted(os.listdir(os.path.join(REPO, folder))):
             rel = os.path.normpath(os.path.join(folder, f))
-            if f.endswith(".kiln") and rel not in used:
+            if f.endswith(".kiln") and not kc.covered_by_cases(rel, used, REPO):
                 missing.append(rel)
     return missing
 
@@ -154,7 +154,12 @@ class Prepared:
                 self.values[a.name] = vals
                 self.arrays[a.name] = a
                 self.paths[a.name] = path
-                cmd += ["--arg", "%s=%s" % (a.name, path)]
+                if isinstance(a, kc.BlockMask) and a.predicate:
+                    name, params = a.predicate[0], a.predicate[1:]
+                    cmd += ["--arg", "%s=%s(%s)" % (a.name, name, ",".join(str(int(x)) for x in
+                                                                          (shape[0], shape[1]) + params))]
+                else:
+                    cmd += ["--arg", "%s=%s" % (a.name, path)]
             else:
                 raw = kc.resolve(a.value, self.sizes)
                 val = kc.to_values(np.asarray(raw), a.dtype)[()]

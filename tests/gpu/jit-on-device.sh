@@ -13,7 +13,9 @@
 #       the libraries under /tmp, then with a fresh kernel cache runs
 #         softmax_jit twice       the second run must load the kernel from the cache,
 #         autotune_add twice      the second run must reuse the tuning records,
-#         dslc run --device cuda  on examples/vector_add.kiln, against numpy,
+#         dslc run --device cuda  on examples/vector_add.kiln, against numpy, and on
+#                                 stdlib/sparse_attention.kiln with a mask built on the
+#                                 GPU from a predicate, against the interpreter,
 #       and prints a PASS/FAIL/SKIP table.
 #
 # Environment: KILN_JOBS (default 2) is the build's parallelism; KILN_GPU_LOG_DIR, when
@@ -267,6 +269,53 @@ EOF
         record "dslc run --device cuda" PASS "vector_add, 3000 sums equal numpy's"
       else
         record "dslc run --device cuda" FAIL "$wrong of 3000 sums differ from numpy's"
+      fi
+    fi
+  fi
+
+  # ---- dslc run --device cuda with a mask built on the GPU from a predicate, against
+  # the same run on the interpreter (which builds the mask with the same passes)
+  if ! "$bin/dslc" --help 2>&1 | grep -q -- '--device cuda'; then
+    record "predicate mask on the GPU" SKIP "this dslc has no 'run --device cuda'"
+  elif ! py -c 'import numpy' 2>/dev/null; then
+    record "predicate mask on the GPU" SKIP "no numpy for python3 here"
+  else
+    local sparse="$tmp/sparse"
+    mkdir -p "$sparse"
+    py - "$sparse" <<'EOF'
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(11)
+for name in ("q", "k", "v"):
+    np.save(d + "/" + name + ".npy", rng.standard_normal((2, 160, 64)).astype(np.float32))
+for device in ("cuda", "interp"):
+    np.save(d + "/o_" + device + ".npy", np.full((2, 160, 64), 9.0, np.float32))
+EOF
+    local mask='bigbird(160,160,12,8,32,30,7)'
+    say "dslc run stdlib/sparse_attention.kiln --arg mask=$mask, on the GPU and the interpreter"
+    export KILN_STDLIB_DIR="$repo/stdlib"
+    local device fails=0
+    for device in cuda interp; do
+      step "sparse-$device" "$bin/dslc" run "$repo/stdlib/sparse_attention.kiln" --device "$device" --grid 5,2 \
+        --arg "q=$sparse/q.npy" --arg "k=$sparse/k.npy" --arg "v=$sparse/v.npy" --arg "o=$sparse/o_$device.npy" \
+        --arg "mask=$mask" --arg scale=0.125
+      (( rc == 0 )) || fails=1
+    done
+    if (( fails )); then
+      record "predicate mask on the GPU" FAIL "a run failed (logs sparse-cuda, sparse-interp)"
+    else
+      local differ
+      differ="$(py - "$sparse" <<'EOF'
+import sys, numpy as np
+d = sys.argv[1]
+a, b = np.load(d + "/o_cuda.npy"), np.load(d + "/o_interp.npy")
+print(int(np.count_nonzero(~np.isclose(a, b, rtol=1e-4, atol=1e-5))))
+EOF
+)"
+      if [[ "$differ" == 0 ]]; then
+        record "predicate mask on the GPU" PASS "BigBird sparse attention, 20480 outputs match the interpreter"
+      else
+        record "predicate mask on the GPU" FAIL "$differ of 20480 outputs differ from the interpreter's"
       fi
     fi
   fi

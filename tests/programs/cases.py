@@ -1586,3 +1586,4 @@ def _register_file(name):
 _register_file("cases_numerics")
 _register_file("cases_memory")
 _register_file("cases_sparse")
+_register_file("cases_mask_build")

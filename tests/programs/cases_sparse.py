@@ -15,9 +15,9 @@
 #===---------------------------------------------------------------------------===#
 import numpy as np
 
-from kilncase import (EXACT, Arr, BlockMask, Scalar, Tol, causal, cdiv, dense, diagonal, f64, fill,
-                      longformer, masked_attention_ref, masked_row_sum_ref, normal, randint,
-                      random_blocks, sliding, with_specials)
+from kilncase import (EXACT, Arr, BlockMask, MaskPattern, Scalar, Tol, bigbird, causal, cdiv, dense,
+                      diagonal, dilated, f64, fill, longformer, masked_attention_ref, masked_row_sum_ref,
+                      normal, randint, random_blocks, sliding, with_specials)
 
 FILE = "block_sparse.kiln"
 # add() names files relative to tests/programs/.
@@ -169,6 +169,26 @@ def _bench_attention(suffix, seq, pattern, **kw):
                  ref=masked_attention_ref, tol=Tol(2e-2, 2e-2)))
 
 
+# ---- masks built from predicates ---------------------------------------------------
+#
+# `--arg mask=PREDICATE(ROWS,COLS,...)`: dslc builds the mask on the device from a Kiln
+# predicate (stdlib/block_masks.kiln, or checkerboard in block_sparse.kiln) with the
+# passes cases_mask_build.py checks one by one; the references see the same pattern
+# drawn in NumPy, so these check the whole chain.
+
+def checkerboard():
+    """block_sparse.kiln's checkerboard: every other 4 x 8 block, and the diagonal."""
+    def draw(rng, shape, bm, bn):
+        r = np.arange(shape[0])[:, None]
+        c = np.arange(shape[1])[None, :]
+        return np.broadcast_to(((r // 4 + c // 8) % 2 == 0) | (r == c), shape)
+    return MaskPattern("checkerboard", (), draw)
+
+
+def _predicate(pattern):
+    return (pattern.name if pattern.name != "sliding" else "sliding_window",) + pattern.params
+
+
 CASES = [
     _bench_attention(".causal", 256, causal()),
     _bench_attention(".random", 384, random_blocks(0.3, 0.3), keep_diagonal=True),
@@ -230,6 +250,16 @@ CASES = [
                keep_diagonal=True),
     _attention(".block_wise_longformer", 1, 128, longformer(8, 4), flags=("--reduction-split=4",)),
     _attention(".longformer", 2, 100, longformer(6, 3)),
+
+    _row_sum(".predicate_causal", grid_sizes(37, 45), causal(), predicate="causal"),
+    _row_sum(".predicate_sliding", random_grid(70, 100), sliding(5), predicate=_predicate(sliding(5))),
+    _row_sum(".predicate_checkerboard", grid_sizes(37, 45), checkerboard(), predicate="checkerboard"),
+    _visits(".predicate_dilated", grid_sizes(40, 48), dilated(12, 3), predicate=_predicate(dilated(12, 3))),
+    _masked_softmax(".predicate_bigbird", grid_sizes(37, 45), bigbird(2, 3, 8, 30, 7),
+                    predicate=_predicate(bigbird(2, 3, 8, 30, 7))),
+    _attention(".predicate_bigbird", 2, 100, bigbird(6, 3, 16, 30, 7), predicate=_predicate(bigbird(6, 3, 16, 30, 7))),
+    _attention(".predicate_longformer_block_wise", 1, 128, longformer(8, 4), flags=("--reduction-split=4",),
+               predicate=("longformer", 8, 4)),
 ]
 
 

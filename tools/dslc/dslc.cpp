@@ -26,6 +26,7 @@
 #include "tools/driver/Driver.h"
 #include "tools/driver/KernelArguments.h"
 #include "tools/driver/VerifyDiagnostics.h"
+#include "tools/dslc/PredicateMask.h"
 #include "tools/launch/DeviceLaunch.h"
 #include "support/BlockMask.h"
 #include "tools/launch/HostArguments.h"
@@ -176,9 +177,21 @@ std::optional<uint64_t> maxSteps(DiagnosticEngine &diags) {
   return ok ? std::optional<uint64_t>(value) : std::nullopt;
 }
 
+/// The folder of Kiln's standard library: $KILN_STDLIB_DIR, else the source tree's.
+std::string stdlibDir() {
+  const char *dir = std::getenv("KILN_STDLIB_DIR");
+  return dir && *dir ? dir : KILN_STDLIB_DIR;
+}
+
 SemaOptions semaOptions(DiagnosticEngine &diags, bool &ok) {
   SemaOptions options;
   options.includeDirs.assign(IncludeDirs.begin(), IncludeDirs.end());
+  // Last, the folder that holds stdlib/, so `import "stdlib/softmax.kiln";` works from
+  // anywhere (LANGUAGE.md, Items).
+  std::filesystem::path stdlib = std::filesystem::path(stdlibDir()).lexically_normal();
+  if (!stdlib.has_filename()) // "lib/stdlib/"
+    stdlib = stdlib.parent_path();
+  options.includeDirs.push_back(stdlib.parent_path().string());
   ok = driver::parseDefines(std::vector<std::string>(Defines.begin(), Defines.end()), options.defines, diags);
   if (!KernelName.empty())
     options.kernel = KernelName;
@@ -659,51 +672,75 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
         << " code, and Kiln generates code for sm_80 and newer NVIDIA GPUs and for spirv64";
     return driver::ExitUserError;
   }
+  // Runs a kernel whose pipeline has run, on the interpreter or the GPU.
+  auto execute = [&](ir::Module &m, launch::HostArguments &h, const std::array<int64_t, 3> &g) -> bool {
+    const ir::Kernel &k = *m.kernels.front();
+    if (!gpu) {
+      interp::RunOptions runOptions;
+      runOptions.grid = g;
+      runOptions.maxSteps = *steps;
+      TimingReport::Scope timer(timing, "run: interpreter");
+      return driver::runOnInterpreter(k, h, runOptions, diags);
+    }
+    // On a GPU: code for the device's target, a bundle in memory, the runtime.
+    codegen::CodegenOptions cg;
+    cg.libdevicePath = LibdevicePath;
+    cg.emitSpirvAsm = false;
+    std::optional<codegen::CodegenResult> result;
+    {
+      TimingReport::Scope timer(timing, "codegen: " + std::string(codegen::targetName(*target)) +
+                                            " (lowering, LLVM optimization, " +
+                                            (codegen::isNvptxTarget(*target) ? "PTX" : "SPIR-V") + ")");
+      result = codegen::generate(m, k, *target, diags, cg);
+    }
+    if (!result)
+      return false;
+    std::vector<uint8_t> bytes;
+    {
+      TimingReport::Scope timer(timing, "emit: bundle");
+      std::string error;
+      bytes = rt::serializeBundle(codegen::makeBundle(m, k, *target, cg, *result), error);
+      if (bytes.empty())
+        KILN_ICE("code generation made an invalid bundle: " + error);
+    }
+    launch::GpuLaunchOptions launchOptions;
+    launchOptions.grid = g;
+    launchOptions.tool = "dslc";
+    return launch::runBundle(*gpu, bytes, h, launchOptions, diags, timing);
+  };
+
+  // Masks named by a predicate are built first, where the kernel runs.
+  for (const launch::PredicateMask &request : host->predicateMasks) {
+    if (driver::isTirFile(InputFile)) {
+      diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
+              .hint("pass the mask as a 2-D bool .npy file, or run the Kiln source")
+          << "--arg " << request.mask.name << "=" << request.predicate
+          << "(...): a mask is built from a predicate of a Kiln program, and " << InputFile << " is Tile IR";
+      return driver::ExitUserError;
+    }
+    TimingReport::Scope timer(timing, "run: build mask '" + request.mask.name + "' from " + request.predicate);
+    auto runPass = [&](ir::Module &m, launch::HostArguments &h, const std::array<int64_t, 3> &g) {
+      if (!NoOptimize) {
+        ir::PipelineOptions passPipeline = pipelineOptions(timing, diags, 0, g[0] * g[1] * g[2], *target);
+        passPipeline.printAfterAll = false;
+        passPipeline.fusionRemarks = passPipeline.sparsityRemarks = nullptr;
+        ir::runPipeline(m, passPipeline, diags);
+      }
+      return execute(m, h, g);
+    };
+    std::optional<BlockMaskLayout> layout =
+        dslc::buildPredicateMask(request, InputFile, options, stdlibDir(), sources, runPass, diags);
+    if (!layout)
+      return driver::ExitUserError;
+    launch::fillPredicateMask(*host, request, *layout);
+  }
+
   if (!NoOptimize) {
     int64_t programs = (*grid)[0] * (*grid)[1] * (*grid)[2];
     ir::runPipeline(*module, pipelineOptions(timing, diags, *split, programs, *target, maskStats(kernel, *host)),
                     diags);
   }
-
-  if (!gpu) {
-    interp::RunOptions runOptions;
-    runOptions.grid = *grid;
-    runOptions.maxSteps = *steps;
-    bool ran;
-    {
-      TimingReport::Scope timer(timing, "run: interpreter");
-      ran = driver::runOnInterpreter(kernel, *host, runOptions, diags);
-    }
-    if (!ran)
-      return driver::ExitUserError;
-    return launch::writeBack(*host, diags) ? driver::ExitSuccess : driver::ExitUserError;
-  }
-
-  // On a GPU: code for the device's target, a bundle in memory, the runtime.
-  codegen::CodegenOptions cg;
-  cg.libdevicePath = LibdevicePath;
-  cg.emitSpirvAsm = false;
-  std::optional<codegen::CodegenResult> result;
-  {
-    TimingReport::Scope timer(timing, "codegen: " + std::string(codegen::targetName(*target)) +
-                                          " (lowering, LLVM optimization, " +
-                                          (codegen::isNvptxTarget(*target) ? "PTX" : "SPIR-V") + ")");
-    result = codegen::generate(*module, kernel, *target, diags, cg);
-  }
-  if (!result)
-    return driver::ExitUserError;
-  std::vector<uint8_t> bytes;
-  {
-    TimingReport::Scope timer(timing, "emit: bundle");
-    std::string error;
-    bytes = rt::serializeBundle(codegen::makeBundle(*module, kernel, *target, cg, *result), error);
-    if (bytes.empty())
-      KILN_ICE("code generation made an invalid bundle: " + error);
-  }
-  launch::GpuLaunchOptions launchOptions;
-  launchOptions.grid = *grid;
-  launchOptions.tool = "dslc";
-  if (!launch::runBundle(*gpu, bytes, *host, launchOptions, diags, timing))
+  if (!execute(*module, *host, *grid))
     return driver::ExitUserError;
   return launch::writeBack(*host, diags) ? driver::ExitSuccess : driver::ExitUserError;
 }

@@ -387,6 +387,15 @@ int run(int argc, char **argv, DiagnosticEngine &diags) {
   std::optional<launch::HostArguments> host = launch::bindArguments(signature, o.args, diags);
   if (!host)
     return ExitUserError;
+  for (const launch::PredicateMask &request : host->predicateMasks) {
+    // A bundle holds its kernel only: building a mask from a predicate needs the compiler.
+    diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
+            .hint("dslc run compiles the predicate with the kernel; here pass the mask as a 2-D bool .npy file")
+        << "--arg " << request.mask.name << "=" << request.predicate << "(" << request.rows << ","
+        << request.cols << "): kiln-run cannot build a mask from a predicate";
+  }
+  if (!host->predicateMasks.empty())
+    return ExitUserError;
 
   launch::OpenedRuntime opened = launch::openRuntime(*gpu);
   if (!opened.runtime) {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <regex>
 
 namespace kiln::launch {
 
@@ -157,12 +158,117 @@ std::string shapeText(const Shape &shape) {
   return s + "]";
 }
 
+int64_t cdivMask(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Appends a mask's five arguments: its extents, then its three arrays as derived
+/// buffers, the kernel's read-only view of `value`, named after it for messages
+/// ("m.npy[row_start]"), empty until fillMaskBuffers.
+void appendMaskArgs(HostArguments &host, const std::string &value, int64_t rows, int64_t cols) {
+  host.args.push_back(*scalarOf(rows));
+  host.args.push_back(*scalarOf(cols));
+  for (const char *part : {"row_start", "blocks", "bitmaps"}) {
+    HostBuffer buffer;
+    buffer.path = value + "[" + part + "]";
+    buffer.dtype = std::string_view(part) == "bitmaps" ? DType::U32 : DType::I32;
+    buffer.descr = npyDescrFor(buffer.dtype);
+    buffer.derived = true;
+    HostArg a;
+    a.kind = HostArg::Kind::Buffer;
+    a.buffer = host.buffers.size();
+    host.args.push_back(a);
+    host.buffers.push_back(std::move(buffer));
+  }
+}
+
+/// Puts `layout`'s arrays into the buffers of the mask whose arguments start at `first`.
+void fillMaskBuffers(HostArguments &host, size_t first, const BlockMaskLayout &layout) {
+  auto fill = [&](unsigned part, const void *words, size_t count) {
+    HostBuffer &buffer = host.buffers.at(host.args.at(first + part).buffer);
+    buffer.data.resize(count * sizeof(uint32_t));
+    std::memcpy(buffer.data.data(), words, buffer.data.size());
+    buffer.shape = {static_cast<int64_t>(count)};
+  };
+  fill(2, layout.rowStart.data(), layout.rowStart.size());
+  fill(3, layout.blocks.data(), layout.blocks.size());
+  fill(4, layout.bitmaps.data(), layout.bitmaps.size());
+}
+
+/// "keep(4096, 4096)" or "sliding_window(4096, 4096, 512)": a predicate's name, the
+/// grid's extents and the predicate's own integer arguments, or nullopt when `value` is
+/// not spelled so (it is then a file name).
+/// `malformed` is set when `value` has the form NAME(...) but its arguments are not two
+/// to eight integers of at most ten digits.
+std::optional<PredicateMask> parsePredicateMask(const std::string &value, bool &malformed) {
+  static const std::regex form(R"(^\s*([A-Za-z_][A-Za-z_0-9]*)\s*\((.*)\)\s*$)");
+  static const std::regex number(R"(^\s*(-?[0-9]{1,10})\s*$)");
+  std::smatch m;
+  malformed = false;
+  if (!std::regex_match(value, m, form))
+    return std::nullopt;
+  malformed = true;
+  PredicateMask request;
+  request.predicate = m[1];
+  std::vector<int64_t> numbers;
+  std::string list = m[2];
+  for (size_t start = 0;;) {
+    size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::smatch n;
+    if (!std::regex_match(item, n, number))
+      return std::nullopt;
+    numbers.push_back(std::stoll(n[1]));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (numbers.size() < 2 || numbers.size() > 8)
+    return std::nullopt;
+  malformed = false;
+  request.rows = numbers[0];
+  request.cols = numbers[1];
+  request.params.assign(numbers.begin() + 2, numbers.end());
+  return request;
+}
+
 /// Reads the dense mask file `value` for `mask` and appends its five arguments to `host`:
 /// rows and cols as integers, then row_start, blocks and bitmaps as derived buffers.
 /// Reports and returns false, leaving `host` as it was, when the file is not a 2-D bool
 /// array or the mask's extents or block sizes do not fit.
 bool bindMask(const MaskSpec &mask, const std::string &value, HostArguments &host, DiagnosticEngine &diags) {
   const std::string arg = "--arg " + mask.name + "=" + value;
+  bool malformed = false;
+  std::optional<PredicateMask> request = parsePredicateMask(value, malformed);
+  std::error_code ec;
+  if (malformed && !std::filesystem::exists(value, ec)) {
+    diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
+            .hint("e.g. " + mask.name + "=causal(4096,4096) or " + mask.name + "=sliding_window(4096,4096,512)")
+        << arg << ": a mask from a predicate is PREDICATE(ROWS,COLS[,ARG]...), with up to six integer arguments "
+        << "for the predicate after the two extents, each at most ten digits";
+    return false;
+  }
+  if (request) {
+    request->mask = mask;
+    request->firstArg = host.args.size();
+    const int64_t blocks = cdivMask(request->rows, mask.blockRows) * cdivMask(request->cols, mask.blockCols);
+    if (request->rows < 1 || request->cols < 1 || request->rows > INT32_MAX || request->cols > INT32_MAX ||
+        blocks > kMaxPredicateMaskBlocks || cdivMask(request->cols, mask.blockCols) > 65535) {
+      diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
+              .hint("the extents are the mask's element grid, e.g. " + mask.name + "=" + request->predicate +
+                    "(4096,4096)")
+          << arg << ": a mask built from a predicate needs extents from 1 to 2^31-1, at most 65535 column blocks and "
+          << kMaxPredicateMaskBlocks << " blocks in all (" << maskSpelling(mask) << ")";
+      return false;
+    }
+    for (int64_t p : request->params)
+      if (p < INT32_MIN || p > INT32_MAX) {
+        diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
+            << arg << ": the predicate's argument " << p << " does not fit i32";
+        return false;
+      }
+    appendMaskArgs(host, value, request->rows, request->cols);
+    host.predicateMasks.push_back(std::move(*request));
+    return true;
+  }
   std::string error;
   auto array = readNpy(value, error);
   if (!array) {
@@ -187,27 +293,9 @@ bool bindMask(const MaskSpec &mask, const std::string &value, HostArguments &hos
         << ")";
     return false;
   }
-  host.args.push_back(*scalarOf(layout->rows));
-  host.args.push_back(*scalarOf(layout->cols));
-  // The arrays are the kernel's read-only view of the file, named after it for messages.
-  auto derived = [&](const char *part, DType dtype, const void *words, size_t count) {
-    HostBuffer buffer;
-    buffer.path = value + "[" + part + "]";
-    buffer.dtype = dtype;
-    buffer.data.resize(count * sizeof(uint32_t));
-    std::memcpy(buffer.data.data(), words, buffer.data.size());
-    buffer.descr = npyDescrFor(dtype);
-    buffer.shape = {static_cast<int64_t>(count)};
-    buffer.derived = true;
-    HostArg a;
-    a.kind = HostArg::Kind::Buffer;
-    a.buffer = host.buffers.size();
-    host.args.push_back(a);
-    host.buffers.push_back(std::move(buffer));
-  };
-  derived("row_start", DType::I32, layout->rowStart.data(), layout->rowStart.size());
-  derived("blocks", DType::I32, layout->blocks.data(), layout->blocks.size());
-  derived("bitmaps", DType::U32, layout->bitmaps.data(), layout->bitmaps.size());
+  const size_t first = host.args.size();
+  appendMaskArgs(host, value, layout->rows, layout->cols);
+  fillMaskBuffers(host, first, *layout);
   return true;
 }
 
@@ -361,7 +449,8 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
       auto it = given.find(mask.name);
       if (it == given.end()) {
         diags.error(Location::commandLine(), DiagCode::RunArgument)
-                .hint("pass a 2-D bool .npy file of the kept elements: --arg " + mask.name + "=FILE.npy")
+                .hint("pass a 2-D bool .npy file of the kept elements, --arg " + mask.name +
+                      "=FILE.npy, or a predicate and the extents, --arg " + mask.name + "=keep(ROWS,COLS)")
             << "missing argument for parameter '" << maskSpelling(mask) << "'";
         ok = false;
       } else if (!bindMask(mask, it->second, host, diags)) {
@@ -436,6 +525,10 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
   if (!ok)
     return std::nullopt;
   return host;
+}
+
+void fillPredicateMask(HostArguments &host, const PredicateMask &request, const BlockMaskLayout &layout) {
+  fillMaskBuffers(host, request.firstArg, layout);
 }
 
 bool writeBack(const HostArguments &host, DiagnosticEngine &diags) {

@@ -10,7 +10,8 @@
 // A `block_mask<BM, BN>` parameter is one argument to the caller, `--arg NAME=MASK.npy`
 // (a 2-D NumPy bool array of kept elements), and five to the kernel (support/BlockMask.h):
 // the mask is compressed here into its two extents and three derived buffers. Those
-// buffers belong to no file and are never written back.
+// buffers belong to no file and are never written back. `--arg NAME=PRED(ROWS,COLS,...)`
+// names an element predicate instead; the launcher that compiles it builds the arrays.
 //
 // The parameters come from a neutral signature (name, dtype, pointer), so this library
 // depends on neither the Tile IR nor LLVM: kiln-run fills the signature from a bundle's
@@ -19,14 +20,18 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "support/ElementType.h"
 #include "support/Diagnostics.h"
+#include "support/ElementType.h"
 
 #include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace kiln {
+struct BlockMaskLayout;
+}
 
 namespace kiln::launch {
 
@@ -102,17 +107,37 @@ struct HostBuffer {
   bool derived = false;
 };
 
+/// A block mask given as `--arg NAME=PRED(ROWS,COLS[,P]...)`: built from the element
+/// predicate `PRED` (a Kiln fn, called as PRED(r, c, P...)) over a [ROWS, COLS] grid,
+/// which only a launcher that compiles can do (dslc run, with stdlib/block_masks.kiln).
+/// Its five arguments are bound, rows and cols with their values and the three buffers
+/// empty, until fillPredicateMask puts the built arrays in.
+struct PredicateMask {
+  MaskSpec mask;
+  std::string predicate;
+  int64_t rows = 0, cols = 0;
+  std::vector<int64_t> params; ///< the predicate's arguments after r and c
+  size_t firstArg = 0; ///< its first argument in HostArguments::args
+};
+
+/// The most blocks a predicate mask may have (2^24: 256 MiB of bitmaps at 64 x 64).
+inline constexpr int64_t kMaxPredicateMaskBlocks = int64_t(1) << 24;
+
 /// Everything a launcher needs from the command line.
 struct HostArguments {
   std::vector<HostArg> args;       ///< one per parameter, in order
   std::vector<HostBuffer> buffers; ///< one per distinct file (a file passed twice aliases), three per block mask
+  std::vector<PredicateMask> predicateMasks; ///< masks still to build, in signature order
 };
+
+/// Puts a built mask's three arrays into the buffers `request` bound.
+void fillPredicateMask(HostArguments &host, const PredicateMask &request, const BlockMaskLayout &layout);
 
 /// Reads every `--arg NAME=VALUE` against `signature`. Unknown, missing, repeated or
 /// malformed arguments and dtype mismatches are reported (E0600/E0601), and so is a
 /// block mask that is not a 2-D bool array or whose extents do not fit (E0608);
 /// returns nullopt then. A block mask yields five args: two Int, then three Buffers
-/// marked `derived`.
+/// marked `derived`; one spelled PRED(ROWS,COLS,...) is also listed in `predicateMasks`.
 std::optional<HostArguments> bindArguments(const Signature &signature, const std::vector<std::string> &rawArgs,
                                            DiagnosticEngine &diags);
 
