@@ -6,6 +6,7 @@
 #include "jit/Autotuner.h"
 #include "runtime/Args.h"
 #include "runtime/DTypes.h"
+#include "support/BlockMask.h"
 
 #include <cstdio>
 #include <cstring>
@@ -86,6 +87,9 @@ KernelFamily::KernelFamily(std::shared_ptr<JitState> jit, const Source &source, 
   const Config &first = configs_[firstCompiled()];
   for (const auto &p : first.lowered->kernel->params())
     params_.push_back(rt::BundleParam{p->nameHint, p->type.dtype, p->type.pointer, 1});
+  for (const ir::BlockMaskParam &m : first.lowered->kernel->blockMasks)
+    masks_.push_back(rt::BundleBlockMask{m.name, static_cast<uint32_t>(m.blockRows),
+                                         static_cast<uint32_t>(m.blockCols), static_cast<uint32_t>(m.firstParam)});
 
   if (autotuned_) {
     // A key parameter that is `const` is fixed for this kernel object: nothing to key on.
@@ -128,9 +132,10 @@ KernelFamily::~KernelFamily() {
       kiln_kernel_destroy(k);
 }
 
-std::vector<uint64_t> KernelFamily::checkArgs(std::span<const kiln_arg> args) const {
-  // The runtime's own check, with buffers looked up safely through the runtime, so the
-  // messages are the runtime's and nothing is compiled for arguments it would refuse.
+rt::PackedArgs KernelFamily::checkArgs(std::span<const kiln_arg> args) const {
+  // The runtime's own check, with buffers and masks looked up safely through the
+  // runtime, so the messages are the runtime's and nothing is compiled for arguments it
+  // would refuse.
   rt::BufferResolver resolve = [&](const kiln_buffer *buffer, std::string &why) -> std::optional<rt::BufferRef> {
     uint64_t address = 0;
     size_t size = 0;
@@ -141,14 +146,25 @@ std::vector<uint64_t> KernelFamily::checkArgs(std::span<const kiln_arg> args) co
     }
     return rt::BufferRef{address, size, rt::fromCDType(dtype)};
   };
+  rt::MaskResolver resolveMask = [&](const kiln_block_mask *mask, std::string &why) -> std::optional<rt::MaskRef> {
+    int64_t shape[4] = {};
+    rt::MaskRef ref;
+    if (kiln_block_mask_query(jit_->runtime, mask, &shape[0], &shape[1], &shape[2], &shape[3], &ref.rowStart,
+                              &ref.blocks, &ref.bitmaps) != KILN_SUCCESS) {
+      why = kiln_last_error();
+      return std::nullopt;
+    }
+    ref.rows = static_cast<int32_t>(shape[0]);
+    ref.cols = static_cast<int32_t>(shape[1]);
+    ref.blockRows = static_cast<int32_t>(shape[2]);
+    ref.blockCols = static_cast<int32_t>(shape[3]);
+    return ref;
+  };
   rt::PackedArgs packed;
-  if (std::optional<rt::ArgsError> error = rt::packLaunchArgs(name_, params_, {}, args, resolve, {}, packed))
+  if (std::optional<rt::ArgsError> error =
+          rt::packLaunchArgs(name_, params_, masks_, args, resolve, resolveMask, packed))
     throw Failure{error->status, error->message};
-  std::vector<uint64_t> addresses;
-  for (size_t i = 0; i < params_.size(); ++i)
-    if (params_[i].pointer)
-      addresses.push_back(packed.slots[i]);
-  return addresses;
+  return packed;
 }
 
 // What the compiler would record in the bundle of `lowered` compiled with `options`, but
@@ -209,7 +225,7 @@ std::string KernelFamily::keyValues(std::span<const kiln_arg> args) const {
       value = text;
       break;
     case KILN_ARG_BOOL: value = a.value.b ? "true" : "false"; break;
-    case KILN_ARG_BLOCK_MASK: // checkArgs refuses a whole mask: the JIT takes its five parts
+    case KILN_ARG_BLOCK_MASK: // a key names a scalar or pointer parameter, never a mask's parts
     case KILN_ARG_KIND_MAX_ENUM: break;
     }
     out += (out.empty() ? "" : ", ") + name + "=" + value;
@@ -332,9 +348,45 @@ size_t KernelFamily::tune(const LaunchGrid &grid, std::span<const kiln_arg> args
   return *best;
 }
 
-KernelFamily::Selection KernelFamily::selectLocked(const LaunchGrid &grid, std::span<const kiln_arg> args) {
-  std::vector<uint64_t> addresses = checkArgs(args);
-  ArgFacts facts = jit_->specialize ? factsOf(params_, args, addresses) : genericFacts();
+std::vector<kiln_arg> KernelFamily::withMaskParts(std::span<const kiln_arg> args) const {
+  std::vector<kiln_arg> out;
+  size_t param = 0, arg = 0;
+  for (const rt::BundleBlockMask &m : masks_) {
+    for (; param < m.firstParam && arg < args.size(); ++param, ++arg)
+      out.push_back(args[arg]);
+    if (arg == args.size())
+      break;
+    int64_t shape[2] = {};
+    const kiln_buffer *arrays[3] = {};
+    if (param != m.firstParam || args[arg].kind != KILN_ARG_BLOCK_MASK ||
+        kiln_block_mask_query(jit_->runtime, args[arg].value.mask, &shape[0], &shape[1], nullptr, nullptr,
+                              &arrays[0], &arrays[1], &arrays[2]) != KILN_SUCCESS)
+      continue; // passed as parts, or refused by checkArgs with the runtime's message
+    for (int64_t extent : shape) {
+      kiln_arg a{};
+      a.kind = KILN_ARG_INT;
+      a.value.i = extent;
+      out.push_back(a);
+    }
+    for (const kiln_buffer *array : arrays) {
+      kiln_arg a{};
+      a.kind = KILN_ARG_BUFFER;
+      a.value.buffer.buffer = array;
+      out.push_back(a);
+    }
+    param += kBlockMaskParams;
+    ++arg;
+  }
+  out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(arg), args.end());
+  return out;
+}
+
+KernelFamily::Selection KernelFamily::selectLocked(const LaunchGrid &grid, std::span<const kiln_arg> whole) {
+  // Masks passed whole become their five parts, so that every argument lines up with
+  // its parameter for the facts, the autotuning key and the timing launches.
+  const std::vector<kiln_arg> args = withMaskParts(whole);
+  rt::PackedArgs packed = checkArgs(args);
+  ArgFacts facts = jit_->specialize ? factsOf(params_, packed) : genericFacts();
   size_t config = autotuned_ ? chooseConfig(grid, args, facts) : 0;
   kiln_kernel *kernel = variant(config, facts);
   return Selection{kernel, config, gridFor(grid, kernel, config)};

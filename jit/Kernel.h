@@ -106,7 +106,10 @@ private:
 
   Selection selectLocked(const LaunchGrid &grid, std::span<const kiln_arg> args);
   /// Checks `args` against the signature; returns the pointer arguments' addresses.
-  std::vector<uint64_t> checkArgs(std::span<const kiln_arg> args) const;
+  rt::PackedArgs checkArgs(std::span<const kiln_arg> args) const;
+  /// `args` with each block mask passed whole (KILN_ARG_BLOCK_MASK) replaced by its five
+  /// parts; a mask the runtime does not know is left for checkArgs to refuse.
+  std::vector<kiln_arg> withMaskParts(std::span<const kiln_arg> args) const;
   kiln_kernel *variant(size_t config, const ArgFacts &facts);
   size_t chooseConfig(const LaunchGrid &grid, std::span<const kiln_arg> args, const ArgFacts &facts);
   /// Times every config; returns the fastest and whether the choice may be kept.
@@ -120,6 +123,7 @@ private:
   std::shared_ptr<JitState> jit_;
   std::string name_;
   std::vector<rt::BundleParam> params_; ///< runtime parameters, nothing assumed
+  std::vector<rt::BundleBlockMask> masks_; ///< the block masks among params_
   std::vector<Config> configs_;
   bool autotuned_ = false;
   std::vector<std::pair<std::string, size_t>> keyParams_; ///< @autotune key: (name, parameter index)

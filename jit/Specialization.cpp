@@ -25,17 +25,15 @@ codegen::CodegenOptions ArgFacts::applyTo(codegen::CodegenOptions options) const
 
 static bool isIndexLike(DType t) { return t == DType::I32 || t == DType::I64 || t == DType::U32 || t == DType::U64; }
 
-ArgFacts factsOf(const std::vector<rt::BundleParam> &params, std::span<const kiln_arg> args,
-                 const std::vector<uint64_t> &pointerAddresses) {
+ArgFacts factsOf(const std::vector<rt::BundleParam> &params, const rt::PackedArgs &packed) {
   ArgFacts facts;
-  for (uint64_t address : pointerAddresses)
-    facts.pointersAligned &= address % kDivisor == 0;
-  for (size_t i = 0; i < params.size() && i < args.size(); ++i) {
-    if (params[i].pointer || !isIndexLike(params[i].dtype))
-      continue;
-    // Two's complement keeps divisibility by a power of two, so the raw bits decide.
-    uint64_t bits = args[i].kind == KILN_ARG_INT ? static_cast<uint64_t>(args[i].value.i) : args[i].value.u;
-    if ((args[i].kind == KILN_ARG_INT || args[i].kind == KILN_ARG_UINT) && bits % kDivisor == 0)
+  for (size_t i = 0; i < params.size(); ++i) {
+    // Two's complement keeps divisibility by a power of two, and a slot holds the value
+    // from its lowest byte up, so the slot's low bits decide either fact.
+    const uint64_t bits = packed.slots[i];
+    if (params[i].pointer)
+      facts.pointersAligned &= bits % kDivisor == 0;
+    else if (isIndexLike(params[i].dtype) && bits % kDivisor == 0)
       facts.multiplesOf16.push_back(static_cast<unsigned>(i));
   }
   return facts;

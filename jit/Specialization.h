@@ -14,6 +14,7 @@
 #pragma once
 
 #include "codegen/Codegen.h"
+#include "runtime/Args.h"
 #include "runtime/Bundle.h"
 #include "runtime/kiln_runtime.h"
 
@@ -39,9 +40,10 @@ struct ArgFacts {
 /// dslc does) and nothing of integers.
 inline ArgFacts genericFacts() { return ArgFacts{}; }
 
-/// The facts of `args`, already checked against `params`; `pointerAddresses` are the
-/// device addresses (buffer address plus offset) of its pointer arguments.
-ArgFacts factsOf(const std::vector<rt::BundleParam> &params, std::span<const kiln_arg> args,
-                 const std::vector<uint64_t> &pointerAddresses);
+/// The facts of a launch's arguments, checked against `params` and packed one slot per
+/// parameter (rt::packLaunchArgs): a pointer's slot holds its device address (buffer
+/// address plus offset), an integer's its bits. A block mask passed whole has its five
+/// parts there like any others.
+ArgFacts factsOf(const std::vector<rt::BundleParam> &params, const rt::PackedArgs &packed);
 
 } // namespace kiln::jit

@@ -683,6 +683,108 @@ kiln_status kiln_block_mask_from_bsr(kiln_runtime *runtime, const int64_t *row_p
   });
 }
 
+kiln_status kiln_block_mask_from_buffers(kiln_runtime *runtime, int64_t rows, int64_t cols, int64_t block_rows,
+                                         int64_t block_cols, const kiln_buffer *row_start, const kiln_buffer *blocks,
+                                         const kiln_buffer *bitmaps, kiln_block_mask **out) {
+  return guarded([&] {
+    const std::string fn = "kiln_block_mask_from_buffers";
+    if (!runtime || !out)
+      return fail(KILN_ERROR_INVALID_VALUE, fn + ": null runtime or `out`");
+    *out = nullptr;
+    for (auto [buffer, name] : {std::pair{row_start, "row_start"}, std::pair{blocks, "blocks"},
+                                std::pair{bitmaps, "bitmaps"}})
+      if (kiln_buffer_query(runtime, buffer, nullptr, nullptr, nullptr) != KILN_SUCCESS)
+        return fail(KILN_ERROR_INVALID_VALUE, fn + ": `" + name + "`: " + kiln_last_error());
+    std::string error;
+    if (!gridInRange(rows, cols) || !kiln::isValidMaskBlockSize(block_rows) ||
+        !kiln::isValidMaskBlockSize(block_cols))
+      return fail(KILN_ERROR_INVALID_VALUE,
+                  fn + ": a " + std::to_string(rows) + " x " + std::to_string(cols) + " grid of " +
+                      std::to_string(block_rows) + " x " + std::to_string(block_cols) +
+                      " blocks; the extents must be from 1 to 2^30 and the block sizes powers of two from 1 to 256");
+    // The block level comes back to be checked (a kernel trusts it to index memory)
+    // and counted; the bitmaps stay on the device, only their size matters here.
+    kiln::BlockMaskLayout index;
+    index.rows = static_cast<int32_t>(rows);
+    index.cols = static_cast<int32_t>(cols);
+    index.blockRows = static_cast<int32_t>(block_rows);
+    index.blockCols = static_cast<int32_t>(block_cols);
+    auto readWords = [&](const kiln_buffer *buffer, size_t words, std::vector<int32_t> &to, const char *name) {
+      if (buffer->size < words * sizeof(int32_t)) {
+        error = std::string("`") + name + "` holds " + std::to_string(buffer->size) + " bytes; it needs " +
+                std::to_string(words * sizeof(int32_t));
+        return false;
+      }
+      to.resize(words);
+      return kiln_buffer_read(buffer, 0, to.data(), words * sizeof(int32_t)) == KILN_SUCCESS ||
+             (error = kiln_last_error(), false);
+    };
+    if (!readWords(row_start, size_t(index.numBlockRows()) + 1, index.rowStart, "row_start"))
+      return fail(KILN_ERROR_INVALID_VALUE, fn + ": " + error);
+    const int32_t entries = index.rowStart.back();
+    if (entries < 0 || int64_t(entries) > int64_t(index.numBlockRows()) * index.numBlockCols())
+      return fail(KILN_ERROR_INVALID_VALUE, fn + ": row_start ends at " + std::to_string(entries) +
+                                                ", which is not a number of blocks of the grid");
+    if (!readWords(blocks, 2 * size_t(std::max(entries, 1)), index.blocks, "blocks") ||
+        !kiln::checkBlockMaskIndex(index, int64_t(bitmaps->size / sizeof(uint32_t)), error))
+      return fail(KILN_ERROR_INVALID_VALUE, fn + ": " + error);
+    auto mask = std::make_unique<kiln_block_mask>();
+    mask->state = runtime->state;
+    mask->rows = index.rows;
+    mask->cols = index.cols;
+    mask->blockRows = index.blockRows;
+    mask->blockCols = index.blockCols;
+    for (int32_t e = 0; e < entries; ++e)
+      ++(index.blocks[2 * e + 1] < 0 ? mask->full : mask->partial);
+    mask->empty = int64_t(index.numBlockRows()) * index.numBlockCols() - entries;
+    // The mask owns copies, so the caller's buffers stay the caller's.
+    const std::tuple<kiln_buffer **, kiln_dtype, const kiln_buffer *> parts[] = {
+        {&mask->rowStart, KILN_DTYPE_I32, row_start},
+        {&mask->blocks, KILN_DTYPE_I32, blocks},
+        {&mask->bitmaps, KILN_DTYPE_U32, bitmaps}};
+    for (auto [to, dtype, from] : parts) {
+      const size_t bytes = std::max<size_t>(from->size, sizeof(uint32_t));
+      kiln_status st = kiln_buffer_alloc(runtime, bytes, dtype, to);
+      if (st == KILN_SUCCESS && from->size)
+        st = kiln_buffer_copy(*to, 0, from, 0, from->size);
+      if (st != KILN_SUCCESS) {
+        freeMask(mask.release());
+        return st;
+      }
+    }
+    RuntimeState &rt = *runtime->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    rt.masks.insert(mask.get());
+    *out = mask.release();
+    return KILN_SUCCESS;
+  });
+}
+
+kiln_status kiln_block_mask_query(const kiln_runtime *runtime, const kiln_block_mask *mask, int64_t *rows,
+                                  int64_t *cols, int64_t *block_rows, int64_t *block_cols,
+                                  const kiln_buffer **row_start, const kiln_buffer **blocks,
+                                  const kiln_buffer **bitmaps) {
+  return guarded([&] {
+    if (!runtime)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_block_mask_query: null runtime");
+    RuntimeState &rt = *runtime->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    // Only a handle known to be live in this runtime is dereferenced.
+    if (!mask || !rt.masks.count(mask))
+      return fail(KILN_ERROR_INVALID_VALUE, mask ? "the block mask was destroyed or belongs to another runtime"
+                                                 : "the block mask is null");
+    for (auto [out, value] : {std::pair{rows, mask->rows}, std::pair{cols, mask->cols},
+                              std::pair{block_rows, mask->blockRows}, std::pair{block_cols, mask->blockCols}})
+      if (out)
+        *out = value;
+    for (auto [out, value] : {std::pair{row_start, mask->rowStart}, std::pair{blocks, mask->blocks},
+                              std::pair{bitmaps, mask->bitmaps}})
+      if (out)
+        *out = value;
+    return KILN_SUCCESS;
+  });
+}
+
 void kiln_block_mask_destroy(kiln_block_mask *mask) {
   if (!mask)
     return;

@@ -167,7 +167,8 @@ struct BlockMaskCounts {
 
 /// A block-sparse mask on the device, for block_mask<BM, BN> parameters (one launch
 /// argument in place of the mask's five parameters); freed when the object dies. Built
-/// by Runtime::block_mask_from_dense and Runtime::block_mask_from_bsr.
+/// by Runtime::block_mask_from_dense, Runtime::block_mask_from_bsr and
+/// Runtime::block_mask_from_buffers.
 class BlockMask {
 public:
   BlockMask() = default;
@@ -510,6 +511,17 @@ public:
     detail::check(kiln_block_mask_from_bsr(h_, row_ptr.data(), row_ptr.size(), col_indices.data(), col_indices.size(),
                                            block_data ? block_data->data() : nullptr, rows, cols, block_rows,
                                            block_cols, &m));
+    return BlockMask(m);
+  }
+
+  /// A block mask from its three arrays built on the device, by the passes of
+  /// stdlib/block_masks.kiln (kiln_block_mask_from_buffers): the block level is read back
+  /// and checked, and the mask keeps copies of the arrays.
+  BlockMask block_mask_from_buffers(int64_t rows, int64_t cols, int64_t block_rows, int64_t block_cols,
+                                    const Buffer &row_start, const Buffer &blocks, const Buffer &bitmaps) {
+    kiln_block_mask *m = nullptr;
+    detail::check(kiln_block_mask_from_buffers(h_, rows, cols, block_rows, block_cols, row_start.handle(),
+                                               blocks.handle(), bitmaps.handle(), &m));
     return BlockMask(m);
   }
 

@@ -237,10 +237,28 @@ kiln_status kiln_block_mask_from_bsr(kiln_runtime *runtime, const int64_t *row_p
                                      const int64_t *col_indices, size_t num_blocks, const uint8_t *block_data,
                                      int64_t rows, int64_t cols, int64_t block_rows, int64_t block_cols,
                                      kiln_block_mask **out);
+/* From the three arrays already on the device, in the layout of support/BlockMask.h:
+ * what the passes of stdlib/block_masks.kiln build from an element predicate
+ * (docs/sparsity.md). The block level (row_start, then the entries it counts) is read
+ * back and checked as the builders check theirs: offsets from 0 that never decrease,
+ * columns inside the grid and ascending within a row, slots inside `bitmaps`; the
+ * failure names the first offending entry. The mask holds copies of the arrays: the
+ * caller's buffers stay the caller's. */
+kiln_status kiln_block_mask_from_buffers(kiln_runtime *runtime, int64_t rows, int64_t cols, int64_t block_rows,
+                                         int64_t block_cols, const kiln_buffer *row_start, const kiln_buffer *blocks,
+                                         const kiln_buffer *bitmaps, kiln_block_mask **out);
 void kiln_block_mask_destroy(kiln_block_mask *mask);
 /* The element extents and block sizes. Out pointers may be NULL. */
 kiln_status kiln_block_mask_shape(const kiln_block_mask *mask, int64_t *rows, int64_t *cols, int64_t *block_rows,
                                   int64_t *block_cols);
+/* The extents, block sizes and three device arrays (row_start, blocks, bitmaps) of
+ * `mask` if it is a live mask of `runtime`; otherwise KILN_ERROR_INVALID_VALUE, without
+ * touching the handle (it may have been destroyed). For libraries that inspect launch
+ * arguments before launching them, like kiln_buffer_query. Out pointers may be NULL. */
+kiln_status kiln_block_mask_query(const kiln_runtime *runtime, const kiln_block_mask *mask, int64_t *rows,
+                                  int64_t *cols, int64_t *block_rows, int64_t *block_cols,
+                                  const kiln_buffer **row_start, const kiln_buffer **blocks,
+                                  const kiln_buffer **bitmaps);
 /* How many blocks of the grid are full, partial and empty (a block reaching past the
  * grid's edge is never full). Out pointers may be NULL. */
 kiln_status kiln_block_mask_counts(const kiln_block_mask *mask, int64_t *full, int64_t *partial, int64_t *empty);

@@ -236,6 +236,88 @@ TEST_F(JitOnFakeCuda, LibdeviceComesFromTheEnvironment) {
   }
 }
 
+TEST_F(JitOnFakeCuda, ABlockMaskIsOneArgumentAndItsPartsAreSpecializedOn) {
+  // stdlib/sparse_attention.kiln: q, k, v, o, mask: block_mask<32, 32>, scale. The mask
+  // goes in whole; the JIT checks it through the runtime and launches its five parts.
+  const int seq = 96, heads = 2, d = 64;
+  std::vector<uint8_t> kept(size_t(seq) * seq);
+  for (int r = 0; r < seq; ++r)
+    for (int c = 0; c <= r; ++c)
+      kept[size_t(r) * seq + c] = 1;
+  BlockMask mask = runtime->block_mask_from_dense(std::span<const uint8_t>(kept), seq, seq, 32, 32);
+  Buffer q = runtime->alloc<float>(size_t(heads) * seq * d), k = runtime->alloc<float>(size_t(heads) * seq * d);
+  Buffer v = runtime->alloc<float>(size_t(heads) * seq * d), o = runtime->alloc<float>(size_t(heads) * seq * d);
+  auto jit = makeJit();
+  JitKernel kernel = jit->compile_file(KILN_SOURCE_DIR "/stdlib/sparse_attention.kiln", "sparse_attention");
+  ASSERT_EQ(kernel.params().size(), 10u) << "q, k, v, o, the mask's five parts, scale";
+  kernel.launch({3, heads, 1}, q, k, v, o, mask, 0.125f);
+  EXPECT_EQ(fake.launchCount(), 1);
+  EXPECT_EQ(fake.param(4), 96u) << "mask.rows";
+  EXPECT_EQ(fake.param(5), 96u) << "mask.cols";
+  float scale = 0;
+  ASSERT_EQ(fake.lastParam(9, &scale, sizeof scale), sizeof scale);
+  EXPECT_EQ(scale, 0.125f) << "the argument after the mask reaches its parameter";
+  // The variant assumed what the parts are: 96 is a multiple of 16.
+  auto files = bundles();
+  ASSERT_EQ(files.size(), 1u);
+  std::string error;
+  std::optional<rt::Bundle> b = rt::readBundle(files[0], error);
+  ASSERT_TRUE(b) << error;
+  EXPECT_EQ(b->params[4].divisibility, 16u);
+  EXPECT_EQ(b->params[5].divisibility, 16u);
+  ASSERT_EQ(b->blockMasks.size(), 1u);
+
+  // The same launch as five parts is the same variant.
+  int64_t rows = 0;
+  const kiln_buffer *parts[3] = {};
+  ASSERT_EQ(kiln_block_mask_query(runtime->handle(), mask.handle(), &rows, nullptr, nullptr, nullptr, &parts[0],
+                                  &parts[1], &parts[2]),
+            KILN_SUCCESS);
+  std::vector<kiln_arg> args = {detail::toArg(q), detail::toArg(k), detail::toArg(v), detail::toArg(o)};
+  for (int64_t extent : {rows, rows}) {
+    kiln_arg a{};
+    a.kind = KILN_ARG_INT;
+    a.value.i = extent;
+    args.push_back(a);
+  }
+  for (const kiln_buffer *part : parts) {
+    kiln_arg a{};
+    a.kind = KILN_ARG_BUFFER;
+    a.value.buffer.buffer = part;
+    args.push_back(a);
+  }
+  args.push_back(detail::toArg(0.125f));
+  kernel.launch_args(Grid{3, heads, 1}, args);
+  EXPECT_EQ(fake.launchCount(), 2);
+  EXPECT_EQ(bundles().size(), 1u);
+
+  // A mask of other blocks, or one already destroyed, is refused before any code is made.
+  BlockMask wrong = runtime->block_mask_from_dense(std::span<const uint8_t>(kept), seq, seq, 16, 32);
+  try {
+    kernel.launch({3, heads, 1}, q, k, v, o, wrong, 0.125f);
+    FAIL();
+  } catch (const RuntimeError &e) {
+    EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+    EXPECT_TRUE(contains(e.what(), "takes mask: block_mask<32, 32>, but the mask has 16 x 32 blocks")) << e.what();
+  }
+  kiln_block_mask *gone = mask.handle();
+  mask = BlockMask();
+  args = {detail::toArg(q), detail::toArg(k), detail::toArg(v), detail::toArg(o)};
+  kiln_arg a{};
+  a.kind = KILN_ARG_BLOCK_MASK;
+  a.value.mask = gone;
+  args.push_back(a);
+  args.push_back(detail::toArg(0.125f));
+  try {
+    kernel.launch_args(Grid{3, heads, 1}, args);
+    FAIL();
+  } catch (const RuntimeError &e) {
+    EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+    EXPECT_TRUE(contains(e.what(), "destroyed or belongs to another runtime")) << e.what();
+  }
+  EXPECT_EQ(fake.launchCount(), 2);
+}
+
 TEST_F(JitOnFakeCuda, BadArgumentsAreRefusedBeforeAnythingIsCompiled) {
   Rows data(*runtime, 1, 16);
   auto jit = makeJit();

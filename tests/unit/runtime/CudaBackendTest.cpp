@@ -540,6 +540,79 @@ TEST_F(CudaBackend, ABlockMaskIsOneLaunchArgumentForItsFiveParameters) {
   kiln_block_mask_destroy(nullptr);
 }
 
+TEST_F(CudaBackend, AMaskFromDeviceArraysIsCheckedAndCopied) {
+  // The arrays as the passes of stdlib/block_masks.kiln leave them on the device.
+  std::vector<uint8_t> kept = triangle();
+  std::string error;
+  std::optional<BlockMaskLayout> host = blockMaskFromDense(kept, 10, 20, 4, 8, error);
+  ASSERT_TRUE(host) << error;
+  // Buffers of the test's own, freed here (not by the fixture).
+  auto upload = [&](const auto &words, kiln_dtype dtype) {
+    kiln_buffer *b = nullptr;
+    EXPECT_EQ(kiln_buffer_alloc(rt, std::max<size_t>(words.size(), 1) * 4, dtype, &b), KILN_SUCCESS);
+    EXPECT_EQ(kiln_buffer_write(b, 0, words.data(), words.size() * 4), KILN_SUCCESS);
+    return b;
+  };
+  kiln_buffer *rowStart = upload(host->rowStart, KILN_DTYPE_I32), *blocks = upload(host->blocks, KILN_DTYPE_I32);
+  kiln_buffer *bitmaps = upload(host->bitmaps, KILN_DTYPE_U32);
+  kiln_block_mask *mask = nullptr;
+  ASSERT_EQ(kiln_block_mask_from_buffers(rt, 10, 20, 4, 8, rowStart, blocks, bitmaps, &mask), KILN_SUCCESS)
+      << kiln_last_error();
+  int64_t full = -1, partial = -1, empty = -1;
+  ASSERT_EQ(kiln_block_mask_counts(mask, &full, &partial, &empty), KILN_SUCCESS);
+  BlockMaskStats stats = blockMaskStats(*host);
+  EXPECT_EQ(std::vector<int64_t>({full, partial, empty}), std::vector<int64_t>({stats.full, stats.partial, stats.empty}));
+
+  // The query sees the mask's own copies, which outlive the caller's buffers.
+  int64_t rows = 0, cols = 0, bm = 0, bn = 0;
+  const kiln_buffer *parts[3] = {};
+  ASSERT_EQ(kiln_block_mask_query(rt, mask, &rows, &cols, &bm, &bn, &parts[0], &parts[1], &parts[2]), KILN_SUCCESS);
+  EXPECT_EQ(std::vector<int64_t>({rows, cols, bm, bn}), std::vector<int64_t>({10, 20, 4, 8}));
+  EXPECT_NE(parts[0], rowStart);
+  kiln_buffer_free(rowStart);
+  kiln_buffer_free(blocks);
+  kiln_buffer_free(bitmaps);
+  EXPECT_EQ(deviceWords<int32_t>(kiln_buffer_device_address(parts[0]), host->rowStart.size()), host->rowStart);
+  EXPECT_EQ(deviceWords<int32_t>(kiln_buffer_device_address(parts[1]), host->blocks.size()), host->blocks);
+  EXPECT_EQ(deviceWords<uint32_t>(kiln_buffer_device_address(parts[2]), host->bitmaps.size()), host->bitmaps);
+  kiln_block_mask_destroy(mask);
+  EXPECT_EQ(kiln_block_mask_query(rt, mask, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+            KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(kiln_last_error(), "destroyed or belongs to another runtime")) << kiln_last_error();
+  EXPECT_EQ(kiln_block_mask_query(rt, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+            KILN_ERROR_INVALID_VALUE);
+
+  // Arrays a kernel could not trust are refused, naming what is wrong, and no mask is made.
+  auto refused = [&](std::vector<int32_t> rs, std::vector<int32_t> bl, size_t bitmapWords, const char *what) {
+    kiln_buffer *a = upload(rs, KILN_DTYPE_I32), *b = upload(bl, KILN_DTYPE_I32);
+    kiln_buffer *c = upload(std::vector<uint32_t>(bitmapWords), KILN_DTYPE_U32);
+    kiln_block_mask *m = reinterpret_cast<kiln_block_mask *>(1);
+    EXPECT_EQ(kiln_block_mask_from_buffers(rt, 10, 20, 4, 8, a, b, c, &m), KILN_ERROR_INVALID_VALUE) << what;
+    EXPECT_EQ(m, nullptr);
+    EXPECT_TRUE(contains(kiln_last_error(), what)) << kiln_last_error();
+    kiln_buffer_free(a);
+    kiln_buffer_free(b);
+    kiln_buffer_free(c);
+  };
+  const size_t words = host->bitmaps.size();
+  refused({1, 1, 2, 2}, {0, -1, 0, -1}, words, "row_start[0] = 1");
+  refused({0, 2, 1, 2}, {0, -1, 1, -1}, words, "row_start[2] = 1 is less than row_start[1] = 2");
+  refused({0, 1, 2, 3}, {0, -1, 0, -1}, words, "`blocks` holds 16 bytes; it needs 24");
+  refused({0, 1, 2, 3}, {3, -1, 0, -1, 1, -1}, words, "column block 3, outside the 3 column blocks");
+  refused({0, 2, 2, 2}, {1, -1, 0, -1}, words, "does not follow the previous entry's 1");
+  refused({0, 1, 1, 1}, {0, 1}, 0, "bitmap slot 1, but the slots run from 0 to 0");
+  refused({0, 1, 1, 1}, {0, -2}, words, "bitmap slot -2");
+  refused({0, 1, 1, 99}, {0, -1}, words, "row_start ends at 99");
+  refused({0, 1}, {0, -1}, words, "`row_start` holds 8 bytes; it needs 16");
+  EXPECT_EQ(kiln_block_mask_from_buffers(rt, 10, 20, 3, 8, rowStart, blocks, bitmaps, &mask), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(kiln_last_error(), "`row_start`: the buffer was freed")) << kiln_last_error();
+  kiln_buffer *b = alloc(64, KILN_DTYPE_I32);
+  EXPECT_EQ(kiln_block_mask_from_buffers(rt, 10, 20, 3, 8, b, b, b, &mask), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(kiln_last_error(), "block sizes powers of two")) << kiln_last_error();
+  EXPECT_EQ(kiln_block_mask_from_buffers(rt, 10, 20, 4, 8, b, nullptr, b, &mask), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(kiln_last_error(), "`blocks`: the buffer is null")) << kiln_last_error();
+}
+
 TEST_F(CudaBackend, BsrAndDenseBuildTheSameMask) {
   ASSERT_EQ(load(maskedBundle()), KILN_SUCCESS) << kiln_last_error();
   std::vector<uint8_t> kept = triangle();
