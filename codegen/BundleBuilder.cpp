@@ -92,7 +92,7 @@ rt::Bundle makeBundle(const ir::Module &module, const ir::Kernel &kernel, Target
   // text has no dots in value names.
   for (const ir::BlockMaskParam &m : kernel.blockMasks) {
     b.blockMasks.push_back(rt::BundleBlockMask{m.name, static_cast<uint32_t>(m.blockRows),
-                                               static_cast<uint32_t>(m.blockCols), m.firstParam});
+                                               static_cast<uint32_t>(m.blockCols), m.firstParam, m.extents});
     for (unsigned i = 0; i < kBlockMaskParams && m.firstParam + i < b.params.size(); ++i)
       b.params[m.firstParam + i].name = m.name + kBlockMaskParamSuffixes[i];
   }

@@ -294,6 +294,9 @@ public:
   bool checkMaskArgument(const Val &v, const ast::Param &p, const ast::FunctionItem &fn, Location loc);
   /// Declares kernel parameter `p` of type block_mask as its five runtime parameters.
   void declareMaskParam(const ast::Param &p);
+  /// The extents `block_mask<BM, BN, ROWS, COLS>` declares, once every parameter is
+  /// declared: a constant, or an integer runtime parameter of the kernel.
+  void resolveMaskExtents(const ast::FunctionItem &k);
   /// Whether `e` names a block mask (without reporting anything).
   bool isMaskExpr(const ast::Expr &e);
   /// `mask.rows`, `mask.cols`, `mask.elements(rb, cb)`, and any other `x.f` field.

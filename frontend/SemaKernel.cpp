@@ -395,6 +395,7 @@ std::unique_ptr<ir::Kernel> Sema::specialize(const ast::FunctionItem &k) {
       ir::Value *arg = kernel->body->addArgument(*t, p.name);
       declareParam(BindingKind::Param, p.name, p.loc, Val::ofIR(arg, p.loc));
     }
+    resolveMaskExtents(k);
     checkBlock(*k.body);
     emit(ir::OpKind::Return, k.body->closeLoc.valid() ? k.body->closeLoc : k.loc, {}, {});
   } catch (const BudgetExceeded &) {

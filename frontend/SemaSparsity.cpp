@@ -25,8 +25,10 @@ namespace kiln::sema {
 using ast::ExprKind;
 
 std::optional<std::pair<int64_t, int64_t>> Sema::blockMaskSizes(const ast::TypeExpr &t) {
-  if (t.dims.size() != 2) {
-    error(t.loc, DiagCode::KernelParamType, "a block mask takes two block sizes: block_mask<BM, BN>");
+  if (t.dims.size() != 2 && t.dims.size() != 4) {
+    error(t.loc, DiagCode::KernelParamType,
+          "a block mask takes two block sizes, and optionally its extents: block_mask<BM, BN> or "
+          "block_mask<BM, BN, ROWS, COLS>");
     return std::nullopt;
   }
   int64_t sizes[2] = {0, 0};
@@ -57,7 +59,7 @@ void Sema::declareMaskParam(const ast::Param &p) {
   m.name = p.name;
   m.blockRows = sizes->first;
   m.blockCols = sizes->second;
-  ir::BlockMaskParam record{p.name, m.blockRows, m.blockCols, current->body->numArguments()};
+  ir::BlockMaskParam record{p.name, m.blockRows, m.blockCols, current->body->numArguments(), std::nullopt};
   const Type types[kBlockMaskParams] = {Type::scalar(DType::I32), Type::scalar(DType::I32), Type::ptr(DType::I32),
                                         Type::ptr(DType::I32), Type::ptr(DType::U32)};
   ir::Value **slots[kBlockMaskParams] = {&m.rows, &m.cols, &m.rowStart, &m.blocks, &m.bitmaps};
@@ -66,6 +68,63 @@ void Sema::declareMaskParam(const ast::Param &p) {
   current->blockMasks.push_back(record);
   masks.push_back(std::move(m));
   declareParam(BindingKind::Param, p.name, p.loc, Val::ofMask(static_cast<int>(masks.size() - 1), p.loc));
+}
+
+void Sema::resolveMaskExtents(const ast::FunctionItem &k) {
+  for (const auto &p : k.params) {
+    if (p.isConst || !p.type || p.type->kind != ast::TypeExprKind::BlockMask)
+      continue;
+    const ast::TypeExpr &t = *p.type;
+    ir::BlockMaskParam *record = nullptr;
+    for (ir::BlockMaskParam &m : current->blockMasks)
+      if (m.name == p.name)
+        record = &m;
+    if (!record || t.dims.size() != 4)
+      continue;
+    std::array<ir::MaskExtent, 2> extents;
+    bool ok = true;
+    for (unsigned i = 0; i < 2; ++i) {
+      const ast::Expr &e = *t.dims[2 + i];
+      const std::string what = std::string("the ") + (i == 0 ? "rows" : "columns") + " of block mask '" + p.name + "'";
+      // A runtime parameter: the launch checks the mask against its value.
+      if (const auto *name = ast::dyn_cast<ast::NameExpr>(&e)) {
+        Val v = evalName(*name);
+        if (v.isPoison()) {
+          ok = false;
+          continue;
+        }
+        if (v.isValue() && !v.isConst() && v.ir) {
+          int param = -1;
+          for (unsigned a = 0; a < current->body->numArguments(); ++a)
+            if (current->body->argument(a) == v.ir)
+              param = int(a);
+          if (param >= 0 && v.type.isScalar() && !v.type.pointer && isInteger(v.type.dtype)) {
+            extents[i].param = param;
+            continue;
+          }
+          error(e.loc, DiagCode::KernelParamType,
+                what + " must be an integer parameter of the kernel or a constant, got '" + name->name + "' (" +
+                    describe(v) + ")",
+                "declare the size the mask must have, e.g. block_mask<64, 64, S, S> with S: i32");
+          ok = false;
+          continue;
+        }
+      }
+      Val v = evalConstExpr(e, what, /*moduleScope=*/false);
+      if (!v.isValue()) {
+        ok = false;
+        continue;
+      }
+      if (!v.cst->isInt() || v.cst->i < 1 || v.cst->i > (int64_t{1} << 30)) {
+        error(e.loc, DiagCode::KernelParamType, what + " must be from 1 to 2^30, got " + describe(v));
+        ok = false;
+        continue;
+      }
+      extents[i].value = v.cst->i;
+    }
+    if (ok)
+      record->extents = extents;
+  }
 }
 
 bool Sema::checkMaskArgument(const Val &v, const ast::Param &p, const ast::FunctionItem &fn, Location loc) {

@@ -45,13 +45,13 @@ param
     ;
 
 //===----------------------------------------------------------------------===//
-// Types as written: `f32`, `*T`, `tile<T, [d0, d1]>`, `block_mask<BM, BN>`
+// Types as written: `f32`, `*T`, `tile<T, [d0, d1]>`, `block_mask<BM, BN(, ROWS, COLS)?>`
 //===----------------------------------------------------------------------===//
 
 type
     : op=(STAR | POW) type                                          # pointerType
     | IDENT LT type COMMA LBRACK exprList? RBRACK GT                # tileType
-    | IDENT LT typeDim COMMA typeDim GT                             # blockMaskType
+    | IDENT LT typeDim COMMA typeDim (COMMA typeDim COMMA typeDim)? GT # blockMaskType
     | IDENT                                                         # scalarType
     ;
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "ir/Type.h"
+#include "support/BlockMask.h"
 #include "support/Location.h"
 
 #include <functional>
@@ -191,10 +192,16 @@ struct GridSplit {
 /// One specialization of a `kernel`: runtime parameters are the body's arguments.
 /// A `block_mask<BM, BN>` parameter of the source: it became support/BlockMask.h's five
 /// runtime parameters (rows, cols, row_start, blocks, bitmaps), from `firstParam` on.
+/// What a `block_mask<BM, BN, ROWS, COLS>` parameter declares one of its extents to be
+/// (support/BlockMask.h).
+using MaskExtent = kiln::BlockMaskExtent;
+
 struct BlockMaskParam {
   std::string name;
   int64_t blockRows = 0, blockCols = 0;
   unsigned firstParam = 0;
+  /// The declared extents (rows, then cols), when the type names them.
+  std::optional<BlockMaskExtents> extents;
 
   bool operator==(const BlockMaskParam &) const = default;
 };

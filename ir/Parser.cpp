@@ -378,7 +378,8 @@ private:
     expect(Tok::RBrace, "'}' ending multiple_of");
   }
 
-  /// block_masks = {mask = [first parameter, BM, BN], ...} (the verifier checks them).
+  /// block_masks = {mask = [first parameter, BM, BN(, ROWS, COLS)?], ...}, the declared
+  /// extents each an integer or a parameter (the verifier checks them).
   void parseBlockMasks(Kernel &k) {
     expect(Tok::LBrace, "'{' starting block_masks");
     if (accept(Tok::RBrace))
@@ -396,6 +397,26 @@ private:
       m.blockRows = expect(Tok::Int, "the block rows BM").intValue;
       expect(Tok::Comma, "','");
       m.blockCols = expect(Tok::Int, "the block columns BN").intValue;
+      if (accept(Tok::Comma)) {
+        // The declared extents: each a constant or a parameter, %name.
+        std::array<MaskExtent, 2> extents;
+        for (unsigned i = 0; i < 2; ++i) {
+          if (i)
+            expect(Tok::Comma, "',' between the declared rows and columns");
+          if (peek().kind == Tok::ValueName) {
+            const Token &name = take();
+            Value *v = use(name);
+            for (unsigned a = 0; a < k.body->numArguments(); ++a)
+              if (k.body->argument(a) == v)
+                extents[i].param = int(a);
+            if (extents[i].param < 0)
+              fail(name, "%" + name.text + " is not a parameter of the kernel");
+          } else {
+            extents[i].value = expect(Tok::Int, "a declared extent: an integer or a parameter").intValue;
+          }
+        }
+        m.extents = extents;
+      }
       expect(Tok::RBracket, "']'");
       k.blockMasks.push_back(std::move(m));
     } while (accept(Tok::Comma));

@@ -198,7 +198,16 @@ public:
       for (size_t i = 0; i < k.blockMasks.size(); ++i) {
         const BlockMaskParam &m = k.blockMasks[i];
         os_ << (i ? ", " : "") << keyName(m.name) << " = [" << m.firstParam << ", " << m.blockRows << ", "
-            << m.blockCols << "]";
+            << m.blockCols;
+        if (m.extents)
+          for (const MaskExtent &e : *m.extents) {
+            os_ << ", ";
+            if (e.param >= 0 && unsigned(e.param) < k.body->numArguments())
+              os_ << namer_.name(k.body->argument(unsigned(e.param)));
+            else
+              os_ << e.value;
+          }
+        os_ << "]";
       }
       os_ << "}, ";
     }

@@ -72,6 +72,19 @@ private:
         error(k.loc, where + ": block mask '" + m.name +
                          "' does not name five parameters (i32, i32, *i32, *i32, *u32) from parameter " +
                          std::to_string(m.firstParam));
+      if (m.extents)
+        for (const MaskExtent &e : *m.extents) {
+          if (e.param < 0 && (e.value < 1 || e.value > (int64_t{1} << 30)))
+            error(k.loc, where + ": block mask '" + m.name + "' declares an extent of " + std::to_string(e.value) +
+                             ", outside 1..2^30");
+          const Type *t = e.param >= 0 && unsigned(e.param) < k.numLaunchParams() ? &ps[unsigned(e.param)]->type
+                                                                                   : nullptr;
+          if (e.param >= 0 && (!t || t->pointer || !t->isScalar() || !isInteger(t->dtype)))
+            error(k.loc, where + ": block mask '" + m.name + "' declares an extent by parameter " +
+                             std::to_string(e.param) + ", which is not an integer parameter");
+          if (e.param >= int(m.firstParam) && e.param < int(m.firstParam + 5))
+            error(k.loc, where + ": block mask '" + m.name + "' declares an extent by one of its own parameters");
+        }
     }
     const Op *term = k.body->terminator();
     if (!term || term->kind() != OpKind::Return)

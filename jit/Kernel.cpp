@@ -89,7 +89,8 @@ KernelFamily::KernelFamily(std::shared_ptr<JitState> jit, const Source &source, 
     params_.push_back(rt::BundleParam{p->nameHint, p->type.dtype, p->type.pointer, 1});
   for (const ir::BlockMaskParam &m : first.lowered->kernel->blockMasks)
     masks_.push_back(rt::BundleBlockMask{m.name, static_cast<uint32_t>(m.blockRows),
-                                         static_cast<uint32_t>(m.blockCols), static_cast<uint32_t>(m.firstParam)});
+                                         static_cast<uint32_t>(m.blockCols), static_cast<uint32_t>(m.firstParam),
+                                         m.extents});
 
   if (autotuned_) {
     // A key parameter that is `const` is fixed for this kernel object: nothing to key on.

@@ -278,6 +278,45 @@ static std::optional<ArgsError> packMask(const std::string &kernelName, const st
   return std::nullopt;
 }
 
+// The integer in `slot`, packed for parameter `p` (the value at the slot's start).
+static int64_t slotInteger(const BundleParam &p, uint64_t slot) {
+  const unsigned bits = dtypeSizeBytes(p.dtype) * 8;
+  if (bits >= 64)
+    return static_cast<int64_t>(slot);
+  const uint64_t low = slot & ((uint64_t(1) << bits) - 1);
+  const bool isSigned = p.dtype == DType::I8 || p.dtype == DType::I16 || p.dtype == DType::I32;
+  return isSigned && (low >> (bits - 1)) ? static_cast<int64_t>(low | ~((uint64_t(1) << bits) - 1))
+                                         : static_cast<int64_t>(low);
+}
+
+// Checks every mask with declared extents (block_mask<BM, BN, ROWS, COLS>) against them:
+// the rows and cols it was passed, whole or as parts, against the constants or the
+// values of the parameters the kernel names.
+static std::optional<ArgsError> checkMaskExtents(const std::string &kernelName, const std::vector<BundleParam> &params,
+                                                 std::span<const BundleBlockMask> masks, const PackedArgs &out) {
+  for (const BundleBlockMask &m : masks) {
+    if (!m.extents || size_t(m.firstParam) + 2 > params.size())
+      continue;
+    for (unsigned i = 0; i < 2; ++i) {
+      const BlockMaskExtent &e = (*m.extents)[i];
+      if (e.param >= 0 && size_t(e.param) >= params.size())
+        continue; // the bundle's reader refuses this
+      const int64_t actual = slotInteger(params[m.firstParam + i], out.slots[m.firstParam + i]);
+      const int64_t expected = e.param < 0 ? e.value : slotInteger(params[size_t(e.param)], out.slots[size_t(e.param)]);
+      if (actual == expected)
+        continue;
+      const char *what = i == 0 ? "rows" : "columns";
+      return ArgsError{KILN_ERROR_INVALID_VALUE,
+                       "kernel '" + kernelName + "': block mask '" + m.name + "' has " + std::to_string(actual) + " " +
+                           what + ", but the kernel declares " +
+                           (e.param < 0 ? std::to_string(expected)
+                                        : params[size_t(e.param)].name + " = " + std::to_string(expected)) +
+                           " " + what + " for it"};
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<ArgsError> packLaunchArgs(const std::string &kernelName, const std::vector<BundleParam> &params,
                                         std::span<const BundleBlockMask> masks, std::span<const kiln_arg> args,
                                         const BufferResolver &resolve, const MaskResolver &resolveMask,
@@ -318,7 +357,7 @@ std::optional<ArgsError> packLaunchArgs(const std::string &kernelName, const std
     out.sizes[param] = p.pointer ? 8 : dtypeSizeBytes(p.dtype);
     ++param;
   }
-  return std::nullopt;
+  return checkMaskExtents(kernelName, params, masks, out);
 }
 
 } // namespace kiln::rt

@@ -60,8 +60,9 @@ struct PackedArgs {
 
 /// Why a launch's arguments were refused: the status to report and a message naming the
 /// kernel, the parameter and what is wrong. KILN_ERROR_INVALID_VALUE for a block mask
-/// handle that cannot be used or whose block sizes are not the parameter's,
-/// KILN_ERROR_ARGUMENT_MISMATCH for everything else.
+/// handle that cannot be used, whose block sizes are not the parameter's or whose
+/// extents are not those the kernel declares, KILN_ERROR_ARGUMENT_MISMATCH for
+/// everything else.
 struct ArgsError {
   kiln_status status = KILN_ERROR_ARGUMENT_MISMATCH;
   std::string message;
@@ -70,8 +71,9 @@ struct ArgsError {
 /// Checks `args` against `params` and packs them into `out`, one slot per parameter.
 /// `masks` are the kernel's block masks (Bundle::blockMasks): at a mask's first
 /// parameter, a KILN_ARG_BLOCK_MASK argument, resolved through `resolveMask`, fills all
-/// five of its slots; any other argument starts its five parts. A caller without masks
-/// passes none and may leave `resolveMask` empty. Returns nullopt on success.
+/// five of its slots; any other argument starts its five parts. Either way a mask with
+/// declared extents must have them. A caller without masks passes none and may leave
+/// `resolveMask` empty. Returns nullopt on success.
 std::optional<ArgsError> packLaunchArgs(const std::string &kernelName, const std::vector<BundleParam> &params,
                                         std::span<const BundleBlockMask> masks, std::span<const kiln_arg> args,
                                         const BufferResolver &resolve, const MaskResolver &resolveMask,

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "support/BlockMask.h"
 #include "support/ElementType.h"
 
 #include <cstdint>
@@ -64,6 +65,8 @@ struct BundleBlockMask {
   std::string name;
   uint32_t blockRows = 0, blockCols = 0; ///< BM and BN: powers of two from 1 to 256
   uint32_t firstParam = 0;               ///< the index of NAME.rows in `params`
+  /// The extents the kernel declares (block_mask<BM, BN, ROWS, COLS>), checked at launch.
+  std::optional<BlockMaskExtents> extents = std::nullopt;
 
   bool operator==(const BundleBlockMask &) const = default;
 };

@@ -118,6 +118,19 @@ std::string validateBundle(const Bundle &b) {
                paramTypeSpelling(kTypes[i].dtype, kTypes[i].pointer) + ", not " +
                paramTypeSpelling(p.dtype, p.pointer);
     }
+    if (m.extents)
+      for (const BlockMaskExtent &e : *m.extents) {
+        if (e.param < 0 && (e.value < 1 || e.value > (int64_t{1} << 30)))
+          return what + " declares an extent of " + std::to_string(e.value) + ", outside 1..2^30";
+        if (e.param < 0)
+          continue;
+        const size_t index = size_t(e.param);
+        if (index >= b.params.size() || b.params[index].pointer || dtypeIsFloat(b.params[index].dtype) ||
+            b.params[index].dtype == DType::Bool ||
+            (index >= m.firstParam && index < m.firstParam + kBlockMaskParams))
+          return what + " declares an extent by parameter " + std::to_string(e.param) +
+                 ", which is not an integer parameter of the kernel";
+      }
   }
   std::set<std::string> names;
   for (size_t i = 0; i < b.params.size(); ++i) {
@@ -229,9 +242,15 @@ std::string encodeBundleMetadata(const Bundle &b) {
     line("param", p.name + " " + paramTypeSpelling(p.dtype, p.pointer) +
                       (p.divisibility > 1 ? " div " + std::to_string(p.divisibility) : ""));
   // Only kernels with masks carry these, so every other bundle reads as it always did.
-  for (const BundleBlockMask &m : b.blockMasks)
+  // A declared extent is `=N` (a constant) or `@P` (parameter P's value).
+  for (const BundleBlockMask &m : b.blockMasks) {
+    std::string extents;
+    if (m.extents)
+      for (const BlockMaskExtent &e : *m.extents)
+        extents += e.param >= 0 ? " @" + std::to_string(e.param) : " =" + std::to_string(e.value);
     line("block_mask", m.name + " " + std::to_string(m.blockRows) + " " + std::to_string(m.blockCols) + " " +
-                           std::to_string(m.firstParam));
+                           std::to_string(m.firstParam) + extents);
+  }
   for (const ConstValue &c : b.consts) {
     std::string value;
     if (auto *i = std::get_if<int64_t>(&c.value))
@@ -322,8 +341,27 @@ static bool parseParam(std::string_view rest, BundleParam &p) {
 
 static bool parseBlockMask(std::string_view rest, BundleBlockMask &m) {
   m.name = std::string(nextWord(rest));
-  return parseInt(nextWord(rest), m.blockRows) && parseInt(nextWord(rest), m.blockCols) &&
-         parseInt(nextWord(rest), m.firstParam) && rest.empty();
+  if (!parseInt(nextWord(rest), m.blockRows) || !parseInt(nextWord(rest), m.blockCols) ||
+      !parseInt(nextWord(rest), m.firstParam))
+    return false;
+  if (rest.empty())
+    return true;
+  BlockMaskExtents extents;
+  for (BlockMaskExtent &e : extents) {
+    std::string_view word = nextWord(rest);
+    if (word.size() < 2)
+      return false;
+    if (word[0] == '@') {
+      uint32_t param = 0;
+      if (!parseInt(word.substr(1), param) || param > INT32_MAX)
+        return false;
+      e.param = static_cast<int32_t>(param);
+    } else if (word[0] != '=' || !parseInt(word.substr(1), e.value)) {
+      return false;
+    }
+  }
+  m.extents = extents;
+  return rest.empty();
 }
 
 static bool parseSource(std::string_view rest, Bundle &b) {

@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -48,6 +49,18 @@ inline constexpr const char *kBlockMaskParamSuffixes[kBlockMaskParams] = {".rows
 /// Block sizes a block_mask may have: powers of two from 1 to 256 on each side (the
 /// compiler refuses others when it checks the parameter's type).
 bool isValidMaskBlockSize(int64_t size);
+
+/// An extent that a `block_mask<BM, BN, ROWS, COLS>` parameter declares: a constant, or
+/// the value of the kernel's integer runtime parameter `param`. The launchers and the
+/// runtime refuse a mask whose extent differs from it.
+struct BlockMaskExtent {
+  int64_t value = 0; ///< the constant, when param < 0
+  int32_t param = -1;
+
+  bool operator==(const BlockMaskExtent &) const = default;
+};
+/// The declared rows, then columns.
+using BlockMaskExtents = std::array<BlockMaskExtent, 2>;
 
 struct BlockMaskLayout {
   int32_t rows = 0, cols = 0;           ///< element extents

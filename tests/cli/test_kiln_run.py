@@ -216,6 +216,15 @@ class Arguments(KilnRunCase):
         self.rejected("E0608", "m.kbin", "--grid", "1", "--arg", "p=p.npy", "--arg", "mask=causal(16,16)",
                       message="kiln-run cannot build a mask from a predicate", env=clitest.NO_DRIVER_ENV)
 
+    def test_mask_extents_are_checked_before_the_driver(self):
+        self.write("d.kiln", "kernel d(p: *f32, mask: block_mask<4, 8, S, 16>, S: i32) { store(p, 1.0); }\n")
+        self.bundle("d.kbin", source="d.kiln")
+        self.npy("m.npy", np.ones((12, 16), bool))
+        errors = self.rejected("E0608", "d.kbin", "--grid", "1", "--arg", "p=p.npy", "--arg", "mask=m.npy",
+                               "--arg", "S=13", message="the mask has 12 rows, but kernel 'd' declares S = 13 rows",
+                               env=clitest.NO_DRIVER_ENV)
+        self.assertIn("mask: block_mask<4, 8, S, 16>", errors[0]["message"])
+
     def test_argument_errors_come_before_the_driver(self):
         # No driver here: still the argument error, not E0901.
         self.rejected("E0600", *self.k_args(n="x"), env=clitest.NO_DRIVER_ENV)

@@ -551,5 +551,52 @@ class PredicateMasks(clitest.CliTestCase):
         self.rejected("E0608", "band(37,45,3)", message="Tile IR", source="masked.tir")
 
 
+# A row sum whose mask must be S x 45: block_mask<4, 8, S, 45>.
+DECLARED = """\
+kernel row_sum(x: *f32, out: *f32, mask: block_mask<4, 8, S, 45>, S: i32) {
+    let rb = program_id(0);
+    let rows = rb * 4 + arange(0, 4);
+    var acc = zeros([4], f32);
+    for kb in blocks(mask, rb) {
+        let cols = kb * 8 + arange(0, 8);
+        acc += sum(load(x + rows[:, None] * 45 + cols[None, :], mask = mask.elements(rb, kb), other = 0.0), axis = 1);
+    }
+    store(out + rows, acc, mask = rows < S);
+}
+"""
+
+
+class MaskExtents(clitest.CliTestCase):
+    """A mask whose extents differ from those its kernel declares is E0608, before anything runs."""
+
+    def setUp(self):
+        super().setUp()
+        self.write("declared.kiln", DECLARED)
+        self.npy("x.npy", np.ones((37, 45), np.float32))
+        self.npy("out.npy", np.zeros(37, np.float32))
+        self.npy("m.npy", np.tril(np.ones((37, 45), bool)))
+        self.npy("narrow.npy", np.ones((37, 44), bool))
+
+    def run_declared(self, mask, s, *extra):
+        return self.dslc("run", "declared.kiln", "--grid", "10", "--arg", "x=x.npy", "--arg", "out=out.npy",
+                         "--arg", "mask=" + mask, "--arg", "S=%d" % s, "--device", "interp", *extra)
+
+    def test_matching_extents_run(self):
+        self.assertOk(self.run_declared("m.npy", 37))
+        np.testing.assert_array_equal(self.load("out.npy"), np.tril(np.ones((37, 45))).sum(axis=1))
+        self.assertOk(self.run_declared("causal(37,45)", 37))
+
+    def test_mismatches(self):
+        for mask, s, message in (("m.npy", 36, "the mask has 37 rows, but kernel 'row_sum' declares S = 36 rows"),
+                                 ("narrow.npy", 37, "the mask has 44 columns, but kernel 'row_sum' declares 45"),
+                                 ("causal(40,45)", 37, "the mask has 40 rows")):
+            with self.subTest(mask=mask):
+                before = clitest.snapshot(self.tmp)
+                r = self.run_declared(mask, s, "--diagnostics=json")
+                errors = self.assertUserError(r, "E0608", message)
+                self.assertIn("block_mask<4, 8, S, 45>", errors[0]["message"])
+                self.assertEqual(clitest.snapshot(self.tmp), before, "files changed on an error")
+
+
 if __name__ == "__main__":
     clitest.main()

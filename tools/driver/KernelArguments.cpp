@@ -14,7 +14,8 @@ launch::Signature signatureOf(const ir::Kernel &kernel) {
   for (const auto &[name, value] : kernel.constValues)
     s.consts.push_back(name);
   for (const ir::BlockMaskParam &m : kernel.blockMasks)
-    s.masks.push_back(launch::MaskSpec{m.name, m.blockRows, m.blockCols, m.firstParam});
+    s.masks.push_back(launch::MaskSpec{m.name, m.blockRows, m.blockCols, m.firstParam, m.extents,
+                                       launch::extentsSpelling(m.extents, s.params)});
   return s;
 }
 

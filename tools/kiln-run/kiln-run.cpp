@@ -224,8 +224,13 @@ void describe(const std::string &path, const rt::Bundle &b, std::ostream &os) {
         return &m;
     return nullptr;
   };
-  auto maskType = [](const rt::BundleBlockMask &m) {
-    return "block_mask<" + std::to_string(m.blockRows) + ", " + std::to_string(m.blockCols) + ">";
+  auto maskType = [&](const rt::BundleBlockMask &m) {
+    std::string extents;
+    if (m.extents)
+      for (const BlockMaskExtent &e : *m.extents)
+        extents += ", " + (e.param >= 0 && size_t(e.param) < params.size() ? params[size_t(e.param)].name
+                                                                           : std::to_string(e.value));
+    return "block_mask<" + std::to_string(m.blockRows) + ", " + std::to_string(m.blockCols) + extents + ">";
   };
   std::string signature = b.kernelName + "(";
   bool firstParam = true;
@@ -383,7 +388,8 @@ int run(int argc, char **argv, DiagnosticEngine &diags) {
   for (const rt::ConstValue &c : bundle->consts)
     signature.consts.push_back(c.name);
   for (const rt::BundleBlockMask &m : bundle->blockMasks)
-    signature.masks.push_back(launch::MaskSpec{m.name, m.blockRows, m.blockCols, m.firstParam});
+    signature.masks.push_back(launch::MaskSpec{m.name, m.blockRows, m.blockCols, m.firstParam, m.extents,
+                                               launch::extentsSpelling(m.extents, signature.params)});
   std::optional<launch::HostArguments> host = launch::bindArguments(signature, o.args, diags);
   if (!host)
     return ExitUserError;

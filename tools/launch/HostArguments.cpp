@@ -311,8 +311,18 @@ std::string paramSpelling(const ParamSpec &param) {
   return param.name + ": " + (param.pointer ? "*" : "") + std::string(dtypeSpelling(param.dtype));
 }
 
+std::string extentsSpelling(const std::optional<BlockMaskExtents> &extents, const std::vector<ParamSpec> &params) {
+  std::string s;
+  if (extents)
+    for (const BlockMaskExtent &e : *extents)
+      s += ", " + (e.param >= 0 && size_t(e.param) < params.size() ? params[size_t(e.param)].name
+                                                                  : std::to_string(e.value));
+  return s;
+}
+
 std::string maskSpelling(const MaskSpec &mask) {
-  return mask.name + ": block_mask<" + std::to_string(mask.blockRows) + ", " + std::to_string(mask.blockCols) + ">";
+  return mask.name + ": block_mask<" + std::to_string(mask.blockRows) + ", " + std::to_string(mask.blockCols) +
+         mask.extentsSpelling + ">";
 }
 
 std::string paramList(const Signature &signature) {
@@ -521,6 +531,32 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
     arg.buffer = host.buffers.size();
     host.args.push_back(arg);
     host.buffers.push_back(std::move(buffer));
+  }
+  if (!ok)
+    return std::nullopt;
+  // Every argument is bound, one per parameter: a mask's extents can meet the values
+  // the kernel declares for them.
+  for (const MaskSpec &mask : signature.masks) {
+    if (!mask.extents)
+      continue;
+    for (unsigned i = 0; i < 2; ++i) {
+      const BlockMaskExtent &e = (*mask.extents)[i];
+      const int64_t actual = host.args[mask.firstParam + i].i;
+      const int64_t expected = e.param < 0 ? e.value : host.args.at(size_t(e.param)).i;
+      if (actual == expected)
+        continue;
+      const char *what = i == 0 ? "rows" : "columns";
+      diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
+              .hint(e.param < 0 ? "the kernel is written for that size"
+                                : "pass a mask of the size the kernel is launched for, or --arg " +
+                                      signature.params[size_t(e.param)].name + "=" + std::to_string(actual))
+          << "--arg " << mask.name << "=" << given[mask.name] << ": the mask has " << actual << " " << what
+          << ", but kernel '" << signature.kernel << "' declares "
+          << (e.param < 0 ? std::to_string(expected)
+                          : signature.params[size_t(e.param)].name + " = " + std::to_string(expected))
+          << " " << what << " for it (" << maskSpelling(mask) << ")";
+      ok = false;
+    }
   }
   if (!ok)
     return std::nullopt;

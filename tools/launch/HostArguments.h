@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "support/BlockMask.h"
 #include "support/Diagnostics.h"
 #include "support/ElementType.h"
 
@@ -28,10 +29,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-namespace kiln {
-struct BlockMaskLayout;
-}
 
 namespace kiln::launch {
 
@@ -49,7 +46,15 @@ struct MaskSpec {
   std::string name;
   int64_t blockRows = 0, blockCols = 0;
   unsigned firstParam = 0;
+  /// The extents the kernel declares, checked once every argument is bound.
+  std::optional<BlockMaskExtents> extents = std::nullopt;
+  /// ", S, 45" for messages, when it declares them.
+  std::string extentsSpelling = {};
 };
+
+/// ", S, 45": the extents as `block_mask<BM, BN, ROWS, COLS>` spells them, each a
+/// parameter's name or a number; "" without extents.
+std::string extentsSpelling(const std::optional<BlockMaskExtents> &extents, const std::vector<ParamSpec> &params);
 
 /// A kernel's runtime parameters (const parameters are already baked in).
 struct Signature {

@@ -437,6 +437,26 @@ TEST(Args, AWholeMasksPartsMeetTheKernelsAssumptions) {
                             "that assumption to launch it with this value)");
 }
 
+TEST(Args, AMaskMustHaveTheExtentsItsKernelDeclares) {
+  // block_mask<4, 8, S, 20> with S an i32 parameter after the mask.
+  MaskFixture f;
+  f.bundle.params.push_back({"S", DType::I32, false});
+  f.bundle.blockMasks[0].extents = BlockMaskExtents{BlockMaskExtent{0, 7}, BlockMaskExtent{20, -1}};
+  EXPECT_FALSE(f.pack({buf(1), buf(2), mask(maskHandle(1)), i64(10)}));
+  EXPECT_FALSE(f.pack({buf(1), buf(2), i64(10), i64(20), buf(11), buf(12), buf(13), i64(10)}));
+  std::optional<ArgsError> error = f.pack({buf(1), buf(2), mask(maskHandle(1)), i64(12)});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->status, KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(error->message, "kernel 'k': block mask 'mask' has 10 rows, but the kernel declares S = 12 rows for it");
+  // Passed as parts, the same check; and a negative i32 reads as itself.
+  error = f.pack({buf(1), buf(2), i64(10), i64(21), buf(11), buf(12), buf(13), i64(10)});
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->message, "kernel 'k': block mask 'mask' has 21 columns, but the kernel declares 20 columns for it");
+  error = f.pack({buf(1), buf(2), mask(maskHandle(1)), i64(-10)});
+  ASSERT_TRUE(error);
+  EXPECT_TRUE(contains(error->message, "declares S = -10 rows")) << error->message;
+}
+
 TEST(Args, SignatureStringSpellsMasks) {
   Bundle b = test::maskedBundle();
   EXPECT_EQ(signatureString("row_sum", b.params, b.blockMasks), "row_sum(x: *f32, out: *f32, mask: block_mask<4, 8>)");

@@ -154,6 +154,14 @@ TEST(Bundle, BlockMasksRoundTripAsOneLineEach) {
   ASSERT_EQ(back->blockMasks.size(), 2u);
   EXPECT_EQ(back->blockMasks[1], (BundleBlockMask{"causal", 256, 1, 10}));
   EXPECT_EQ(serialize(*back), bytes);
+  // Declared extents follow the first parameter: `@P` for parameter P, `=N` for N.
+  b.blockMasks[1].extents = BlockMaskExtents{BlockMaskExtent{0, 3}, BlockMaskExtent{4096, -1}};
+  bytes = serialize(b);
+  text.assign(bytes.begin(), bytes.end());
+  EXPECT_TRUE(contains(text, "block_mask causal 256 1 10 @3 =4096\n")) << text;
+  back = parseBundle(bytes, error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, b);
   // A bundle without masks has no such line, and one written before masks existed reads
   // back with none.
   std::vector<uint8_t> plain = serialize(vaddBundle());
@@ -200,6 +208,17 @@ TEST(Bundle, BlockMasksMustMatchTheirParameters) {
               b.blockMasks.push_back({"m", 1, 1, 6});
             }),
             "block mask 'm' overlaps block mask 'mask' at parameter 6");
+  EXPECT_EQ(invalid([](Bundle &b) { b.blockMasks[0].extents = BlockMaskExtents{BlockMaskExtent{0, 0}, {}}; }),
+            "block mask 'mask' declares an extent by parameter 0, which is not an integer parameter of the kernel");
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.blockMasks[0].extents = BlockMaskExtents{BlockMaskExtent{0, 4}, {}}; }),
+                       "by parameter 4, which is not an integer parameter"))
+      << "a mask's own rows";
+  EXPECT_TRUE(contains(invalid([](Bundle &b) { b.blockMasks[0].extents = BlockMaskExtents{BlockMaskExtent{0, 99}, {}}; }),
+                       "by parameter 99"));
+  EXPECT_EQ(invalid([](Bundle &b) {
+              b.blockMasks[0].extents = BlockMaskExtents{BlockMaskExtent{0, 3}, BlockMaskExtent{0, -1}};
+            }),
+            "block mask 'mask' declares an extent of 0, outside 1..2^30");
   EXPECT_EQ(invalid([](Bundle &b) { b.blockMasks[0].name = "9m"; }), "block mask name '9m' is not an identifier");
   EXPECT_EQ(invalid([](Bundle &b) { b.blockMasks[0].name = "mask.rows"; }),
             "block mask name 'mask.rows' is not an identifier");
