@@ -15,9 +15,9 @@
 #===---------------------------------------------------------------------------===#
 import numpy as np
 
-from kilncase import (EXACT, Arr, BlockMask, MaskPattern, Scalar, Tol, bigbird, causal, cdiv, dense,
-                      diagonal, dilated, f64, fill, longformer, masked_attention_ref, masked_row_sum_ref,
-                      normal, randint, random_blocks, sliding, with_specials)
+from kilncase import (EXACT, Arr, BlockMask, MaskPattern, Scalar, Tol, bigbird, causal, causal_window, cdiv,
+                      dense, diagonal, dilated, f64, fill, longformer, masked_attention_ref,
+                      masked_row_sum_ref, normal, randint, random_blocks, sliding, with_specials)
 
 FILE = "block_sparse.kiln"
 # add() names files relative to tests/programs/.
@@ -192,6 +192,12 @@ def _predicate(pattern):
 CASES = [
     _bench_attention(".causal", 256, causal()),
     _bench_attention(".random", 384, random_blocks(0.3, 0.3), keep_diagonal=True),
+    # The rest of the benchmark's six masks, scaled to 256 keys.
+    _bench_attention(".sliding", 256, sliding(64)),
+    _bench_attention(".causal_window", 256, causal_window(128)),
+    _bench_attention(".dilated", 256, dilated(128, 2)),
+    _bench_attention(".longformer", 256, longformer(16, 8)),
+    _bench_attention(".bigbird", 256, bigbird(24, 16, 64, 10, 0)),
     # A mix of empty, full and partial blocks on a grid of ragged edges (37 = 9·4 + 1
     # rows, 45 = 5·8 + 5 columns).
     _row_sum(".random", grid_sizes(37, 45), random_blocks(0.3, 0.3)),
@@ -250,6 +256,11 @@ CASES = [
                keep_diagonal=True),
     _attention(".block_wise_longformer", 1, 128, longformer(8, 4), flags=("--reduction-split=4",)),
     _attention(".longformer", 2, 100, longformer(6, 3)),
+    # The rest of the benchmark's masks (docs/benchmarks.md), scaled down: causal
+    # sliding, dilated (most partial blocks keep a third of their elements) and BigBird.
+    _attention(".causal_window", 2, 100, causal_window(40)),
+    _attention(".dilated", 2, 100, dilated(48, 3)),
+    _attention(".bigbird", 2, 100, bigbird(6, 3, 16, 30, 7)),
 
     _row_sum(".predicate_causal", grid_sizes(37, 45), causal(), predicate="causal"),
     _row_sum(".predicate_sliding", random_grid(70, 100), sliding(5), predicate=_predicate(sliding(5))),

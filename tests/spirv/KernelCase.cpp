@@ -39,8 +39,8 @@ struct MaskPatternInfo {
   size_t min, max;
 };
 constexpr MaskPatternInfo kMaskPatterns[] = {
-    {"random", 2, 3}, {"causal", 0, 0}, {"sliding", 1, 1}, {"dense", 0, 0}, {"diagonal", 0, 0},
-    {"longformer", 2, 2}};
+    {"random", 2, 3},     {"causal", 0, 0},        {"sliding", 1, 1},  {"dense", 0, 0}, {"diagonal", 0, 0},
+    {"longformer", 2, 2}, {"causal_window", 1, 1}, {"dilated", 2, 2}, {"bigbird", 5, 5}};
 
 /// The rest of `@arg NAME blockmask ROWS COLS BM BN PATTERN [PARAM...] [keep_diagonal]
 /// [empty_rows RB...]`: adds the mask to spec.blockMasks and its five parameters to
@@ -101,6 +101,12 @@ static bool parseBlockMaskArg(const std::string &name, std::istringstream &ws, C
   ws.clear(std::ios::eofbit);
   if (m.params.size() < info->min) {
     error = "pattern '" + m.pattern + "' needs " + std::to_string(info->min) + " numbers";
+    return false;
+  }
+  // The divisors: dilated's step, BigBird's block.
+  if ((m.pattern == "dilated" && m.params[1] < 1) || (m.pattern == "bigbird" && m.params[2] < 1)) {
+    error = "pattern '" + m.pattern + "' divides by its " + (m.pattern == "dilated" ? "second" : "third") +
+            " number, which must be at least 1";
     return false;
   }
   static constexpr DType kTypes[kBlockMaskParams] = {DType::I32, DType::I32, DType::I32, DType::I32, DType::U32};
@@ -297,6 +303,16 @@ static void putElement(interp::Buffer &buf, int64_t i, double v) {
   std::memcpy(buf.data.data() + i * eb, &bits, eb);
 }
 
+/// stdlib/block_masks.kiln's random_block: whether block (rb, cb) of BigBird's random
+/// pattern is kept, by the same hash in wrapping u32 arithmetic.
+static bool randomBlock(int64_t rb, int64_t cb, int64_t percent, int64_t seed) {
+  uint32_t h = uint32_t(rb) * 2654435761u ^ uint32_t(cb) * 2246822519u ^ uint32_t(seed) * 3266489917u;
+  h = (h ^ (h >> 15)) * 2246822519u;
+  h = (h ^ (h >> 13)) * 3266489917u;
+  h ^= h >> 16;
+  return int64_t(h % 100u) < percent;
+}
+
 std::vector<uint8_t> drawBlockMask(const BlockMaskSpec &mask, std::mt19937_64 &rng) {
   const int64_t rows = mask.rows, cols = mask.cols, bm = mask.blockRows, bn = mask.blockCols;
   std::vector<uint8_t> keep(static_cast<size_t>(rows * cols), 0);
@@ -316,7 +332,11 @@ std::vector<uint8_t> drawBlockMask(const BlockMaskSpec &mask, std::mt19937_64 &r
             keep[r * cols + c] = full || unit(rng) < pElem;
       }
   } else {
-    const int64_t w = static_cast<int64_t>(param(0, 0)), global = static_cast<int64_t>(param(1, 0));
+    // The element rules of kilncase's patterns (stdlib/block_masks.kiln's predicates).
+    int64_t p[5];
+    for (size_t i = 0; i < 5; ++i)
+      p[i] = static_cast<int64_t>(param(i, 0));
+    const int64_t w = p[0];
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) {
         bool k = true; // dense
@@ -327,7 +347,13 @@ std::vector<uint8_t> drawBlockMask(const BlockMaskSpec &mask, std::mt19937_64 &r
         else if (mask.pattern == "diagonal")
           k = r == c;
         else if (mask.pattern == "longformer")
-          k = std::abs(r - c) <= w || r < global || c < global;
+          k = std::abs(r - c) <= w || r < p[1] || c < p[1];
+        else if (mask.pattern == "causal_window")
+          k = c <= r && r - c < w;
+        else if (mask.pattern == "dilated")
+          k = std::abs(r - c) <= w && (r - c) % p[1] == 0;
+        else if (mask.pattern == "bigbird")
+          k = std::abs(r - c) <= w || r < p[1] || c < p[1] || randomBlock(r / p[2], c / p[2], p[3], p[4]);
         keep[r * cols + c] = k;
       }
   }

@@ -40,8 +40,11 @@
 // what the runtime would build. Patterns, as tests/examples/kilncase.py draws them:
 // `random PE PF [PX]` (each BM x BN block empty with probability PE, full with PF,
 // otherwise each of its elements kept with probability PX, default 0.5), `causal`
-// (c <= r), `sliding W` (|r - c| <= W), `dense` (everything), `diagonal` (r == c) and
-// `longformer W G` (a band |r - c| <= W, and rows and columns below G kept whole).
+// (c <= r), `sliding W` (|r - c| <= W), `dense` (everything), `diagonal` (r == c),
+// `longformer W G` (a band |r - c| <= W, and rows and columns below G kept whole), and
+// stdlib/block_masks.kiln's `causal_window W` (0 <= r - c < W), `dilated W D` (|r - c|
+// <= W and D divides r - c) and `bigbird W G B P SEED` (Longformer's, or B x B block
+// (r / B, c / B) among the P percent its hash with SEED keeps).
 // Then `keep_diagonal` keeps every element (i, i), and `empty_rows` clears the listed
 // block rows (negative: from the end), whose loops then run no iteration.
 //
@@ -63,7 +66,7 @@ namespace kiln::spirvtest {
 struct BlockMaskSpec {
   std::string name;
   int64_t rows = 0, cols = 0, blockRows = 0, blockCols = 0;
-  std::string pattern;             ///< random, causal, sliding, dense or diagonal
+  std::string pattern;             ///< random, causal, sliding, dense, diagonal, longformer, ...
   std::vector<double> params;      ///< the numbers after the pattern
   bool keepDiagonal = false;
   std::vector<int64_t> emptyRows;  ///< block rows to clear (negative: from the end)
