@@ -8,6 +8,7 @@
 #include "runtime/DTypes.h"
 #include "support/BlockMask.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -245,10 +246,14 @@ kiln_grid KernelFamily::gridFor(const LaunchGrid &grid, const kiln_kernel *kerne
   return grid.forConfig(kernel, name_, autotuned_ ? configs_[index].text : "");
 }
 
-size_t KernelFamily::chooseConfig(const LaunchGrid &grid, std::span<const kiln_arg> args, const ArgFacts &facts) {
+size_t KernelFamily::chooseConfig(const LaunchGrid &grid, std::span<const kiln_arg> args, const ArgFacts &facts,
+                                  const std::string &maskKey) {
   if (grid.isFixed() && isEmpty(grid.fixed())) // nothing runs, so there is nothing to time
     return firstCompiled();
+  // A mask passed whole is part of the key: how sparse it is decides the best config.
   std::string values = keyValues(args);
+  if (!maskKey.empty())
+    values += (values.empty() ? "" : ", ") + maskKey;
   std::string choiceKey = values + "; " + facts.text();
   if (auto it = choices_.find(choiceKey); it != choices_.end())
     return it->second;
@@ -273,6 +278,7 @@ size_t KernelFamily::chooseConfig(const LaunchGrid &grid, std::span<const kiln_a
 
 size_t KernelFamily::tune(const LaunchGrid &grid, std::span<const kiln_arg> args, const ArgFacts &facts,
                           const std::string &values, bool &keep) {
+  const auto tuneStart = std::chrono::steady_clock::now();
   JitState &jit = *jit_;
   TuningRecord record;
   record.keyValues = values;
@@ -344,12 +350,17 @@ size_t KernelFamily::tune(const LaunchGrid &grid, std::span<const kiln_arg> args
   jit.cache.storeText(recordKey, "tune", record.serialize());
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.4f", *record.medianMs[*best]);
+  const double tunedMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tuneStart).count();
+  char took[32];
+  std::snprintf(took, sizeof took, "%.0f", tunedMs);
   jit.log.note("kernel '" + name_ + "' autotuned for " + (values.empty() ? "its arguments" : values) + ": " +
-               configs_[*best].text + " (" + ms + " ms, fastest of " + std::to_string(configs_.size()) + ")");
+               configs_[*best].text + " (" + ms + " ms, fastest of " + std::to_string(configs_.size()) +
+               "; tuning took " + took + " ms)");
   return *best;
 }
 
-std::vector<kiln_arg> KernelFamily::withMaskParts(std::span<const kiln_arg> args) const {
+std::vector<kiln_arg> KernelFamily::withMaskParts(std::span<const kiln_arg> args, std::string &maskKey) const {
   std::vector<kiln_arg> out;
   size_t param = 0, arg = 0;
   for (const rt::BundleBlockMask &m : masks_) {
@@ -363,6 +374,7 @@ std::vector<kiln_arg> KernelFamily::withMaskParts(std::span<const kiln_arg> args
         kiln_block_mask_query(jit_->runtime, args[arg].value.mask, &shape[0], &shape[1], nullptr, nullptr,
                               &arrays[0], &arrays[1], &arrays[2]) != KILN_SUCCESS)
       continue; // passed as parts, or refused by checkArgs with the runtime's message
+    maskKey += (maskKey.empty() ? "" : ", ") + m.name + "=" + kiln_block_mask_digest(args[arg].value.mask);
     for (int64_t extent : shape) {
       kiln_arg a{};
       a.kind = KILN_ARG_INT;
@@ -385,10 +397,11 @@ std::vector<kiln_arg> KernelFamily::withMaskParts(std::span<const kiln_arg> args
 KernelFamily::Selection KernelFamily::selectLocked(const LaunchGrid &grid, std::span<const kiln_arg> whole) {
   // Masks passed whole become their five parts, so that every argument lines up with
   // its parameter for the facts, the autotuning key and the timing launches.
-  const std::vector<kiln_arg> args = withMaskParts(whole);
+  std::string maskKey;
+  const std::vector<kiln_arg> args = withMaskParts(whole, maskKey);
   rt::PackedArgs packed = checkArgs(args);
   ArgFacts facts = jit_->specialize ? factsOf(params_, packed) : genericFacts();
-  size_t config = autotuned_ ? chooseConfig(grid, args, facts) : 0;
+  size_t config = autotuned_ ? chooseConfig(grid, args, facts, maskKey) : 0;
   kiln_kernel *kernel = variant(config, facts);
   return Selection{kernel, config, gridFor(grid, kernel, config)};
 }

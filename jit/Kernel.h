@@ -109,9 +109,12 @@ private:
   rt::PackedArgs checkArgs(std::span<const kiln_arg> args) const;
   /// `args` with each block mask passed whole (KILN_ARG_BLOCK_MASK) replaced by its five
   /// parts; a mask the runtime does not know is left for checkArgs to refuse.
-  std::vector<kiln_arg> withMaskParts(std::span<const kiln_arg> args) const;
+  /// Appends "NAME=DIGEST" to `maskKey` for each mask passed whole, which the tuning
+  /// results are keyed by.
+  std::vector<kiln_arg> withMaskParts(std::span<const kiln_arg> args, std::string &maskKey) const;
   kiln_kernel *variant(size_t config, const ArgFacts &facts);
-  size_t chooseConfig(const LaunchGrid &grid, std::span<const kiln_arg> args, const ArgFacts &facts);
+  size_t chooseConfig(const LaunchGrid &grid, std::span<const kiln_arg> args, const ArgFacts &facts,
+                      const std::string &maskKey);
   /// Times every config; returns the fastest and whether the choice may be kept.
   size_t tune(const LaunchGrid &grid, std::span<const kiln_arg> args, const ArgFacts &facts,
               const std::string &keyValues, bool &keep);

@@ -121,6 +121,7 @@ struct kiln_block_mask {
   int32_t rows = 0, cols = 0, blockRows = 0, blockCols = 0;
   int64_t full = 0, partial = 0, empty = 0;
   kiln_buffer *rowStart = nullptr, *blocks = nullptr, *bitmaps = nullptr;
+  std::string digest; ///< blockMaskDigest of the layout
 };
 
 extern "C" {
@@ -594,6 +595,7 @@ static kiln_status uploadMask(const char *fn, kiln_runtime *runtime, const std::
   mask->cols = layout->cols;
   mask->blockRows = layout->blockRows;
   mask->blockCols = layout->blockCols;
+  mask->digest = kiln::blockMaskDigest(*layout);
   kiln::BlockMaskStats stats = kiln::blockMaskStats(*layout);
   mask->full = stats.full;
   mask->partial = stats.partial;
@@ -736,6 +738,18 @@ kiln_status kiln_block_mask_from_buffers(kiln_runtime *runtime, int64_t rows, in
     mask->blockCols = index.blockCols;
     for (int32_t e = 0; e < entries; ++e)
       ++(index.blocks[2 * e + 1] < 0 ? mask->full : mask->partial);
+    // The digest (what tuning results are keyed by) covers the bitmaps too, as far as
+    // the slots reach: the same pattern has the same digest whichever builder made it.
+    index.blocks.resize(2 * size_t(std::max(entries, 1)));
+    int64_t slots = 0;
+    for (int32_t e = 0; e < entries; ++e)
+      slots = std::max<int64_t>(slots, index.blocks[2 * e + 1] + 1);
+    index.bitmaps.resize(size_t(std::max<int64_t>(slots, 1) * index.wordsPerBlock()));
+    index.bitmaps.resize(std::min(index.bitmaps.size(), bitmaps->size / sizeof(uint32_t)));
+    if (!index.bitmaps.empty() &&
+        kiln_buffer_read(bitmaps, 0, index.bitmaps.data(), index.bitmaps.size() * sizeof(uint32_t)) != KILN_SUCCESS)
+      return fail(KILN_ERROR_INVALID_VALUE, fn + ": " + kiln_last_error());
+    mask->digest = kiln::blockMaskDigest(index);
     mask->empty = int64_t(index.numBlockRows()) * index.numBlockCols() - entries;
     // The mask owns copies, so the caller's buffers stay the caller's.
     const std::tuple<kiln_buffer **, kiln_dtype, const kiln_buffer *> parts[] = {
@@ -808,6 +822,8 @@ kiln_status kiln_block_mask_shape(const kiln_block_mask *mask, int64_t *rows, in
     return KILN_SUCCESS;
   });
 }
+
+const char *kiln_block_mask_digest(const kiln_block_mask *mask) { return mask ? mask->digest.c_str() : ""; }
 
 kiln_status kiln_block_mask_counts(const kiln_block_mask *mask, int64_t *full, int64_t *partial, int64_t *empty) {
   return guarded([&] {

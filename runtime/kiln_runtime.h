@@ -259,6 +259,10 @@ kiln_status kiln_block_mask_query(const kiln_runtime *runtime, const kiln_block_
                                   int64_t *cols, int64_t *block_rows, int64_t *block_cols,
                                   const kiln_buffer **row_start, const kiln_buffer **blocks,
                                   const kiln_buffer **bitmaps);
+/* A stable digest of the mask's content (extents, block sizes and its three arrays), as
+ * 16 lowercase hex digits, valid while the mask lives; "" for NULL. Masks built from the
+ * same pattern by any builder share it: the JIT keys tuning results by it. */
+const char *kiln_block_mask_digest(const kiln_block_mask *mask);
 /* How many blocks of the grid are full, partial and empty (a block reaching past the
  * grid's edge is never full). Out pointers may be NULL. */
 kiln_status kiln_block_mask_counts(const kiln_block_mask *mask, int64_t *full, int64_t *partial, int64_t *empty);

@@ -130,5 +130,60 @@ TEST_F(Autotune, TunedConstsCannotAlsoBeSet) {
   }
 }
 
+// A kernel over a block mask: which config is fastest depends on the mask's sparsity,
+// so the tuning is keyed by the mask's content as well as by n.
+const char *kMasked = R"(@autotune(configs = [{TAG: 7001, num_warps: 1}, {TAG: 7002, num_warps: 2},
+                      {TAG: 7003, num_warps: 4}], key = [n])
+kernel masked(x: *i32, mask: block_mask<4, 8>, n: i32, const TAG: i32 = 0) {
+    let rb = program_id(0);
+    for kb in blocks(mask, rb) {
+        store(x + rb * n + kb, TAG);
+    }
+}
+)";
+
+TEST_F(Autotune, AMaskPassedWholeKeysTheTuningByItsContent) {
+  Buffer x = runtime->alloc<int32_t>(256);
+  std::vector<uint8_t> lower(16 * 32), band(16 * 32);
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 32; ++c) {
+      lower[r * 32 + c] = c <= r;
+      band[r * 32 + c] = std::abs(r - c) <= 2;
+    }
+  BlockMask causal = runtime->block_mask_from_dense(std::span<const uint8_t>(lower), 16, 32, 4, 8);
+  BlockMask banded = runtime->block_mask_from_dense(std::span<const uint8_t>(band), 16, 32, 4, 8);
+  BlockMask causalAgain = runtime->block_mask_from_dense(std::span<const uint8_t>(lower), 16, 32, 4, 8);
+  const std::string digest = kiln_block_mask_digest(causal.handle());
+  ASSERT_EQ(digest.size(), 16u);
+  EXPECT_EQ(digest, kiln_block_mask_digest(causalAgain.handle())) << "the same pattern, the same digest";
+  EXPECT_NE(digest, kiln_block_mask_digest(banded.handle()));
+  EXPECT_STREQ(kiln_block_mask_digest(nullptr), "");
+
+  Jit::Options options;
+  options.autotune_warmup = 1;
+  options.autotune_runs = 1;
+  auto jit = makeJit(options);
+  JitKernel k = jit->compile_string(kMasked, "masked", {}, "masked.kiln");
+  const int tuning = 3 * (1 + 1);
+  k.launch({4, 1, 1}, x, causal, 8);
+  EXPECT_EQ(fake.launchCount(), tuning + 1);
+  auto notes = logged(KILN_JIT_NOTE);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(contains(notes[0], "autotuned for n=8, mask=" + digest + ": {TAG: 7002, num_warps: 2}")) << notes[0];
+  EXPECT_TRUE(contains(notes[0], "tuning took ")) << notes[0];
+  k.launch({4, 1, 1}, x, causalAgain, 8);
+  EXPECT_EQ(fake.launchCount(), tuning + 2) << "the same content: the choice is reused";
+  k.launch({4, 1, 1}, x, banded, 8);
+  EXPECT_EQ(fake.launchCount(), 2 * tuning + 3) << "another mask: timed again";
+  EXPECT_EQ(filesEndingIn(cache.path(), ".tune").size(), 2u);
+
+  // A new process finds both choices on disk.
+  auto fresh = makeJit(options);
+  JitKernel again = fresh->compile_string(kMasked, "masked", {}, "masked.kiln");
+  again.launch({4, 1, 1}, x, causal, 8);
+  again.launch({4, 1, 1}, x, banded, 8);
+  EXPECT_EQ(fake.launchCount(), 2 * tuning + 5);
+}
+
 } // namespace
 } // namespace kiln::jit::test

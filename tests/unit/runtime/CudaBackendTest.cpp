@@ -562,6 +562,7 @@ TEST_F(CudaBackend, AMaskFromDeviceArraysIsCheckedAndCopied) {
   ASSERT_EQ(kiln_block_mask_counts(mask, &full, &partial, &empty), KILN_SUCCESS);
   BlockMaskStats stats = blockMaskStats(*host);
   EXPECT_EQ(std::vector<int64_t>({full, partial, empty}), std::vector<int64_t>({stats.full, stats.partial, stats.empty}));
+  EXPECT_EQ(std::string(kiln_block_mask_digest(mask)), blockMaskDigest(*host)) << "as if built on the host";
 
   // The query sees the mask's own copies, which outlive the caller's buffers.
   int64_t rows = 0, cols = 0, bm = 0, bn = 0;
