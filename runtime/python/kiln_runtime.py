@@ -98,6 +98,8 @@ def _open(path):
         "kiln_block_mask_destroy": ([P], None),
         "kiln_block_mask_shape": ([P, P64, P64, P64, P64], I),
         "kiln_block_mask_counts": ([P, P64, P64, P64], I),
+        "kiln_block_mask_from_buffers": ([P, I64, I64, I64, I64, P, P, P, ctypes.POINTER(P)], I),
+        "kiln_block_mask_digest": ([P], ctypes.c_char_p),
         "kiln_launch": ([P, _Grid, ctypes.POINTER(_Arg), S], I),
     }
     for name, (args, result) in signatures.items():
@@ -211,6 +213,19 @@ class Runtime:
         return BlockMask(self, handle)
 
 
+    def block_mask_from_buffers(self, row_start, blocks, bitmaps, shape, block):
+        """A BlockMask from its three arrays already on the device (Buffers), as the passes
+        of stdlib/block_masks.kiln build them from a Kiln predicate: the block level is
+        read back and checked, and the mask keeps copies. `shape` is (rows, cols) and
+        `block` (BM, BN)."""
+        bm, bn = _block_pair(block)
+        rows, cols = (int(v) for v in shape)
+        handle = ctypes.c_void_p()
+        self._check(self._lib.kiln_block_mask_from_buffers(self._handle, rows, cols, bm, bn, row_start._handle,
+                                                           blocks._handle, bitmaps._handle, ctypes.byref(handle)))
+        return BlockMask(self, handle)
+
+
 def _block_pair(block):
     """(BM, BN) as two Python ints."""
     bm, bn = block
@@ -259,6 +274,8 @@ class BlockMask:
         rows, cols, bm, bn, full, partial, empty = (v.value for v in values)
         self.shape, self.block = (rows, cols), (bm, bn)
         self.counts = {"full": full, "partial": partial, "empty": empty}  # blocks of each kind
+        # Its content as 16 hex digits, the same for the same pattern whatever built it.
+        self.digest = lib.kiln_block_mask_digest(handle).decode()
 
     def free(self):
         if self._handle:

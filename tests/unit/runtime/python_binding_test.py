@@ -144,6 +144,18 @@ def check_block_masks(rt, args, tmp, fake, expect, raises):
     whole = rt.block_mask_from_bsr(np.array([0, 1, 1]), np.array([0]), shape=(8, 20), block=(4, 8))
     expect("BSR without data keeps the listed blocks whole", whole.counts == {"full": 1, "partial": 0, "empty": 5})
 
+    built = rt.block_mask_from_buffers(rt.upload(np.array([0, 2, 2], np.int32)),
+                                       rt.upload(np.array([0, -1, 2, 0], np.int32)),
+                                       rt.upload(np.array([1 << (1 * 8 + 1)], np.uint32)), (8, 20), (4, 8))
+    expect("device arrays make the same mask, digest included",
+           built.counts == mask.counts and built.digest == mask.digest == bsr.digest and len(mask.digest) == 16
+           and whole.digest != mask.digest)
+    raises("device arrays that are not a mask",
+           lambda: rt.block_mask_from_buffers(rt.upload(np.array([0, 2, 1], np.int32)),
+                                              rt.upload(np.array([0, -1, 2, 0], np.int32)),
+                                              rt.upload(np.array([0], np.uint32)), (8, 20), (4, 8)),
+           "KILN_ERROR_INVALID_VALUE", "row_start[2] = 1 is less than row_start[1] = 2")
+
     row_start, blocks, bitmaps = rt.upload(np.array([0, 1, 1], np.int32)), rt.upload(
         np.array([0, -1], np.int32)), rt.upload(np.array([0], np.uint32))
     kernel.launch((2,), x, out, 8, 20, row_start, blocks, bitmaps)
