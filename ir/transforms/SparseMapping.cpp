@@ -84,8 +84,11 @@ SparseMappingChoice chooseSparseMapping(const SparseMappingInputs &in) {
       best = s;
   if (o.mapping == SparseMapping::Block && o.segments > 1)
     best = std::min(o.segments, kMaxSparseSegments);
-  const std::string profile = std::to_string(nonEmpty) + " non-empty blocks (density " +
-                              fixed(100 * m.blockDensity()) + "%), " + fixed(mean) + " per block row on average and " +
+  const std::string profile = std::to_string(nonEmpty) + " non-empty blocks of " +
+                              std::to_string(m.blockRows * m.blockCols) + " (" + std::to_string(m.full) + " full, " +
+                              std::to_string(m.partial) + " partial, " + std::to_string(m.empty) +
+                              " empty; block density " + fixed(100 * m.blockDensity()) + "%), " + fixed(mean) +
+                              " per block row on average and " +
                               std::to_string(m.maxRowBlocks) + " at most, " + fixed(heads * double(rows)) +
                               " programs for " + std::to_string(processors) + " processors";
   const double blockTime = timeOf(best);

@@ -143,6 +143,11 @@ cl::opt<bool> ListBuiltins("list-builtins",
                            cl::desc("Print every builtin function with its parameters (optional ones end in ?; "
                                     "docs/builtins.md describes each) and exit"),
                            cl::cat(KilnCategory));
+cl::opt<std::string> MaskText("mask",
+                              cl::desc("The block mask the kernel will be launched with, for the sparse mapping's "
+                                       "cost model (and --explain-sparsity): a 2-D bool .npy file or "
+                                       "PRED(ROWS,COLS,...), built on the interpreter"),
+                              cl::value_desc("NAME=VALUE"), cl::cat(KilnCategory));
 cl::opt<bool> VerifyDiagnostics("verify-diagnostics",
                                 cl::desc("Check the diagnostics against the input's expected-error comments"),
                                 cl::cat(KilnCategory));
@@ -219,21 +224,8 @@ std::optional<int64_t> forcedSplit(DiagnosticEngine &diags) {
 std::optional<BlockMaskStats> maskStats(const ir::Kernel &kernel, const launch::HostArguments &host) {
   if (kernel.blockMasks.empty())
     return std::nullopt;
-  const ir::BlockMaskParam &m = kernel.blockMasks.front();
-  auto words = [&]<typename T>(unsigned part, std::vector<T> &out) {
-    const std::vector<std::byte> &bytes = host.buffers.at(host.args.at(m.firstParam + part).buffer).data;
-    out.resize(bytes.size() / sizeof(T));
-    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
-  };
-  BlockMaskLayout layout;
-  layout.rows = static_cast<int32_t>(host.args.at(m.firstParam).i);
-  layout.cols = static_cast<int32_t>(host.args.at(m.firstParam + 1).i);
-  layout.blockRows = static_cast<int32_t>(m.blockRows);
-  layout.blockCols = static_cast<int32_t>(m.blockCols);
-  words(2, layout.rowStart);
-  words(3, layout.blocks);
-  words(4, layout.bitmaps);
-  return blockMaskStats(layout);
+  const launch::Signature signature = driver::signatureOf(kernel);
+  return launch::maskArgumentStats(host, kernel.blockMasks.front().firstParam, signature.masks.front());
 }
 
 /// --sparse-mapping: auto when absent; nullopt, after E0900, when it is none of the three.
@@ -499,6 +491,56 @@ int emitAST(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags) {
 
 /// `dslc FILE [--emit=tir|llvm|ptx|spirv|spirv-asm|bundle]`; `emit` false only checks
 /// (for --verify-diagnostics), code generation included.
+/// `--mask NAME=VALUE` for `kernel`: the mask built (a predicate's on the interpreter)
+/// and its statistics; nullopt after an error.
+std::optional<BlockMaskStats> knownMask(const ir::Kernel &kernel, const SemaOptions &options,
+                                        std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags,
+                                        TimingReport *timing) {
+  const std::string text = MaskText;
+  const size_t eq = text.find('=');
+  const launch::Signature signature = driver::signatureOf(kernel);
+  const std::string name = text.substr(0, eq);
+  auto spec = std::find_if(signature.masks.begin(), signature.masks.end(),
+                           [&](const launch::MaskSpec &m) { return m.name == name; });
+  if (eq == std::string::npos || spec == signature.masks.end()) {
+    std::string masks;
+    for (const launch::MaskSpec &m : signature.masks)
+      masks += (masks.empty() ? "" : ", ") + launch::maskSpelling(m);
+    diags.error(Location::commandLine(), DiagCode::BadOption)
+            .hint("write --mask NAME=FILE.npy or --mask NAME=PRED(ROWS,COLS,...)")
+        << "--mask " << text << ": kernel '" << kernel.name << "' "
+        << (masks.empty() ? "has no block_mask parameter" : "takes " + masks);
+    return std::nullopt;
+  }
+  launch::HostArguments host;
+  if (!launch::bindMaskArgument(*spec, text.substr(eq + 1), host, diags))
+    return std::nullopt;
+  for (const launch::PredicateMask &request : host.predicateMasks) {
+    if (driver::isTirFile(InputFile)) {
+      diags.error(Location::commandLine(), DiagCode::BlockMaskArgument).hint("pass the mask as a 2-D bool .npy file")
+          << "--mask " << text << ": a mask is built from a predicate of a Kiln program, and " << InputFile
+          << " is Tile IR";
+      return std::nullopt;
+    }
+    TimingReport::Scope timer(timing, "mask: build '" + name + "' on the interpreter");
+    auto runPass = [&](ir::Module &m, launch::HostArguments &h, const std::array<int64_t, 3> &g) {
+      ir::PipelineOptions passPipeline = pipelineOptions(timing, diags, 0, g[0] * g[1] * g[2], codegen::Target::SM90);
+      passPipeline.printAfterAll = false;
+      passPipeline.fusionRemarks = passPipeline.sparsityRemarks = nullptr;
+      ir::runPipeline(m, passPipeline, diags);
+      interp::RunOptions runOptions;
+      runOptions.grid = g;
+      return driver::runOnInterpreter(*m.kernels.front(), h, runOptions, diags);
+    };
+    std::optional<BlockMaskLayout> layout =
+        dslc::buildPredicateMask(request, InputFile, options, stdlibDir(), sources, runPass, diags);
+    if (!layout)
+      return std::nullopt;
+    launch::fillPredicateMask(host, request, *layout);
+  }
+  return launch::maskArgumentStats(host, 0, *spec);
+}
+
 int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingReport *timing,
             const EmitPlan &plan, bool emit = true) {
   bool ok = true;
@@ -510,8 +552,17 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   auto module = driver::loadModule(InputFile, options, sources, diags, timing);
   if (!module)
     return driver::ExitUserError;
+  std::optional<BlockMaskStats> mask;
+  if (MaskText.getNumOccurrences()) {
+    const ir::Kernel *kernel = singleKernel(*module, "--mask describes the mask of one", diags);
+    if (!kernel)
+      return driver::ExitUserError;
+    mask = knownMask(*kernel, options, sources, diags, timing);
+    if (!mask)
+      return driver::ExitUserError;
+  }
   if (!NoOptimize) {
-    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, std::nullopt, plan.target), diags);
+    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, std::nullopt, plan.target, mask), diags);
   }
 
   if (!generatesCode(plan.kind)) {

@@ -563,6 +563,27 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
   return host;
 }
 
+bool bindMaskArgument(const MaskSpec &mask, const std::string &value, HostArguments &host, DiagnosticEngine &diags) {
+  return bindMask(mask, value, host, diags);
+}
+
+BlockMaskStats maskArgumentStats(const HostArguments &host, size_t first, const MaskSpec &mask) {
+  auto words = [&]<typename T>(unsigned part, std::vector<T> &out) {
+    const std::vector<std::byte> &bytes = host.buffers.at(host.args.at(first + part).buffer).data;
+    out.resize(bytes.size() / sizeof(T));
+    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  };
+  BlockMaskLayout layout;
+  layout.rows = static_cast<int32_t>(host.args.at(first).i);
+  layout.cols = static_cast<int32_t>(host.args.at(first + 1).i);
+  layout.blockRows = static_cast<int32_t>(mask.blockRows);
+  layout.blockCols = static_cast<int32_t>(mask.blockCols);
+  words(2, layout.rowStart);
+  words(3, layout.blocks);
+  words(4, layout.bitmaps);
+  return blockMaskStats(layout);
+}
+
 void fillPredicateMask(HostArguments &host, const PredicateMask &request, const BlockMaskLayout &layout) {
   fillMaskBuffers(host, request.firstArg, layout);
 }

@@ -138,6 +138,15 @@ struct HostArguments {
 /// Puts a built mask's three arrays into the buffers `request` bound.
 void fillPredicateMask(HostArguments &host, const PredicateMask &request, const BlockMaskLayout &layout);
 
+/// Binds `value` (a 2-D bool .npy file, or PRED(ROWS,COLS,...)) for `mask` alone,
+/// appending its five arguments to `host` as bindArguments does; reports E0608/E0601 and
+/// returns false otherwise. For a compiler told the mask ahead of a launch.
+bool bindMaskArgument(const MaskSpec &mask, const std::string &value, HostArguments &host, DiagnosticEngine &diags);
+
+/// The statistics of the mask whose five arguments start at `first` in `host`, with its
+/// arrays filled (what the sparse mapping's cost model reads).
+BlockMaskStats maskArgumentStats(const HostArguments &host, size_t first, const MaskSpec &mask);
+
 /// Reads every `--arg NAME=VALUE` against `signature`. Unknown, missing, repeated or
 /// malformed arguments and dtype mismatches are reported (E0600/E0601), and so is a
 /// block mask that is not a 2-D bool array or whose extents do not fit (E0608);
