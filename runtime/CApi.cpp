@@ -738,17 +738,21 @@ kiln_status kiln_block_mask_from_buffers(kiln_runtime *runtime, int64_t rows, in
     mask->blockCols = index.blockCols;
     for (int32_t e = 0; e < entries; ++e)
       ++(index.blocks[2 * e + 1] < 0 ? mask->full : mask->partial);
-    // The digest (what tuning results are keyed by) covers the bitmaps too, as far as
-    // the slots reach: the same pattern has the same digest whichever builder made it.
+    // The bitmaps the entries name come back too: the blocks at the grid's edge must keep
+    // nothing past it, and the digest (what tuning results are keyed by) covers them, as
+    // far as the slots reach, so the same pattern has the same digest whatever built it.
     index.blocks.resize(2 * size_t(std::max(entries, 1)));
     int64_t slots = 0;
     for (int32_t e = 0; e < entries; ++e)
-      slots = std::max<int64_t>(slots, index.blocks[2 * e + 1] + 1);
-    index.bitmaps.resize(size_t(std::max<int64_t>(slots, 1) * index.wordsPerBlock()));
-    index.bitmaps.resize(std::min(index.bitmaps.size(), bitmaps->size / sizeof(uint32_t)));
-    if (!index.bitmaps.empty() &&
+      slots = std::max<int64_t>(slots, int64_t(index.blocks[2 * e + 1]) + 1);
+    index.bitmaps.assign(size_t(slots * index.wordsPerBlock()), 0);
+    if (slots > 0 &&
         kiln_buffer_read(bitmaps, 0, index.bitmaps.data(), index.bitmaps.size() * sizeof(uint32_t)) != KILN_SUCCESS)
       return fail(KILN_ERROR_INVALID_VALUE, fn + ": " + kiln_last_error());
+    if (!kiln::checkBlockMaskBitmaps(index, error))
+      return fail(KILN_ERROR_INVALID_VALUE, fn + ": " + error);
+    if (slots == 0)
+      index.bitmaps = {0}; // the builders' padding word
     mask->digest = kiln::blockMaskDigest(index);
     mask->empty = int64_t(index.numBlockRows()) * index.numBlockCols() - entries;
     // The mask owns copies, so the caller's buffers stay the caller's.

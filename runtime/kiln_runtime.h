@@ -238,7 +238,7 @@ kiln_status kiln_block_mask_from_bsr(kiln_runtime *runtime, const int64_t *row_p
                                      int64_t rows, int64_t cols, int64_t block_rows, int64_t block_cols,
                                      kiln_block_mask **out);
 /* From the three arrays already on the device, in the layout of support/BlockMask.h:
- * what the passes of stdlib/block_masks.kiln build from an element predicate
+ * what the passes of stdlib/block_mask_build.kiln build from an element predicate
  * (docs/sparsity.md). The block level (row_start, then the entries it counts) is read
  * back and checked as the builders check theirs: offsets from 0 that never decrease,
  * columns inside the grid and ascending within a row, slots inside `bitmaps`; the

@@ -373,12 +373,44 @@ bool checkBlockMaskIndex(const BlockMaskLayout &mask, int64_t bitmapWords, std::
                 " in ascending order within block row " + std::to_string(rb);
         return false;
       }
+      // Kernels skip their own bounds where the mask's elements guard them: a block that
+      // reaches past the grid keeps nothing there, so it is never full.
+      const bool overhangs = (int64_t(rb) + 1) * mask.blockRows > mask.rows ||
+                             (int64_t(col) + 1) * mask.blockCols > mask.cols;
+      if (slot == -1 && overhangs) {
+        error = "entry " + std::to_string(e) + " marks block (" + std::to_string(rb) + ", " + std::to_string(col) +
+                ") full, but it reaches past the grid's edge, where nothing is kept";
+        return false;
+      }
       if (slot < -1 || slot >= slots) {
         error = "entry " + std::to_string(e) + " names bitmap slot " + std::to_string(slot) + ", but " +
                 (slots ? "the slots run from 0 to " + std::to_string(slots - 1) : std::string("there is no bitmap")) +
                 " (-1 marks a full block)";
         return false;
       }
+    }
+  return true;
+}
+
+bool checkBlockMaskBitmaps(const BlockMaskLayout &mask, std::string &error) {
+  const int32_t numBlockRows = mask.numBlockRows(), words = mask.wordsPerBlock();
+  for (int32_t rb = 0; rb < numBlockRows; ++rb)
+    for (int64_t e = mask.rowStart[rb]; e < mask.rowStart[rb + 1]; ++e) {
+      const int32_t col = mask.blocks[2 * e], slot = mask.blocks[2 * e + 1];
+      const int64_t inRows = std::min<int64_t>(mask.blockRows, mask.rows - int64_t(rb) * mask.blockRows);
+      const int64_t inCols = std::min<int64_t>(mask.blockCols, mask.cols - int64_t(col) * mask.blockCols);
+      if (slot < 0 || (inRows == mask.blockRows && inCols == mask.blockCols))
+        continue;
+      const uint32_t *bits = mask.bitmaps.data() + int64_t(slot) * words;
+      for (int64_t r = 0; r < mask.blockRows; ++r)
+        for (int64_t c = 0; c < mask.blockCols; ++c) {
+          const int64_t i = r * mask.blockCols + c;
+          if ((r >= inRows || c >= inCols) && (bits[i / 32] >> (i % 32) & 1u)) {
+            error = "the bitmap of block (" + std::to_string(rb) + ", " + std::to_string(col) + ") keeps element (" +
+                    std::to_string(r) + ", " + std::to_string(c) + "), past the grid's edge";
+            return false;
+          }
+        }
     }
   return true;
 }

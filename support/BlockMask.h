@@ -101,13 +101,19 @@ BlockMaskStats blockMaskStats(const BlockMaskLayout &mask);
 std::string blockMaskDigest(const BlockMaskLayout &mask);
 
 /// Checks the block level of `mask` as a kernel reads it, for arrays built elsewhere (on
-/// the device, by the passes of stdlib/block_masks.kiln): extents and block sizes in
+/// the device, by the passes of stdlib/block_mask_build.kiln): extents and block sizes in
 /// range, numBlockRows() + 1 row offsets from 0 that never decrease, 2 * max(1, entries)
 /// words of `blocks` at least, columns inside the grid and ascending within each row,
-/// and slots that are -1 or name one of the `bitmapWords` / wordsPerBlock() bitmaps.
+/// slots that are -1 or name one of the `bitmapWords` / wordsPerBlock() bitmaps, and no
+/// full block (-1) reaching past the grid's edge.
 /// `mask.bitmaps` is not read. Returns false and sets `error`, naming the first
 /// offending index, otherwise.
 bool checkBlockMaskIndex(const BlockMaskLayout &mask, int64_t bitmapWords, std::string &error);
+
+/// After checkBlockMaskIndex, with `mask.bitmaps` holding every slot an entry names:
+/// whether the bitmaps of the blocks that reach past the grid keep nothing there (a
+/// kernel relies on it for its bounds). Sets `error`, naming the block and element.
+bool checkBlockMaskBitmaps(const BlockMaskLayout &mask, std::string &error);
 
 /// Builds the mask from a dense row-major [rows, cols] array of element flags (one byte
 /// each, nonzero = kept). Returns nullopt and sets `error` (a sentence without a trailing

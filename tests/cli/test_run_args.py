@@ -506,6 +506,15 @@ class PredicateMasks(clitest.CliTestCase):
         return self.dslc("run", source, "--grid", "10", "--arg", "x=x.npy", "--arg", "out=out.npy",
                          "--arg", "mask=" + mask, "--device", "interp", *extra)
 
+    def test_a_programs_own_predicate_wins_over_the_stdlibs(self):
+        # The program defines `causal` the other way round (keys after the query): its
+        # own is used, without a clash with stdlib/block_masks.kiln's.
+        self.write("own.kiln", "fn causal(r, c) { return c >= r; }\n" + MASKED)
+        r, c = np.arange(37)[:, None], np.arange(45)[None, :]
+        self.assertOk(self.run_masked("causal(37,45)", source="own.kiln"))
+        np.testing.assert_allclose(self.load("out.npy"), np.where(c >= r, self.x, 0).sum(axis=1), rtol=1e-5,
+                                   atol=1e-5)
+
     def test_program_and_stdlib_predicates(self):
         r, c = np.arange(37)[:, None], np.arange(45)[None, :]
         for mask, keep in (("band(37,45,3)", np.abs(r - c) <= 3), ("causal(37, 45)", c <= r),

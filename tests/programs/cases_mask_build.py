@@ -1,6 +1,6 @@
 #===- cases_mask_build.py - Block masks built on the device from a predicate ------===#
 #
-# The three passes of stdlib/block_masks.kiln (classify, index, bitmaps), as
+# The three passes of stdlib/block_mask_build.kiln (classify, index, bitmaps), as
 # tests/programs/block_mask_build.kiln instantiates them for the stdlib predicates, each
 # against a NumPy version of the same pass: the predicates rewritten in NumPy (BigBird's
 # block hash included: kilncase's patterns), and the layout of support/BlockMask.h. Grids

@@ -1,9 +1,9 @@
 //===- PredicateMask.cpp - `--arg mask=keep(ROWS,COLS)`: a mask built on the device ===//
 //
 // See PredicateMask.h. The three kernels are written out as Kiln source that imports the
-// program and stdlib/block_masks.kiln, so the predicate is resolved, type-checked and
-// inlined by the frontend exactly as in any other kernel, and an error in it is reported
-// where it is written.
+// program, stdlib/block_mask_build.kiln and stdlib/block_masks.kiln's predicates, so the
+// predicate is resolved, type-checked and inlined by the frontend exactly as in any other
+// kernel, and an error in it is reported where it is written.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/dslc/PredicateMask.h"
@@ -13,14 +13,16 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 namespace kiln::dslc {
 
 namespace {
 
-/// The builder's kernels for `request`, as Kiln source.
+/// The builder's kernels for `request`, as Kiln source. With `predicates`, it imports
+/// stdlib/block_masks.kiln too, for a predicate the program takes from there.
 std::string builderSource(const launch::PredicateMask &request, const std::string &program,
-                          const std::string &stdlibDir) {
+                          const std::string &stdlibDir, bool predicates) {
   const std::string bm = std::to_string(request.mask.blockRows), bn = std::to_string(request.mask.blockCols);
   const std::string lanes = std::to_string(std::min<int64_t>(32, request.mask.blockRows * request.mask.blockCols));
   const std::string &keep = request.predicate;
@@ -33,11 +35,13 @@ std::string builderSource(const launch::PredicateMask &request, const std::strin
   for (int64_t p : request.params)
     call += ", " + std::to_string(p);
   call += ")";
-  return "// The builder of --arg " + request.mask.name + "=" + keep + "(ROWS,COLS,...): stdlib/block_masks.kiln's\n"
-         "// three passes with the predicate '" + keep + "' of " + program + " or the stdlib, for block_mask<" + bm +
-         ", " + bn + ">.\n"
+  auto stdlibFile = [&](const char *name) { return (fs::path(stdlibDir) / name).lexically_normal().string(); };
+  return "// The builder of --arg " + request.mask.name + "=" + keep + "(ROWS,COLS,...): the three passes of\n"
+         "// stdlib/block_mask_build.kiln with the predicate '" + keep + "', for block_mask<" + bm + ", " + bn +
+         ">.\n"
          "import \"" + programPath + "\";\n"
-         "import \"" + (fs::path(stdlibDir) / "block_masks.kiln").lexically_normal().string() + "\";\n"
+         "import \"" + stdlibFile("block_mask_build.kiln") + "\";\n" +
+         (predicates ? "import \"" + stdlibFile("block_masks.kiln") + "\";\n" : std::string()) +
          "fn kiln_mask_keep(r, c) { return " + call + "; }\n"
          "kernel kiln_mask_classify(status: *i32, rows: i32, cols: i32) {\n"
          "    block_mask_classify(kiln_mask_keep, status, rows, cols, " + bm + ", " + bn + ");\n"
@@ -97,18 +101,33 @@ std::optional<BlockMaskLayout> buildPredicateMask(const launch::PredicateMask &r
   for (int64_t p : request.params)
     arg += "," + std::to_string(p);
   arg += ")";
-  const uint32_t file =
-      sources->addBuffer(program + " (mask builder for " + request.predicate + ")",
-                         builderSource(request, program, stdlibDir));
-  auto compile = [&](const char *kernel) -> std::unique_ptr<ir::Module> {
-    SemaOptions passOptions = options;
+  const std::string bufferName = program + " (mask builder for " + request.predicate + ")";
+  SemaOptions passOptions = options;
+  passOptions.defines.clear(); // they are the kernel's; the passes have no const parameters
+  passOptions.numWarps.reset();
+  passOptions.numStages.reset();
+  auto compileWith = [&](uint32_t file, const char *kernel, DiagnosticEngine &to) -> std::unique_ptr<ir::Module> {
     passOptions.kernel = kernel;
-    passOptions.defines.clear(); // they are the kernel's; the passes have no const parameters
-    passOptions.numWarps.reset();
-    passOptions.numStages.reset();
     auto module = std::make_unique<ir::Module>();
     module->sources = sources;
-    if (!compileToTileIR(file, *module, diags, passOptions) || module->kernels.size() != 1) {
+    if (!compileToTileIR(file, *module, to, passOptions) || module->kernels.size() != 1)
+      return nullptr;
+    return module;
+  };
+  // The stdlib's predicates are imported unless the program defines items of the same
+  // names (its own `causal`, say): then the program's are the ones meant.
+  uint32_t file = sources->addBuffer(bufferName, builderSource(request, program, stdlibDir, true));
+  {
+    std::ostringstream quiet;
+    DiagnosticEngine probe(*sources, quiet);
+    bool clash = false;
+    probe.setHandler([&](const Diagnostic &d) { clash |= d.code == DiagCode::DuplicateItem; });
+    if (!compileWith(file, "kiln_mask_classify", probe) && clash)
+      file = sources->addBuffer(bufferName, builderSource(request, program, stdlibDir, false));
+  }
+  auto compile = [&](const char *kernel) -> std::unique_ptr<ir::Module> {
+    std::unique_ptr<ir::Module> module = compileWith(file, kernel, diags);
+    if (!module) {
       diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
               .hint("the predicate is a fn of the program, of a file it imports or of stdlib/block_masks.kiln "
                     "that returns bool; it is called with tiles of row and column indices (so r and c take no "
@@ -176,7 +195,8 @@ std::optional<BlockMaskLayout> buildPredicateMask(const launch::PredicateMask &r
   // The passes are the compiler's own: arrays a kernel could not trust are its bug.
   std::string error;
   if (layout.rowStart.back() != counts[0] ||
-      !checkBlockMaskIndex(layout, static_cast<int64_t>(layout.bitmaps.size()), error))
+      !checkBlockMaskIndex(layout, static_cast<int64_t>(layout.bitmaps.size()), error) ||
+      !checkBlockMaskBitmaps(layout, error))
     KILN_ICE("the mask builder made a malformed mask (" + std::to_string(counts[0]) + " entries): " + error);
   return layout;
 }

@@ -249,14 +249,23 @@ bool bindMask(const MaskSpec &mask, const std::string &value, HostArguments &hos
   if (request) {
     request->mask = mask;
     request->firstArg = host.args.size();
-    const int64_t blocks = cdivMask(request->rows, mask.blockRows) * cdivMask(request->cols, mask.blockCols);
-    if (request->rows < 1 || request->cols < 1 || request->rows > INT32_MAX || request->cols > INT32_MAX ||
-        blocks > kMaxPredicateMaskBlocks || cdivMask(request->cols, mask.blockCols) > 65535) {
+    // The builders' limits (support/BlockMask.h): extents up to 2^30 and arrays that
+    // 32-bit offsets reach, counting every block as partial, as it may be; and a grid
+    // the passes can launch (at most 65535 programs along y).
+    constexpr int64_t kMaxExtent = int64_t(1) << 30;
+    const bool extentsFit = request->rows >= 1 && request->cols >= 1 && request->rows <= kMaxExtent &&
+                            request->cols <= kMaxExtent;
+    const int64_t blockRows = extentsFit ? cdivMask(request->rows, mask.blockRows) : 0;
+    const int64_t blockCols = extentsFit ? cdivMask(request->cols, mask.blockCols) : 0;
+    const int64_t blocks = blockRows * blockCols; // below 2^60
+    const int64_t words = blockRows + 1 + 2 * blocks + blocks * cdivMask(mask.blockRows * mask.blockCols, 32);
+    if (!extentsFit || blockCols > 65535 || blocks > kMaxPredicateMaskBlocks || words >= INT32_MAX) {
       diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
               .hint("the extents are the mask's element grid, e.g. " + mask.name + "=" + request->predicate +
                     "(4096,4096)")
-          << arg << ": a mask built from a predicate needs extents from 1 to 2^31-1, at most 65535 column blocks and "
-          << kMaxPredicateMaskBlocks << " blocks in all (" << maskSpelling(mask) << ")";
+          << arg << ": a mask built from a predicate needs extents from 1 to 2^30, at most 65535 column blocks, "
+          << kMaxPredicateMaskBlocks << " blocks in all and fewer than 2^31 words of arrays, every block counted "
+          << "as partial (" << maskSpelling(mask) << ")";
       return false;
     }
     for (int64_t p : request->params)

@@ -114,7 +114,7 @@ struct HostBuffer {
 
 /// A block mask given as `--arg NAME=PRED(ROWS,COLS[,P]...)`: built from the element
 /// predicate `PRED` (a Kiln fn, called as PRED(r, c, P...)) over a [ROWS, COLS] grid,
-/// which only a launcher that compiles can do (dslc run, with stdlib/block_masks.kiln).
+/// which only a launcher that compiles can do (dslc run, with stdlib/block_mask_build.kiln).
 /// Its five arguments are bound, rows and cols with their values and the three buffers
 /// empty, until fillPredicateMask puts the built arrays in.
 struct PredicateMask {
@@ -125,7 +125,8 @@ struct PredicateMask {
   size_t firstArg = 0; ///< its first argument in HostArguments::args
 };
 
-/// The most blocks a predicate mask may have (2^24: 256 MiB of bitmaps at 64 x 64).
+/// The most blocks a predicate mask may have (2^24: at 64 x 64, up to 8 GiB of bitmaps,
+/// which the limit of 2^31 words of arrays cuts further).
 inline constexpr int64_t kMaxPredicateMaskBlocks = int64_t(1) << 24;
 
 /// Everything a launcher needs from the command line.

@@ -541,7 +541,7 @@ TEST_F(CudaBackend, ABlockMaskIsOneLaunchArgumentForItsFiveParameters) {
 }
 
 TEST_F(CudaBackend, AMaskFromDeviceArraysIsCheckedAndCopied) {
-  // The arrays as the passes of stdlib/block_masks.kiln leave them on the device.
+  // The arrays as the passes of stdlib/block_mask_build.kiln leave them on the device.
   std::vector<uint8_t> kept = triangle();
   std::string error;
   std::optional<BlockMaskLayout> host = blockMaskFromDense(kept, 10, 20, 4, 8, error);
@@ -605,6 +605,23 @@ TEST_F(CudaBackend, AMaskFromDeviceArraysIsCheckedAndCopied) {
   refused({0, 1, 1, 1}, {0, -2}, words, "bitmap slot -2");
   refused({0, 1, 1, 99}, {0, -1}, words, "row_start ends at 99");
   refused({0, 1}, {0, -1}, words, "`row_start` holds 8 bytes; it needs 16");
+  // Block (0, 2) covers columns 16..23 of 20: never full, and its bitmap keeps nothing
+  // past column 19 (bit 4 of its first row).
+  refused({0, 1, 1, 1}, {2, -1}, words, "marks block (0, 2) full, but it reaches past the grid's edge");
+  {
+    kiln_buffer *a = upload(std::vector<int32_t>{0, 1, 1, 1}, KILN_DTYPE_I32);
+    kiln_buffer *b = upload(std::vector<int32_t>{2, 0}, KILN_DTYPE_I32);
+    kiln_buffer *c = upload(std::vector<uint32_t>{1u << 4}, KILN_DTYPE_U32);
+    kiln_block_mask *m = nullptr;
+    EXPECT_EQ(kiln_block_mask_from_buffers(rt, 10, 20, 4, 8, a, b, c, &m), KILN_ERROR_INVALID_VALUE);
+    EXPECT_TRUE(contains(kiln_last_error(), "the bitmap of block (0, 2) keeps element (0, 4), past the grid's edge"))
+        << kiln_last_error();
+    kiln_buffer *inside = upload(std::vector<uint32_t>{1u << 3}, KILN_DTYPE_U32);
+    ASSERT_EQ(kiln_block_mask_from_buffers(rt, 10, 20, 4, 8, a, b, inside, &m), KILN_SUCCESS) << kiln_last_error();
+    kiln_block_mask_destroy(m);
+    for (kiln_buffer *x : {a, b, c, inside})
+      kiln_buffer_free(x);
+  }
   EXPECT_EQ(kiln_block_mask_from_buffers(rt, 10, 20, 3, 8, rowStart, blocks, bitmaps, &mask), KILN_ERROR_INVALID_VALUE);
   EXPECT_TRUE(contains(kiln_last_error(), "`row_start`: the buffer was freed")) << kiln_last_error();
   kiln_buffer *b = alloc(64, KILN_DTYPE_I32);
