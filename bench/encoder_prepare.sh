@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Prepares the encoder-layer benchmark for a GPU machine (bench/README.md):
+#
+#   bench/encoder_prepare.sh [BUILD_DIR]       (default: build; the CMake build of this repo)
+#
+# compiles the kernels of stdlib/encoder_layer.kiln for sm_90a at BERT-base's widths
+# (12 heads of 64, E = 768, FFN 3072: rows of 768 padded to NP = 1024 in the fused
+# layernorm) into <repo>/build-encoder (ignored by git), with kiln-run and the commit.
+# bench/encoder_bench.py runs the layer there, in both fusion scopes, against the same
+# layer in PyTorch eager with flex_attention.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$repo/build}"
+out="$repo/build-encoder"
+
+ninja -C "$build" -j"${KILN_JOBS:-2}" dslc kiln-run
+rm -rf "$out"
+mkdir -p "$out"
+src="$repo/stdlib/encoder_layer.kiln"
+compile() { # NAME KERNEL OPTIONS...
+  local name="$1" kernel="$2"
+  shift 2
+  "$build/tools/dslc" "$src" --kernel "$kernel" --target=sm_90a "$@" --emit=bundle -o "$out/$name.kbin"
+}
+compile linear linear
+compile linear_gelu linear -D ACT=1
+compile linear_residual_layernorm linear_residual_layernorm -D NP=1024
+compile residual_layernorm residual_layernorm -D NP=1024
+compile attention_row encoder_attention -D H=12 --sparse-mapping=row
+compile attention_block4 encoder_attention -D H=12 --sparse-mapping=block --reduction-split=4
+cp "$build/tools/kiln-run" "$out/"
+strip --strip-unneeded "$out/kiln-run"
+commit="$(git -C "$repo" rev-parse --short HEAD)"
+git -C "$repo" diff --quiet HEAD -- codegen ir frontend stdlib bench || commit="$commit+changes"
+echo "$commit" > "$out/commit"
+du -sh "$out"
