@@ -60,7 +60,9 @@ SparseMappingChoice chooseSparseMapping(const SparseMappingInputs &in) {
       return {s, "block-wise, " + std::to_string(s) + " segments per block row, as --sparse-mapping=block asks" +
                      (o.segments > 1 ? std::string() : " (the mask is not known when compiling: 4 segments)")};
     }
-    return {1, "row-wise: the mask is not known when compiling (dslc run, which has it, chooses from it)"};
+    return {1, "row-wise: the mask is not known when compiling (the model weighs the longest block row against "
+               "the work spread over the processors: dslc run, which has the mask, or --mask NAME=FILE.npy or "
+               "NAME=PRED(ROWS,COLS) gives it)"};
   }
   const BlockMaskStats &m = *o.mask;
   const int64_t nonEmpty = m.full + m.partial;
