@@ -236,10 +236,18 @@ run() {
   fi
 
   # ---- dslc run --device cuda, against numpy
-  if ! "$bin/dslc" --help 2>&1 | grep -q -- '--device cuda'; then
-    record "dslc run --device cuda" SKIP "this dslc has no 'run --device cuda'"
-  elif ! py -c 'import numpy' 2>/dev/null; then
-    record "dslc run --device cuda" SKIP "no numpy for python3 here"
+  # Why a `dslc run --device cuda` step cannot run here, or nothing.
+  dslc_cuda_missing() {
+    if ! "$bin/dslc" --help 2>&1 | grep -q -- '--device cuda'; then
+      echo "this dslc has no 'run --device cuda'"
+    elif ! py -c 'import numpy' 2>/dev/null; then
+      echo "no numpy for python3 here"
+    fi
+  }
+  local missing
+  missing="$(dslc_cuda_missing)"
+  if [[ -n "$missing" ]]; then
+    record "dslc run --device cuda" SKIP "$missing"
   else
     local data="$tmp/vector_add"
     mkdir -p "$data"
@@ -275,10 +283,8 @@ EOF
 
   # ---- dslc run --device cuda with a mask built on the GPU from a predicate, against
   # the same run on the interpreter (which builds the mask with the same passes)
-  if ! "$bin/dslc" --help 2>&1 | grep -q -- '--device cuda'; then
-    record "predicate mask on the GPU" SKIP "this dslc has no 'run --device cuda'"
-  elif ! py -c 'import numpy' 2>/dev/null; then
-    record "predicate mask on the GPU" SKIP "no numpy for python3 here"
+  if [[ -n "$missing" ]]; then
+    record "predicate mask on the GPU" SKIP "$missing"
   else
     local sparse="$tmp/sparse"
     mkdir -p "$sparse"

@@ -491,6 +491,40 @@ int emitAST(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags) {
 
 /// `dslc FILE [--emit=tir|llvm|ptx|spirv|spirv-asm|bundle]`; `emit` false only checks
 /// (for --verify-diagnostics), code generation included.
+/// Builds every mask of `host` named by a predicate (`option` spells the command line's
+/// way of naming it): the passes of stdlib/block_mask_build.kiln through the pipeline for
+/// `target`, then `execute` (the interpreter or a GPU). False after diagnostics.
+bool buildPredicateMasks(launch::HostArguments &host, const char *option, const SemaOptions &options,
+                         std::shared_ptr<SourceManager> sources, codegen::Target target,
+                         const dslc::KernelRunner &execute, DiagnosticEngine &diags, TimingReport *timing) {
+  for (const launch::PredicateMask &request : host.predicateMasks) {
+    if (driver::isTirFile(InputFile)) {
+      diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
+              .hint("pass the mask as a 2-D bool .npy file, or give the Kiln source")
+          << option << " " << request.mask.name << "=" << request.predicate
+          << "(...): a mask is built from a predicate of a Kiln program, and " << InputFile << " is Tile IR";
+      return false;
+    }
+    TimingReport::Scope timer(timing, "mask: build '" + request.mask.name + "' from " + request.predicate);
+    auto runPass = [&](ir::Module &m, launch::HostArguments &h, const std::array<int64_t, 3> &g) {
+      if (!NoOptimize) {
+        // The passes are the mask's, not the user's: nothing of theirs is printed.
+        ir::PipelineOptions passPipeline = pipelineOptions(timing, diags, 0, g[0] * g[1] * g[2], target);
+        passPipeline.printAfterAll = false;
+        passPipeline.fusionRemarks = passPipeline.sparsityRemarks = nullptr;
+        ir::runPipeline(m, passPipeline, diags);
+      }
+      return execute(m, h, g);
+    };
+    std::optional<BlockMaskLayout> layout =
+        dslc::buildPredicateMask(request, InputFile, options, stdlibDir(), sources, runPass, diags);
+    if (!layout)
+      return false;
+    launch::fillPredicateMask(host, request, *layout);
+  }
+  return true;
+}
+
 /// `--mask NAME=VALUE` for `kernel`: the mask built (a predicate's on the interpreter)
 /// and its statistics; nullopt after an error.
 std::optional<BlockMaskStats> knownMask(const ir::Kernel &kernel, const SemaOptions &options,
@@ -515,29 +549,13 @@ std::optional<BlockMaskStats> knownMask(const ir::Kernel &kernel, const SemaOpti
   launch::HostArguments host;
   if (!launch::bindMaskArgument(*spec, text.substr(eq + 1), host, diags))
     return std::nullopt;
-  for (const launch::PredicateMask &request : host.predicateMasks) {
-    if (driver::isTirFile(InputFile)) {
-      diags.error(Location::commandLine(), DiagCode::BlockMaskArgument).hint("pass the mask as a 2-D bool .npy file")
-          << "--mask " << text << ": a mask is built from a predicate of a Kiln program, and " << InputFile
-          << " is Tile IR";
-      return std::nullopt;
-    }
-    TimingReport::Scope timer(timing, "mask: build '" + name + "' on the interpreter");
-    auto runPass = [&](ir::Module &m, launch::HostArguments &h, const std::array<int64_t, 3> &g) {
-      ir::PipelineOptions passPipeline = pipelineOptions(timing, diags, 0, g[0] * g[1] * g[2], codegen::Target::SM90);
-      passPipeline.printAfterAll = false;
-      passPipeline.fusionRemarks = passPipeline.sparsityRemarks = nullptr;
-      ir::runPipeline(m, passPipeline, diags);
-      interp::RunOptions runOptions;
-      runOptions.grid = g;
-      return driver::runOnInterpreter(*m.kernels.front(), h, runOptions, diags);
-    };
-    std::optional<BlockMaskLayout> layout =
-        dslc::buildPredicateMask(request, InputFile, options, stdlibDir(), sources, runPass, diags);
-    if (!layout)
-      return std::nullopt;
-    launch::fillPredicateMask(host, request, *layout);
-  }
+  auto onInterpreter = [&](ir::Module &m, launch::HostArguments &h, const std::array<int64_t, 3> &g) {
+    interp::RunOptions runOptions;
+    runOptions.grid = g;
+    return driver::runOnInterpreter(*m.kernels.front(), h, runOptions, diags);
+  };
+  if (!buildPredicateMasks(host, "--mask", options, sources, codegen::Target::SM90, onInterpreter, diags, timing))
+    return std::nullopt;
   return launch::maskArgumentStats(host, 0, *spec);
 }
 
@@ -761,30 +779,8 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   };
 
   // Masks named by a predicate are built first, where the kernel runs.
-  for (const launch::PredicateMask &request : host->predicateMasks) {
-    if (driver::isTirFile(InputFile)) {
-      diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
-              .hint("pass the mask as a 2-D bool .npy file, or run the Kiln source")
-          << "--arg " << request.mask.name << "=" << request.predicate
-          << "(...): a mask is built from a predicate of a Kiln program, and " << InputFile << " is Tile IR";
-      return driver::ExitUserError;
-    }
-    TimingReport::Scope timer(timing, "run: build mask '" + request.mask.name + "' from " + request.predicate);
-    auto runPass = [&](ir::Module &m, launch::HostArguments &h, const std::array<int64_t, 3> &g) {
-      if (!NoOptimize) {
-        ir::PipelineOptions passPipeline = pipelineOptions(timing, diags, 0, g[0] * g[1] * g[2], *target);
-        passPipeline.printAfterAll = false;
-        passPipeline.fusionRemarks = passPipeline.sparsityRemarks = nullptr;
-        ir::runPipeline(m, passPipeline, diags);
-      }
-      return execute(m, h, g);
-    };
-    std::optional<BlockMaskLayout> layout =
-        dslc::buildPredicateMask(request, InputFile, options, stdlibDir(), sources, runPass, diags);
-    if (!layout)
-      return driver::ExitUserError;
-    launch::fillPredicateMask(*host, request, *layout);
-  }
+  if (!buildPredicateMasks(*host, "--arg", options, sources, *target, execute, diags, timing))
+    return driver::ExitUserError;
 
   if (!NoOptimize) {
     int64_t programs = (*grid)[0] * (*grid)[1] * (*grid)[2];

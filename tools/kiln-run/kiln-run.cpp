@@ -224,13 +224,12 @@ void describe(const std::string &path, const rt::Bundle &b, std::ostream &os) {
         return &m;
     return nullptr;
   };
+  std::vector<launch::ParamSpec> specs;
+  for (const rt::BundleParam &p : params)
+    specs.push_back(launch::ParamSpec{p.name, p.dtype, p.pointer});
   auto maskType = [&](const rt::BundleBlockMask &m) {
-    std::string extents;
-    if (m.extents)
-      for (const BlockMaskExtent &e : *m.extents)
-        extents += ", " + (e.param >= 0 && size_t(e.param) < params.size() ? params[size_t(e.param)].name
-                                                                           : std::to_string(e.value));
-    return "block_mask<" + std::to_string(m.blockRows) + ", " + std::to_string(m.blockCols) + extents + ">";
+    return "block_mask<" + std::to_string(m.blockRows) + ", " + std::to_string(m.blockCols) +
+           launch::extentsSpelling(m.extents, specs) + ">";
   };
   std::string signature = b.kernelName + "(";
   bool firstParam = true;
