@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Layout.h"
 
+#include "codegen/AxisInfo.h"
+
 #include "support/Diagnostics.h"
 
 #include <algorithm>
@@ -48,11 +50,16 @@ Layout Layout::forType(const Type &type, int64_t numThreads, int64_t maxVec) {
 int64_t chunkLimit(const ir::Kernel &kernel) {
   int64_t widest = 0; // bytes of the widest element of a global tile access
   bool any = false;
+  const AxisAnalysis axis(kernel, AxisOptions{});
   ir::walk(*kernel.body, [&](ir::Op &op) {
     if (op.kind() != ir::OpKind::Load && op.kind() != ir::OpKind::Store)
       return;
     const Type &pt = op.operand(0)->type;
     if (pt.isScalar())
+      return;
+    // An access whose addresses are never consecutive along the last axis (a sparse
+    // block's bitmap words, a gather) is made element by element at any chunk size.
+    if (axis.info(op.operand(0)).contiguity.back() == 1 && pt.shape.back() > 1)
       return;
     any = true;
     widest = std::max<int64_t>(widest, dtypeBytes(pt.dtype)); // the pointee

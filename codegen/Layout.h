@@ -77,7 +77,8 @@ struct Layout {
 /// or stores to global memory has elements of at most 2 bytes, so that a chunk is one
 /// 16-byte access (ld.global.v4.b32 for 8 x bf16); else kDefaultChunkLimit, because a
 /// chunk of 8 f32 would need two 16-byte accesses per thread, each warp-wide access
-/// then touching every other 16 bytes of twice the cache lines.
+/// then touching every other 16 bytes of twice the cache lines. Accesses with no
+/// consecutive addresses along the last axis (AxisInfo) use no vectors and do not count.
 int64_t chunkLimit(const ir::Kernel &kernel);
 
 /// Row-major strides (in elements) of `shape`.

@@ -23,11 +23,16 @@
 // only; in flash attention the probabilities, a Tile of the first dot, become the A
 // fragments of the second without leaving registers. When, moreover, every operand of
 // the loop's dots that is not in registers comes straight from an unmasked load in the
-// body, and nothing else in the body touches memory or shared memory, the loads become
+// body, and nothing else in the body writes memory or uses shared memory (loads of
+// read-only memory and `if`s of such ops may stay: a sparse loop's block index and its
+// partial blocks' bitmaps), the loads become
 // cp.async copies into a ring of `num_stages` buffers (one iteration's operands each, as
 // many as fit in the largest dot's scratch), issued num_stages - 1 iterations ahead, so
 // that global-memory latency overlaps the tensor-core work (mmaPipelineFor; the copies'
-// addresses are recomputed from the iv of their iteration).
+// addresses are recomputed from the iv of their iteration, through loads of the body
+// where they depend on some: a sparse loop's block column). The copied values never
+// reach registers, so where the addresses can be recomputed at any element each thread
+// copies 16-byte pieces whatever the kernel's layout chunks are.
 //
 // The FMA path, correct for any M, N, K and every dtype: both operands go to shared
 // memory in their compute type (f32 for float inputs, f64 when one is f64, i32 for
@@ -96,6 +101,29 @@ static bool pipelineCompatible(Lowering &L, const ir::Op &op) {
   // A load nothing reads (one branch of a const `if` overwrote it) is dropped by LLVM.
   if (op.kind() == OpKind::Load && op.numOperands() == 1 && !L.users.count(op.result()))
     return true;
+  // A load of memory nothing writes is a register-only access: the index of a sparse
+  // block, its bitmap words.
+  if (op.kind() == OpKind::Load)
+    return L.readOnly(op) && !L.fragPlan.needsBlocked(op.result());
+  // An `if` (a sparse loop's full and partial blocks) when both branches are.
+  if (op.kind() == OpKind::If) {
+    for (const auto &r : op.results())
+      if (L.fragPlan.needsBlocked(r.get()))
+        return false;
+    for (unsigned i = 0; i < op.numRegions(); ++i)
+      for (const auto &inner : op.region(i)->ops()) {
+        if (inner->kind() != OpKind::Yield) {
+          if (!pipelineCompatible(L, *inner))
+            return false;
+          continue;
+        }
+        // A branch that yields another form converts through shared memory.
+        for (unsigned j = 0; j < inner->numOperands(); ++j)
+          if (!L.fragPlan.formOf(op.result(j)).none() && !L.fragPlan.consumes(*inner, j))
+            return false;
+      }
+    return true;
+  }
   if (!ir::isPure(op.kind()))
     return false;
   for (const auto &r : op.results())
@@ -238,12 +266,27 @@ static void copyOperand(Lowering &L, const ir::Op &load, llvm::Value *base,
                         const OperandPlacement &place) {
   auto &b = L.b;
   const Type &t = load.result()->type;
-  const Layout l = L.layoutOf(t);
-  const int64_t w = copyWidth(L, load), bytes = w * 2, cols = t.shape[1];
+  Layout l = L.layoutOf(t);
+  int64_t w = copyWidth(L, load);
+  const int64_t cols = t.shape[1];
+  // The copied values never reach registers, so the copies need not follow the
+  // kernel's layout: where its chunks are narrower than 16 bytes (a kernel that also
+  // accesses f32 tiles) and the addresses can be recomputed at any element, each
+  // thread copies 16-byte pieces of its own.
+  const Layout wide = Layout::forType(t, L.T, 16 / dtypeBytes(t.dtype));
+  const int64_t wideWidth = accessVectorWidth(L.axis.info(load.operand(0)), load.operand(0)->type.shape,
+                                              wide.vec, dtypeBytes(t.dtype));
+  int budget = Lowering::kRecomputeBudget;
+  const bool recompute = wideWidth > w && L.canRematerialize(load.operand(0), budget);
+  if (recompute) {
+    l = wide;
+    w = wideWidth;
+  }
+  const int64_t bytes = w * 2;
   const llvm::Intrinsic::ID id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16
                                  : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8
                                               : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4;
-  const Regs &ptrs = L.get(load.operand(0));
+  const Regs *ptrs = recompute ? nullptr : &L.get(load.operand(0));
   for (int64_t round = 0; round < l.numRounds(); ++round) {
     // Registers of an invalid round copy the last chunk again, to the same place.
     llvm::Value *e = L.elementIndex(l, round * l.vec);
@@ -251,7 +294,9 @@ static void copyOperand(Lowering &L, const ir::Op &load, llvm::Value *base,
     for (int64_t j = 0; j < l.vec; j += w) {
       // A copy never crosses a 16-byte piece, which the swizzle keeps together.
       llvm::Value *at = place.index(L, base, row, b.CreateAdd(col, L.i32(j)));
-      b.CreateIntrinsic(id, {}, {L.sharedAddr(0, at, b.getInt16Ty()), ptrs.v[round * l.vec + j]});
+      llvm::Value *from = recompute ? L.rematerialize(load.operand(0), b.CreateAdd(e, L.i32(j)))
+                                    : ptrs->v[round * l.vec + j];
+      b.CreateIntrinsic(id, {}, {L.sharedAddr(0, at, b.getInt16Ty()), from});
     }
   }
 }

@@ -139,7 +139,7 @@ Regs Lowering::fragmentsOf(const ir::Value *v, const FragForm &f) {
     return out;
   }
   int budget = kRecomputeBudget;
-  if (!canRematerialize(v, budget))
+  if (!canRematerialize(v, budget, /*scalarsLowered=*/true, Recompute::ReadOnlyLoads))
     return blockedToFragments(v, f);
   const MmaLane m = mmaLane(*this, f.tiling, f.M, f.N);
   for (int64_t reg = 0; reg < f.numRegs(); ++reg)

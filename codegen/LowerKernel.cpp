@@ -435,11 +435,16 @@ bool Lowering::run() {
     for (const ir::Value *o : op.operands())
       users[o].push_back(&op);
   });
+  std::vector<MemAccess> accesses;
+  collectAccesses(*kernel.body, prov, accesses);
+  for (const MemAccess &a : accesses)
+    if (a.writes || a.atomic)
+      writtenBases |= a.bases;
   fragPlan.compute(
       *kernel.body, [this](const ir::Op &dot) { return dotFacts(dot); },
       [this](const ir::Value *v) {
         int budget = kRecomputeBudget;
-        return canRematerialize(v, budget, /*scalarsLowered=*/false);
+        return canRematerialize(v, budget, /*scalarsLowered=*/false, Recompute::ReadOnlyLoads);
       });
   try {
     beginClusterExchanges();

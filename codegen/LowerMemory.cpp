@@ -50,6 +50,35 @@ void Lowering::orderAccess(const ir::Op &op) {
 
 void Lowering::addOutstanding(const ir::Block &block) { collectAccesses(block, prov, outstanding); }
 
+llvm::Value *Lowering::readElement(const Type &elem, llvm::Value *ptr, llvm::Value *cond,
+                                   llvm::Value *other) {
+  llvm::Type *mty = memType(elem);
+  const llvm::Align align(dtypeBytes(elem.dtype));
+  if (!cond)
+    return fromMemory(b.CreateAlignedLoad(mty, ptr, align), elem);
+  if (!nvptx || mty->getPrimitiveSizeInBits() != 32)
+    return guarded(cond, [&]() -> Values { return {fromMemory(b.CreateAlignedLoad(mty, ptr, align), elem)}; },
+                   {other})[0];
+  // A predicated ld: no branch, so that the reads of a tile's registers, each under
+  // its own guard, stay one straight run the scheduler can interleave. The memory is
+  // read-only, so the asm has no side effects and identical reads may merge.
+  llvm::Type *i32t = b.getInt32Ty();
+  auto *fty = llvm::FunctionType::get(i32t, {b.getInt64Ty(), i32t, i32t}, false);
+  auto *asmv = llvm::InlineAsm::get(
+      fty, "{\n.reg .pred p;\nsetp.ne.b32 p, $2, 0;\nmov.b32 $0, $3;\n@p ld.global.b32 $0, [$1];\n}",
+      "=r,l,r,r", /*hasSideEffects=*/false);
+  llvm::Value *otherBits = b.CreateBitCast(toMemory(other, elem), i32t);
+  llvm::Value *bits = b.CreateCall(fty, asmv, {b.CreatePtrToInt(ptr, b.getInt64Ty()),
+                                               b.CreateZExt(cond, i32t), otherBits});
+  return fromMemory(b.CreateBitCast(bits, mty), elem);
+}
+
+bool Lowering::readOnly(const ir::Op &load) const {
+  MemAccess a;
+  return accessOf(load, prov, a) && !a.writes && a.bases != kAnyBase &&
+         (a.bases & writtenBases) == 0;
+}
+
 //===--------------------------------------------------------------------===//
 // Element forms
 //===--------------------------------------------------------------------===//

@@ -170,16 +170,21 @@ static bool rematerializableKind(OpKind k) {
   return false;
 }
 
-bool Lowering::canRematerialize(const ir::Value *v, int &budget, bool scalarsLowered) const {
+bool Lowering::canRematerialize(const ir::Value *v, int &budget, bool scalarsLowered,
+                                Recompute what) const {
   if (v->type.isScalar())
     return !scalarsLowered || vals.count(v) != 0; // every thread holds every scalar
   const ir::Op *def = v->definingOp();
-  if (!def || !rematerializableKind(def->kind()) || --budget < 0)
+  if (!def || --budget < 0)
+    return false;
+  const bool load = def->kind() == OpKind::Load && what == Recompute::ReadOnlyLoads &&
+                    !v->type.pointer && readOnly(*def);
+  if (!load && !rematerializableKind(def->kind()))
     return false;
   if (def->kind() == OpKind::Splat)
     return true;
   for (const ir::Value *o : def->operands())
-    if (!canRematerialize(o, budget, scalarsLowered))
+    if (!canRematerialize(o, budget, scalarsLowered, what))
       return false;
   return true;
 }
@@ -205,6 +210,15 @@ llvm::Value *Lowering::rematerialize(const ir::Value *v, llvm::Value *e) {
                                                       v->type.shape, op.intsAttr("perm")));
   if (k == OpKind::Cast)
     return convert(op.operand(0)->type.dtype, v->type.dtype, rematerialize(op.operand(0), e));
+  if (k == OpKind::Load) { // read-only memory (canRematerialize): the element's own read
+    const Type elem = Type::scalar(v->type.dtype);
+    llvm::Value *p = rematerialize(op.operand(0), e);
+    if (op.numOperands() == 1)
+      return readElement(elem, p, nullptr, nullptr);
+    llvm::Value *other = op.numOperands() > 2 ? rematerialize(op.operand(2), e)
+                                              : llvm::Constant::getNullValue(regType(elem));
+    return readElement(elem, p, rematerialize(op.operand(1), e), other);
+  }
   if (k == OpKind::PtrAdd) {
     llvm::Value *p = rematerialize(op.operand(0), e);
     llvm::Value *d = rematerialize(op.operand(1), e);

@@ -118,6 +118,8 @@ public:
   const int64_t maxVec; ///< widest chunk of a tile (chunkLimit)
   AxisAnalysis axis;
   PointerProvenance prov;
+  /// The parameters some store or atomic of the kernel may write (kAnyBase if unknown).
+  BaseSet writtenBases = 0;
 
   llvm::Function *fn = nullptr;
   llvm::Value *tid = nullptr;    ///< i32 thread index in the program
@@ -304,12 +306,26 @@ public:
   void lowerSplit(const ir::Op &op);
   void lowerCat(const ir::Op &op);
   void lowerGather(const ir::Op &op);
+  /// What a recomputed value may read besides what every thread holds.
+  enum class Recompute : uint8_t {
+    Pure,          ///< nothing: constants, arange, scalars, pure elementwise and index ops
+    ReadOnlyLoads, ///< also loads of memory the kernel never writes (readOnly)
+  };
   /// True when `v` can be recomputed at any element index from values every thread
   /// holds (constants, arange, scalars, and pure elementwise and index ops on them),
   /// within `budget` ops; broadcasts of such values need no data movement.
   /// `scalarsLowered` false: assume every scalar will be lowered by the time it is read
-  /// (planning before lowering).
-  bool canRematerialize(const ir::Value *v, int &budget, bool scalarsLowered = true) const;
+  /// (planning before lowering). With Recompute::ReadOnlyLoads a load counts too, each
+  /// element read where it is needed: a sparse block's bitmap words, tested in the
+  /// tensor cores' fragment order instead of moving the flags through shared memory.
+  bool canRematerialize(const ir::Value *v, int &budget, bool scalarsLowered = true,
+                        Recompute what = Recompute::Pure) const;
+  /// One element of type `elem` read from global memory at `ptr` where `cond` (i1)
+  /// holds, `other` elsewhere; always read when `cond` is null.
+  llvm::Value *readElement(const Type &elem, llvm::Value *ptr, llvm::Value *cond, llvm::Value *other);
+  /// True when nothing in the kernel may write the memory `load` reads: reading it
+  /// again later, or in another thread, gives the same values.
+  bool readOnly(const ir::Op &load) const;
   /// `v`'s element at flat index `e` (i32), recomputed.
   llvm::Value *rematerialize(const ir::Value *v, llvm::Value *e);
 
@@ -427,8 +443,10 @@ public:
   FragmentPlan fragPlan;
   /// The registers of values in a fragment form (FragmentPlan.h).
   std::unordered_map<const ir::Value *, Regs> frags;
-  /// Ops a recomputed operand may take (canRematerialize).
-  static constexpr int kRecomputeBudget = 32;
+  /// Ops a recomputed operand of a fragment op may take (canRematerialize): enough for
+  /// a sparse block's flags, whose bitmap word and bit both come from the element's row
+  /// and column.
+  static constexpr int kRecomputeBudget = 64;
   /// What the fragment plan needs of `dot` when its result can stay in fragments
   /// (tensor cores, f32, every warp owning a block); nullopt otherwise.
   std::optional<FragmentPlan::DotFacts> dotFacts(const ir::Op &dot) const;

@@ -10,7 +10,8 @@
 #                                        libkiln_runtime.so, writes every case (bundles
 #                                        for sm_80 and sm_90a, random inputs, the
 #                                        interpreter's outputs) and the PyTorch check's
-#                                        bundles into build-gpu/, and prints its size
+#                                        bundles into build-gpu/ (the cases packed in
+#                                        cases.tar.gz), and prints its size
 #   tests/gpu/run-on-device.sh run       on the GPU machine, in a copy of the repository
 #                                        that has build-gpu/: runs everything and prints
 #                                        a table
@@ -61,11 +62,16 @@ prepare() {
   "$prep" "$out/cases" | tee "$out/prepare.log"
   python3 "$repo/tests/gpu/torch_reference.py" prepare --dslc "$build/tools/dslc" --out "$out/torch"
 
+  # The cases travel packed: their PTX shrinks several times (the random inputs barely),
+  # and `run` unpacks them with the tar and gzip every Linux has.
+  local count
+  count="$(find "$out/cases" -name case.txt | wc -l)"
+  tar -C "$out" -czf "$out/cases.tar.gz" cases
+  rm -rf "$out/cases"
   local bytes
   bytes="$(du -sb "$out" | cut -f1)"
   echo "gpu-check: ${out#"$repo"/} is $(awk "BEGIN { printf \"%.1f\", $bytes / 1048576 }") MiB" \
-    "($(find "$out/cases" -name case.txt | wc -l) cases); carry it to the GPU machine" \
-    "(limit $carry_limit_mib MiB)"
+    "($count cases, packed); carry it to the GPU machine (limit $carry_limit_mib MiB)"
   if (( bytes > carry_limit_mib * 1048576 / 2 )); then
     echo "gpu-check: that is more than half the limit; shrink the cases" >&2
     exit 1
@@ -79,6 +85,10 @@ run() {
   fi
   local logs="${KILN_GPU_LOG_DIR:-$out}"
   mkdir -p "$logs"
+  if [[ -f "$out/cases.tar.gz" ]]; then
+    rm -rf "$out/cases"
+    tar -C "$out" -xzf "$out/cases.tar.gz"
+  fi
   local diff_status=0 smoke_status=0
   "$out/bin/kiln-gpu-run" "$out/cases" 2>&1 | tee "$logs/gpu-run.log" || diff_status=${PIPESTATUS[0]}
   if (( diff_status == 77 )); then
