@@ -42,13 +42,12 @@ std::string ArgumentSnapshot::restore() {
   return "";
 }
 
-std::string timeLaunch(kiln_runtime *runtime, kiln_kernel *kernel, kiln_grid grid, std::span<const kiln_arg> args,
-                       unsigned warmup, unsigned runs, float &medianMs) {
-  auto launch = [&] { return kiln_launch(kernel, grid, args.data(), args.size()) == KILN_SUCCESS; };
-  // The first launch also lets the driver finish loading the code; none of these count.
+std::string timeRuns(kiln_runtime *runtime, const std::function<std::string()> &run, unsigned warmup,
+                     unsigned runs, float &medianMs) {
+  // The first run also lets the driver finish loading the code; none of these count.
   for (unsigned i = 0; i < warmup; ++i)
-    if (!launch())
-      return kiln_last_error();
+    if (std::string why = run(); !why.empty())
+      return why;
   kiln_event *start = nullptr, *end = nullptr;
   auto destroy = [](kiln_event *e) { kiln_event_destroy(e); };
   if (kiln_event_create(runtime, &start) != KILN_SUCCESS)
@@ -60,15 +59,29 @@ std::string timeLaunch(kiln_runtime *runtime, kiln_kernel *kernel, kiln_grid gri
   std::vector<float> times;
   for (unsigned i = 0; i < std::max(runs, 1u); ++i) {
     float ms = 0;
-    if (kiln_event_record(start) != KILN_SUCCESS || !launch() || kiln_event_record(end) != KILN_SUCCESS ||
-        kiln_event_synchronize(end) != KILN_SUCCESS || kiln_event_elapsed_ms(start, end, &ms) != KILN_SUCCESS)
+    if (kiln_event_record(start) != KILN_SUCCESS)
+      return kiln_last_error();
+    if (std::string why = run(); !why.empty())
+      return why;
+    if (kiln_event_record(end) != KILN_SUCCESS || kiln_event_synchronize(end) != KILN_SUCCESS ||
+        kiln_event_elapsed_ms(start, end, &ms) != KILN_SUCCESS)
       return kiln_last_error();
     times.push_back(ms);
   }
-  // The median: one launch disturbed by something else on the device does not decide.
+  // The median: one run disturbed by something else on the device does not decide.
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   medianMs = times[times.size() / 2];
   return "";
+}
+
+std::string timeLaunch(kiln_runtime *runtime, kiln_kernel *kernel, kiln_grid grid, std::span<const kiln_arg> args,
+                       unsigned warmup, unsigned runs, float &medianMs) {
+  return timeRuns(
+      runtime,
+      [&]() -> std::string {
+        return kiln_launch(kernel, grid, args.data(), args.size()) == KILN_SUCCESS ? "" : kiln_last_error();
+      },
+      warmup, runs, medianMs);
 }
 
 static constexpr const char *kRecordHeader = "kiln-autotune 1";

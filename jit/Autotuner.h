@@ -9,6 +9,7 @@
 
 #include "runtime/kiln_runtime.h"
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,8 +37,13 @@ private:
   std::vector<std::pair<kiln_buffer *, kiln_buffer *>> copies_; ///< (original, copy)
 };
 
-/// Device milliseconds of one launch: the median of `runs` launches timed one by one
-/// with events, after `warmup` untimed ones. Returns "" or why it could not be timed.
+/// Device milliseconds of one `run` (launches on the runtime's stream; returns "" or why
+/// it failed): the median of `runs` runs timed one by one with events, after `warmup`
+/// untimed ones. Returns "" or why it could not be timed.
+std::string timeRuns(kiln_runtime *runtime, const std::function<std::string()> &run, unsigned warmup,
+                     unsigned runs, float &medianMs);
+
+/// timeRuns of one launch.
 std::string timeLaunch(kiln_runtime *runtime, kiln_kernel *kernel, kiln_grid grid, std::span<const kiln_arg> args,
                        unsigned warmup, unsigned runs, float &medianMs);
 

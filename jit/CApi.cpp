@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/BundleBuilder.h"
 #include "ir/transforms/SplitCostModel.h"
+#include "jit/Choice.h"
 #include "jit/Kernel.h"
 #include "jit/kiln_jit.h"
 #include "runtime/DTypes.h"
@@ -230,6 +231,30 @@ kiln_status kiln_jit_kernel_select_with_grid_fn(kiln_jit_kernel *kernel, kiln_ji
     return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_kernel_select_with_grid_fn: null grid function");
   return selectVariant("kiln_jit_kernel_select_with_grid_fn", kernel, LaunchGrid(grid_fn, user_data), args, num_args,
                 selected, config_index, grid);
+}
+
+kiln_status kiln_jit_choose(kiln_jit *jit, const char *search, const char *key, const char *const *candidates,
+                            size_t num_candidates, kiln_jit_candidate_fn run, void *user_data,
+                            const kiln_arg *preserve, size_t num_preserve, size_t *chosen) {
+  if (!jit || !search || !run || !chosen || (!candidates && num_candidates) || (!preserve && num_preserve))
+    return fail(KILN_ERROR_INVALID_VALUE,
+                "kiln_jit_choose: null jit, search name, candidate function, result pointer or array");
+  return guarded([&] {
+    ChoiceRequest request{search, key ? key : "", {}};
+    for (size_t i = 0; i < num_candidates; ++i) {
+      if (!candidates[i])
+        return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_choose: candidate " + std::to_string(i) + " has a null name");
+      request.candidates.emplace_back(candidates[i]);
+    }
+    auto runOne = [&](size_t index) -> std::string {
+      if (run(user_data, index) == KILN_SUCCESS)
+        return "";
+      std::string why = kiln_last_error();
+      return why.empty() ? "the candidate's function failed" : why;
+    };
+    *chosen = chooseFastest(*jit->state, request, runOne, std::span<const kiln_arg>(preserve, num_preserve));
+    return KILN_SUCCESS;
+  });
 }
 
 } // extern "C"

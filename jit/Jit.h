@@ -294,6 +294,45 @@ public:
     return JitKernel(k, log_);
   }
 
+  /// One way to compute a result, for choose(): its name and the launches it makes.
+  struct Candidate {
+    std::string name;
+    std::function<void()> run;
+  };
+  /// The first stage of a two-stage search (kiln_jit_choose): the index of the fastest
+  /// of `candidates` on this device for `key` (the shapes, a mask's digest), measured on
+  /// the first call per key (each candidate's kernels compile and autotune on its
+  /// untimed runs) and kept on disk. `preserve` lists buffers the candidates update in
+  /// place; they are restored after the runs. A candidate that throws is skipped, its
+  /// message kept as the reason; when none runs, throws RuntimeError listing them.
+  size_t choose(const std::string &search, const std::string &key, const std::vector<Candidate> &candidates,
+                std::initializer_list<std::reference_wrapper<const Buffer>> preserve = {}) {
+    std::vector<const char *> names;
+    for (const Candidate &c : candidates)
+      names.push_back(c.name.c_str());
+    std::vector<kiln_arg> kept;
+    for (const Buffer &b : preserve)
+      kept.push_back(detail::toArg(b));
+    auto call = [](void *user, size_t index) -> kiln_status {
+      const Candidate &c = (*static_cast<const std::vector<Candidate> *>(user))[index];
+      try {
+        c.run();
+        return KILN_SUCCESS;
+      } catch (const RuntimeError &e) {
+        return kiln_set_last_error(e.status() != KILN_SUCCESS ? e.status() : KILN_ERROR_LAUNCH, e.what());
+      } catch (const std::exception &e) {
+        return kiln_set_last_error(KILN_ERROR_LAUNCH, e.what());
+      } catch (...) {
+        return kiln_set_last_error(KILN_ERROR_LAUNCH, "it threw an exception that is not a std::exception");
+      }
+    };
+    size_t chosen = 0;
+    detail::checkJit(kiln_jit_choose(h_, search.c_str(), key.c_str(), names.data(), names.size(), call,
+                                     const_cast<std::vector<Candidate> *>(&candidates), kept.data(), kept.size(),
+                                     &chosen));
+    return chosen;
+  }
+
   /// The disk cache directory in use ("" when there is none).
   std::string cache_dir() const { return kiln_jit_cache_dir(h_); }
   kiln_jit *handle() const { return h_; }

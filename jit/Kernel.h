@@ -48,6 +48,8 @@ struct JitState {
   unsigned autotuneWarmup = 2;
   unsigned autotuneRuns = 5;
   std::mutex mutex; ///< one compile, tuning or launch of this JIT at a time
+  /// Choices between candidates (Choice.h) made or loaded so far, by record key.
+  std::map<std::string, size_t> choices;
 };
 
 /// Where a launch's grid comes from: one grid for every config, or the caller's grid

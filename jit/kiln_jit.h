@@ -144,6 +144,27 @@ kiln_status kiln_jit_kernel_select_with_grid_fn(kiln_jit_kernel *kernel, kiln_ji
                                                 const kiln_arg *args, size_t num_args, kiln_kernel **selected,
                                                 size_t *config_index, kiln_grid *grid);
 
+/* ---- choosing between ways to compute one result ------------------------------ */
+/* Runs candidate `index` once: the launches of one way to compute the result (they need
+ * not be waited for). Returns KILN_SUCCESS, or a failure status (a message set with
+ * kiln_set_last_error() is kept), which skips the candidate. It may launch through the
+ * same kiln_jit. */
+typedef kiln_status (*kiln_jit_candidate_fn)(void *user_data, size_t index);
+
+/* The first stage of a two-stage search: which of `num_candidates` ways to compute one
+ * result (named `candidates`, run by `run`) is fastest on this device, for `key` (what
+ * the answer depends on: the shapes, a mask's kiln_block_mask_digest). The first call per
+ * key runs every candidate untimed (their kernels compile and autotune: the second
+ * stage), then times it with events, and keeps the fastest in memory and in the disk
+ * cache under `search`, the candidates' names, `key`, the device and the compiler build;
+ * a later call with the same key runs nothing. The buffers among `preserve` are restored
+ * after the runs, so candidates may update them in place. A note reports the times and
+ * how long the search took. Stores the chosen index in *chosen. Fails when `search` is
+ * empty, a name is empty or repeated, or no candidate runs (each one's reason listed). */
+kiln_status kiln_jit_choose(kiln_jit *jit, const char *search, const char *key, const char *const *candidates,
+                            size_t num_candidates, kiln_jit_candidate_fn run, void *user_data,
+                            const kiln_arg *preserve, size_t num_preserve, size_t *chosen);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

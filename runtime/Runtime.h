@@ -191,6 +191,9 @@ public:
   int64_t cols() const { return shape()[1]; }
   int64_t block_rows() const { return shape()[2]; }
   int64_t block_cols() const { return shape()[3]; }
+  /// A digest of the pattern (kiln_block_mask_digest): equal for equal patterns however
+  /// they were built; what a tuning key names the mask by.
+  std::string digest() const { return kiln_block_mask_digest(h_); }
   BlockMaskCounts counts() const {
     BlockMaskCounts c;
     detail::check(kiln_block_mask_counts(h_, &c.full, &c.partial, &c.empty));

@@ -250,6 +250,8 @@ TEST_F(CppApi, BlockMasksAreTypedLaunchArguments) {
   std::vector<uint8_t> data(2 * 4 * 8, 1);
   kiln::BlockMask withData = rt.block_mask_from_bsr(rowPtr, colIndices, data, 8, 16, 4, 8);
   EXPECT_EQ(withData.counts().full, 2);
+  EXPECT_EQ(withData.digest(), mask.digest()) << "the same pattern, however it was built";
+  EXPECT_EQ(mask.digest().size(), 16u);
   k.launch({2}, x, out, withData);
   EXPECT_EQ(fake.launchCount(), 2);
 
