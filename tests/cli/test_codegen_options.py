@@ -5,8 +5,9 @@
 # combination, every rejected one (E0900, exit 1, nothing written), binary output refused
 # on a terminal (through a pseudo-terminal), -o into a missing folder, a file with
 # several kernels, --assume-multiple and its errors, --time-passes naming the code
-# generation, --verify-diagnostics over code-generation errors, -o through a symlink and
-# into a pipe, and a fuzz of option combinations that must never crash.
+# generation, --verify-diagnostics over code-generation errors, --num-warps and
+# --num-stages, -o through a symlink and into a pipe, and a fuzz of option combinations
+# that must never crash.
 #
 # Usage: test_codegen_options.py --dslc build/tools/dslc [--kiln-run PATH] [unittest options]
 #
@@ -389,6 +390,36 @@ class AssumeMultiple(clitest.CliTestCase):
 
 
 DECODE = os.path.join(clitest.REPO, "stdlib", "decode_attention.kiln")
+
+
+class LaunchSettings(clitest.CliTestCase):
+    """--num-warps and --num-stages override a kernel's @num_warps and @num_stages, as an
+    @autotune config's num_warps and num_stages do, and are recorded in the bundle."""
+
+    LINEAR = os.path.join(clitest.REPO, "stdlib", "encoder_layer.kiln")
+
+    def test_override_the_kernel(self):
+        r = self.dslc(self.LINEAR, "--kernel", "linear")
+        self.assertOk(r)
+        self.assertIn("num_warps = 4", r.stdout)
+        r = self.dslc(self.LINEAR, "--kernel", "linear", "--num-warps=8", "--num-stages=2")
+        self.assertOk(r)
+        self.assertRegex(r.stdout, r"num_stages = 2\b")
+        self.assertRegex(r.stdout, r"num_warps = 8\b")
+        r = self.dslc(self.LINEAR, "--kernel", "linear", "--num-warps=8", "--emit=bundle", "-o", "k.kbin")
+        self.assertOk(r)
+        d = self.kiln_run("--describe", "k.kbin")
+        self.assertOk(d)
+        self.assertRegex(d.stdout, r"(?m)^num_warps\s+8 \(256 threads per program\)")
+
+    def test_bad_values(self):
+        cases = [("--num-warps=" + v, "--num-warps needs a power of two from 1 to 32") for v in
+                 ["0", "3", "64", "-1", "four", "", "1e1"]]
+        cases += [("--num-stages=" + v, "--num-stages needs a number from 1 to 8") for v in ["0", "9", "x", "-2"]]
+        argvs = [[self.LINEAR, "--kernel", "linear", "--diagnostics=json", option] for option, _ in cases]
+        for (option, message), r in zip(cases, self.dslc_many(argvs)):
+            with self.subTest(option=option):
+                self.assertUserError(r, "E0900", message)
 
 
 class ReductionSplit(clitest.CliTestCase):

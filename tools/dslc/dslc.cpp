@@ -62,6 +62,16 @@ cl::opt<std::string> InputFile(cl::Positional, cl::desc("<input .kiln or .tir fi
 cl::opt<std::string> KernelName("kernel", cl::desc("The kernel to compile or run (default: every kernel at its defaults)"),
                                 cl::value_desc("name"), cl::sub(cl::SubCommand::getTopLevel()),
                                 cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<std::string> NumWarpsText("num-warps",
+                                  cl::desc("Warps per program, overriding the kernel's @num_warps (a power of two "
+                                           "from 1 to 32)"),
+                                  cl::value_desc("N"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand),
+                                  cl::cat(KilnCategory));
+cl::opt<std::string> NumStagesText("num-stages",
+                                   cl::desc("Buffers of the loops' streamed operands, overriding the kernel's "
+                                            "@num_stages (1 to 8; 1: no streaming)"),
+                                   cl::value_desc("N"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand),
+                                   cl::cat(KilnCategory));
 cl::list<std::string> Defines("D", cl::desc("Set a const parameter: -D NAME=VALUE (overrides its default)"),
                               cl::value_desc("NAME=VALUE"), cl::Prefix, cl::sub(cl::SubCommand::getTopLevel()),
                               cl::sub(RunCommand), cl::cat(KilnCategory));
@@ -198,6 +208,25 @@ SemaOptions semaOptions(DiagnosticEngine &diags, bool &ok) {
     stdlib = stdlib.parent_path();
   options.includeDirs.push_back(stdlib.parent_path().string());
   ok = driver::parseDefines(std::vector<std::string>(Defines.begin(), Defines.end()), options.defines, diags);
+  // --num-warps and --num-stages: what an @autotune config's num_warps/num_stages set.
+  auto launchSetting = [&](const cl::opt<std::string> &opt, const char *name, int64_t most, bool powerOfTwo,
+                           std::optional<int64_t> &out) {
+    if (!opt.getNumOccurrences())
+      return;
+    const std::string &text = opt;
+    bool digits = !text.empty() && text.size() <= 3 && text.find_first_not_of("0123456789") == std::string::npos;
+    int64_t value = digits ? std::stoll(text) : 0;
+    if (value >= 1 && value <= most && (!powerOfTwo || (value & (value - 1)) == 0)) {
+      out = value;
+      return;
+    }
+    diags.error(Location::commandLine(), DiagCode::BadOption)
+        << "--" << name << " needs " << (powerOfTwo ? "a power of two" : "a number") << " from 1 to " << most
+        << ", got '" << text << "'";
+    ok = false;
+  };
+  launchSetting(NumWarpsText, "num-warps", 32, true, options.numWarps);
+  launchSetting(NumStagesText, "num-stages", 8, false, options.numStages);
   if (!KernelName.empty())
     options.kernel = KernelName;
   return options;
