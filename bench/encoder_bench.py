@@ -32,6 +32,8 @@ import numpy as np
 import torch
 
 H, D, FFN = 12, 64, 3072
+# The tile of `linear` that bench/encoder_prepare.sh compiles (BM x BN).
+LINEAR_TILE = 128
 E = H * D
 
 
@@ -131,7 +133,7 @@ def main():
 
     def linear(x, wt, b, y, M, N, K, gelu=False):
         save_bf16(w(y), torch.zeros(M, N, dtype=torch.bfloat16))
-        return ("linear_gelu" if gelu else "linear", f"{cdiv(M, 64)},{cdiv(N, 64)}",
+        return ("linear_gelu" if gelu else "linear", f"{cdiv(M, LINEAR_TILE)},{cdiv(N, LINEAR_TILE)}",
                 [f"x={w(x)}", f"w={w(wt)}", f"b={w(b)}", f"y={w(y)}", f"M={M}", f"N={N}", f"K={K}"])
 
     def project_and_normalize(fused, x, wt, b, res, gm, bt, y, K):

@@ -22,8 +22,13 @@ compile() { # NAME KERNEL OPTIONS...
   shift 2
   "$build/tools/dslc" "$src" --kernel "$kernel" --target=sm_90a "$@" --emit=bundle -o "$out/$name.kbin"
 }
-compile linear linear
-compile linear_gelu linear -D ACT=1
+# The projections' shapes are multiples of 128 (T, 3E, E, FFN) and of 64 (K): `linear`
+# runs unmasked (EVEN) in 128 x 128 tiles, streaming its operands, as
+# bench/kernels/matmul_bf16.kiln does; LINEAR_TILE in encoder_bench.py is the tile.
+even=(-D EVEN=true -D BM=128 -D BN=128 -D BK=64 --num-warps=8 --num-stages=3
+      --assume-multiple M=128 --assume-multiple N=128 --assume-multiple K=64)
+compile linear linear "${even[@]}"
+compile linear_gelu linear -D ACT=1 "${even[@]}"
 compile linear_residual_layernorm linear_residual_layernorm -D NP=1024
 compile residual_layernorm residual_layernorm -D NP=1024
 compile attention_row encoder_attention -D H=12 --sparse-mapping=row

@@ -54,9 +54,10 @@ def _attention_ref(v, s):
     return {"a": out.transpose(1, 0, 2).reshape(-1)}
 
 
-def _linear(suffix, M, N, K, act=0):
+def _linear(suffix, M, N, K, act=0, even=False):
+    defines = ({"ACT": act} if act else {}) | ({"EVEN": True} if even else {})
     return ("encoder.linear" + suffix, FILE, "linear",
-            dict(sizes={"M": M, "N": N, "K": K}, defines={"ACT": act} if act else {},
+            dict(sizes={"M": M, "N": N, "K": K}, defines=defines,
                  grid=lambda s: (cdiv(s["M"], 64), cdiv(s["N"], 64)),
                  args=[Arr("x", "bf16", ("M", "K"), normal()), Arr("w", "bf16", ("K", "N"), normal(0.1)),
                        Arr("b", "bf16", "N", normal()), Arr("y", "bf16", ("M", "N")),
@@ -104,6 +105,7 @@ def _attention(suffix, T, pattern, **kw):
 CASES = [
     _linear(".ragged", 50, 96, 80),
     _linear(".gelu", 70, 64, 64, act=1),
+    _linear(".even_gelu", 128, 192, 96, act=1, even=True),  # unmasked: multiples of the tiles
     _linear_residual_layernorm(".ragged", 37, 96, 80),
     _linear_residual_layernorm(".full_width", 32, 128, 64),
     _residual_layernorm(".ragged", 37, 100),
