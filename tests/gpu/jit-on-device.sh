@@ -3,8 +3,9 @@
 # (docs/testing.md, "JIT on the GPU"). It runs in two halves:
 #
 #   tests/gpu/jit-on-device.sh prepare [BUILD_DIR]
-#       on the build machine: builds softmax_jit, autotune_add and dslc in BUILD_DIR
-#       (default: $KILN_BUILD_DIR, else <repo>/build) and packs into build-jitgpu/ the
+#       on the build machine: builds softmax_jit, autotune_add, encoder_layer and dslc
+#       in BUILD_DIR (default: $KILN_BUILD_DIR, else <repo>/build) and packs into
+#       build-jitgpu/ the
 #       shared libraries they load that a plain Ubuntu 24.04 may lack (found with ldd;
 #       libLLVM and the rest in libs.tar.zst), the binaries and libdevice (bin.tar.zst),
 #       and a zstd to unpack them. Prints the folder's size; refuses more than 56 MiB.
@@ -16,6 +17,9 @@
 #         dslc run --device cuda  on examples/vector_add.kiln, against numpy, and on
 #                                 stdlib/sparse_attention.kiln with a mask built on the
 #                                 GPU from a predicate, against the interpreter,
+#         encoder_layer twice     the first run must measure the fusion scope
+#                                 (Jit::choose), the second take it from the cache;
+#                                 both scopes checked against the CPU's layer,
 #       and prints a PASS/FAIL/SKIP table.
 #
 # Environment: KILN_JOBS (default 2) is the build's parallelism; KILN_GPU_LOG_DIR, when
@@ -51,16 +55,17 @@ needed_libs() {
 
 prepare() {
   local build="${1:-${KILN_BUILD_DIR:-$repo/build}}"
-  say "building softmax_jit, autotune_add and dslc in $build"
+  say "building softmax_jit, autotune_add, encoder_layer and dslc in $build"
   if [[ ! -f "$build/build.ninja" ]]; then
     cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   fi
   local log
-  if ! log="$(ninja -C "$build" -j"${KILN_JOBS:-2}" softmax_jit autotune_add dslc 2>&1)"; then
+  if ! log="$(ninja -C "$build" -j"${KILN_JOBS:-2}" softmax_jit autotune_add encoder_layer dslc 2>&1)"; then
     echo "$log" | tail -n 40 >&2
     die "the build failed"
   fi
-  local bins=("$build/examples/host/softmax_jit" "$build/examples/host/autotune_add" "$build/tools/dslc")
+  local bins=("$build/examples/host/softmax_jit" "$build/examples/host/autotune_add"
+              "$build/examples/host/encoder_layer" "$build/tools/dslc")
   local b
   for b in "${bins[@]}"; do
     [[ -x "$b" ]] || die "the build has no $b"
@@ -324,6 +329,29 @@ EOF
         record "predicate mask on the GPU" FAIL "$differ of 20480 outputs differ from the interpreter's"
       fi
     fi
+  fi
+
+  # ---- encoder_layer: the fusion scope chosen by measurement (Jit::choose), then taken
+  # from the cache by a second process; both scopes checked against the CPU's layer
+  export KILN_STDLIB_DIR="$repo/stdlib"
+  say "encoder_layer 512, first run"
+  step encoder-1 "$bin/encoder_layer" 512
+  local scope1 scope2
+  scope1="$(grep -o 'scope for .*' "$logs/encoder-1.log" || true)"
+  if (( rc == 0 )) && grep -q '(measured now)' <<<"$scope1"; then
+    record "encoder_layer: scope measured" PASS "$(grep -o "search 'encoder-scope'.*" "$logs/encoder-1.log")"
+  else
+    record "encoder_layer: scope measured" FAIL "exit $rc; ${scope1:-no choice printed}"
+  fi
+  before="$(cache_files "$KILN_CACHE_DIR" .choice)"
+  say "encoder_layer 512, second run"
+  step encoder-2 "$bin/encoder_layer" 512
+  after="$(cache_files "$KILN_CACHE_DIR" .choice)"
+  scope2="$(grep -o 'scope for .*' "$logs/encoder-2.log" || true)"
+  if (( rc == 0 )) && grep -q '(from the cache)' <<<"$scope2" && [[ -n "$before" && "$before" == "$after" ]]; then
+    record "encoder_layer: scope from the cache" PASS "${scope2#scope for }"
+  else
+    record "encoder_layer: scope from the cache" FAIL "exit $rc; ${scope2:-no choice printed}"
   fi
 
   echo
