@@ -63,6 +63,13 @@ def load_bf16(path):
     return torch.from_numpy(np.load(path).view(np.int16).copy()).view(torch.bfloat16)
 
 
+def query_block(folder, bundle):
+    """BM, the query rows of one program, from the bundle's consts (kiln-run --describe)."""
+    out = subprocess.run([os.path.join(folder, "kiln-run"), "--describe", os.path.join(folder, bundle)],
+                         capture_output=True, text=True, check=True).stdout
+    return int(re.search(r"(?m)^const\s+BM = (\d+)", out).group(1))
+
+
 def run_kiln(folder, bundle, grid, args, repeat):
     cmd = [os.path.join(folder, "kiln-run"), os.path.join(folder, bundle), "--grid", grid, "--time",
            "--repeat", str(repeat)]
@@ -146,7 +153,7 @@ def main():
             args = [f"q={work}/q.npy", f"k={work}/k.npy", f"v={work}/v.npy", f"o={work}/o.npy", f"mask={mpath}",
                     f"scale={scale!r}"]
             try:
-                grid = f"{seq // 128},{H}"
+                grid = f"{seq // query_block(a.folder, bundle)},{H}"
                 run_kiln(a.folder, bundle, grid, args, 1)
                 o = load_bf16(os.path.join(work, "o.npy")).to(dev)
                 err = (o[:, rows].float() - ref).abs().max().item()

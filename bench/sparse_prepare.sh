@@ -4,8 +4,9 @@
 #   bench/sparse_prepare.sh [BUILD_DIR]        (default: build; the CMake build of this repo)
 #
 # compiles bench/kernels/sparse_attention_bf16.kiln for sm_90a in its mappings — row-wise
-# and block-wise with 2, 4 and 8 programs per block row (docs/sparsity.md), and with key
-# blocks of 128 row-wise and with 2 programs per row — into
+# and block-wise with 2, 4 and 8 programs per block row (docs/sparsity.md), with key
+# blocks of 128, and with 64 query rows on 4 warps, row-wise and with 2 programs per
+# row — into
 # <repo>/build-sparse (ignored by git), with kiln-run, the commit and each bundle's ptxas
 # report. bench/sparse_bench.py runs them there against flex_attention.
 set -euo pipefail
@@ -33,6 +34,11 @@ done
 # Key blocks of 128 (flex_attention's): half the iterations, a mask of 128 x 128 blocks.
 compile row-bn128 --sparse-mapping=row -D BN=128
 compile block2-bn128 --sparse-mapping=block --reduction-split=2 -D BN=128
+# One warpgroup on 64 query rows (the dense kernel's best shape): two programs per SM.
+for bn in 32 64; do
+  compile "row-64x$bn" --sparse-mapping=row -D BM=64 -D BN="$bn" --num-warps=4
+  compile "block2-64x$bn" --sparse-mapping=block --reduction-split=2 -D BM=64 -D BN="$bn" --num-warps=4
+done
 cp "$build/tools/kiln-run" "$out/"
 strip --strip-unneeded "$out/kiln-run"
 commit="$(git -C "$repo" rev-parse --short HEAD)"

@@ -27,7 +27,7 @@
 // read-only memory and `if`s of such ops may stay: a sparse loop's block index and its
 // partial blocks' bitmaps), the loads become
 // cp.async copies into a ring of `num_stages` buffers (one iteration's operands each, as
-// many as fit in the largest dot's scratch), issued num_stages - 1 iterations ahead, so
+// many as the arena holds: planArena reserves them), issued num_stages - 1 iterations ahead, so
 // that global-memory latency overlaps the tensor-core work (mmaPipelineFor; the copies'
 // addresses are recomputed from the iv of their iteration, through loads of the body
 // where they depend on some: a sparse loop's block column). The copied values never
@@ -222,6 +222,9 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
   }
   if (dots.empty())
     return p;
+  // The ring starts at the arena's start, which planArena sized for it
+  // (pipelineRingBytes) as well as for the dots' own scratch.
+  capacity = std::max(capacity, arenaBytes);
   const int64_t stages = std::min<int64_t>(kernel.numStages, capacity / p.stageBytes);
   if (stages < 2)
     return {};

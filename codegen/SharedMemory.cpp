@@ -234,6 +234,38 @@ std::vector<int64_t> dotScratchAreas(const ir::Op &dot, DotPath path) {
   return {a.numElements() * e, b.numElements() * e};
 }
 
+/// True when operand `i` of `dot` comes straight from a load of `body` (through the
+/// transpose a B operand may be read through): the operands a pipelined loop streams.
+static bool loadedInBody(const ir::Op &dot, unsigned i, const ir::Block &body) {
+  const ir::Op *def = dot.operand(i)->definingOp();
+  if (def && i == 1 && def->kind() == OpKind::Permute)
+    def = def->operand(0)->definingOp();
+  return def && def->kind() == OpKind::Load && def->parentBlock() == &body;
+}
+
+int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath)(const ir::Op &, const void *),
+                          const void *ctx) {
+  if (stages < 2 || !dotPath)
+    return 0;
+  const ir::Block &body = *forOp.region(0);
+  int64_t stage = 0;
+  for (const auto &op : body.ops()) {
+    if (op->kind() != OpKind::Dot)
+      continue;
+    const DotPath path = dotPath(*op, ctx);
+    if (path == DotPath::Fma)
+      return 0;
+    const std::vector<int64_t> areas = dotScratchAreas(*op, path);
+    for (unsigned i = 0; i < 2; ++i)
+      if (loadedInBody(*op, i, body))
+        stage += (areas[i] + kWgmmaOperandAlign - 1) / kWgmmaOperandAlign * kWgmmaOperandAlign;
+  }
+  if (stage == 0)
+    return 0;
+  stages = std::min(stages, kMaxPipelineRingBytes / stage);
+  return stages >= 2 ? stages * stage : 0;
+}
+
 int64_t planArena(const ir::Kernel &kernel, int64_t numThreads, bool warpShuffle,
                   DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx, int64_t *exchangeBase) {
   int64_t arena = 0, exchange = 0;
@@ -244,6 +276,8 @@ int64_t planArena(const ir::Kernel &kernel, int64_t numThreads, bool warpShuffle
                                            : scratchAreas(op, numThreads, warpShuffle, maxVec);
     int64_t &into = op.kind() == OpKind::ClusterExchange ? exchange : arena;
     into = std::max(into, layoutAreas(areas).totalBytes);
+    if (op.kind() == OpKind::For)
+      arena = std::max(arena, pipelineRingBytes(op, kernel.numStages, dotPath, ctx));
   });
   arena = alignedTo16(arena);
   if (exchangeBase)

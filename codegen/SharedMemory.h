@@ -78,7 +78,21 @@ int64_t exchangeWordBytes(const Type &type);
 /// Lays areas out back to back, each aligned to 16 bytes.
 ScratchPlan layoutAreas(const std::vector<int64_t> &sizes);
 
-/// The arena size of a whole kernel: the largest scratch of any op, over all regions.
+/// The most shared memory the cp.async ring of one loop may take (LowerDot.cpp): within
+/// what two programs of an H100/H200 SM may use, so that a kernel of a warpgroup or two
+/// can still run two programs per SM.
+inline constexpr int64_t kMaxPipelineRingBytes = 112 * 1024;
+
+/// Shared memory for the ring of `forOp` if its loop streams its tensor-core dots'
+/// operands: `stages` buffers (as many as fit kMaxPipelineRingBytes; 0 below two) of the
+/// operands that come straight from loads of the body. A reservation: the lowering
+/// streams only when the rest of the body allows it (mmaPipelineFor), and then uses as
+/// many stages as the arena holds.
+int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath)(const ir::Op &, const void *),
+                          const void *ctx);
+
+/// The arena size of a whole kernel: the largest scratch of any op, over all regions,
+/// and the rings of loops that may stream (pipelineRingBytes).
 /// `dotPath(op)` says how each dot is lowered (null: the FMA path); `warpShuffle` as for
 /// scratchAreas.
 /// The exchanges of a cluster (cluster_exchange) get an area of their own after the

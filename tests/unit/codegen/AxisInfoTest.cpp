@@ -180,6 +180,44 @@ kernel @k(%x: *f32, %y: *f32, %n: i32) attributes {num_warps = 1} {
   EXPECT_TRUE(accessesConflict(acc[1], acc[1]));  // scalar stores: thread 0 vs all
 }
 
+TEST(SharedMemory, ArenaHoldsTheRingOfALoopThatMayStream) {
+  // The loop's dot reads both operands from loads of its body: 8 KiB each on wgmma.
+  Parsed p = parse(R"(
+kernel @k(%a: *bf16, %b: *bf16, %n: i32) attributes {num_stages = 3, num_warps = 4} {
+  %zero = constant {value = 0.0} : tile<f32, [64, 64]>
+  %c0 = constant {value = 0} : i32
+  %c1 = constant {value = 1} : i32
+  %acc = for %c0, %n, %c1, %zero : tile<f32, [64, 64]> {
+  ^(%i: i32, %acc_1: tile<f32, [64, 64]>):
+    %pa = splat %a : tile<*bf16, [64, 64]>
+    %x = load %pa : tile<bf16, [64, 64]>
+    %pb = splat %b : tile<*bf16, [64, 64]>
+    %y = load %pb : tile<bf16, [64, 64]>
+    %acc_2 = dot %x, %y, %acc_1 : tile<f32, [64, 64]>
+    yield %acc_2
+  }
+  return
+}
+)");
+  auto wgmma = [](const ir::Op &, const void *) { return DotPath::Wgmma; };
+  auto fma = [](const ir::Op &, const void *) { return DotPath::Fma; };
+  const ir::Op *found = nullptr;
+  for (const auto &op : p.kernel().body->ops())
+    if (op->kind() == ir::OpKind::For)
+      found = op.get();
+  ASSERT_NE(found, nullptr);
+  const ir::Op &loop = *found;
+  // Three stages of 16 KiB, more than the dot's own scratch (8 + 8 + 16 KiB).
+  EXPECT_EQ(pipelineRingBytes(loop, 3, wgmma, nullptr), 3 * 16384);
+  EXPECT_EQ(planArena(p.kernel(), 128, true, wgmma, nullptr), 3 * 16384);
+  // One stage streams nothing; the FMA path never streams; SPIR-V plans no ring.
+  EXPECT_EQ(pipelineRingBytes(loop, 1, wgmma, nullptr), 0);
+  EXPECT_EQ(pipelineRingBytes(loop, 3, fma, nullptr), 0);
+  EXPECT_EQ(planArena(p.kernel(), 128, true, nullptr, nullptr), 2 * 64 * 64 * 4);
+  // Stages past the budget are dropped: 7 asked, 7 x 16 KiB fit 112 KiB.
+  EXPECT_EQ(pipelineRingBytes(loop, 8, wgmma, nullptr), 7 * 16384);
+}
+
 TEST(SharedMemory, ArenaIsTheLargestScratch) {
   Parsed p = parse(R"(
 kernel @k(%x: *f32) attributes {num_warps = 4} {
