@@ -223,8 +223,9 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
   if (dots.empty())
     return p;
   // The ring starts at the arena's start, which planArena sized for it
-  // (pipelineRingBytes) as well as for the dots' own scratch.
-  capacity = std::max(capacity, arenaBytes);
+  // (pipelineRingBytes) as well as for the dots' own scratch; it must end before the
+  // cluster exchanges' area, which other programs of the cluster write.
+  capacity = std::max(capacity, exchangeBase);
   const int64_t stages = std::min<int64_t>(kernel.numStages, capacity / p.stageBytes);
   if (stages < 2)
     return {};
@@ -250,6 +251,10 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
     if (def->parentBlock() != &body ||
         std::find(slice.begin(), slice.end(), def) != slice.end())
       continue;
+    // issueMmaStage lowers the slice again for a later iteration and puts back only the
+    // blocked registers: nothing there may hold fragments or regions.
+    if (def->numRegions() != 0 || !fragPlan.formOf(def->result()).none())
+      return {};
     slice.push_back(def);
     for (const ir::Value *o : def->operands())
       work.push_back(o);

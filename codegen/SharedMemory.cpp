@@ -234,13 +234,30 @@ std::vector<int64_t> dotScratchAreas(const ir::Op &dot, DotPath path) {
   return {a.numElements() * e, b.numElements() * e};
 }
 
-/// True when operand `i` of `dot` comes straight from a load of `body` (through the
-/// transpose a B operand may be read through): the operands a pipelined loop streams.
-static bool loadedInBody(const ir::Op &dot, unsigned i, const ir::Block &body) {
+/// The load of `body` operand `i` of `dot` comes from (through the transpose a B operand
+/// may be read through), or null.
+static const ir::Op *loadInBody(const ir::Op &dot, unsigned i, const ir::Block &body) {
   const ir::Op *def = dot.operand(i)->definingOp();
   if (def && i == 1 && def->kind() == OpKind::Permute)
     def = def->operand(0)->definingOp();
-  return def && def->kind() == OpKind::Load && def->parentBlock() == &body;
+  return def && def->kind() == OpKind::Load && def->parentBlock() == &body ? def : nullptr;
+}
+
+/// True for a load cp.async can stream: unmasked, without the .cv that asks to read
+/// memory afresh (LowerDot.cpp, mmaPipelineFor, which checks the rest).
+static bool streamable(const ir::Op &load) {
+  return load.numOperands() == 1 &&
+         !(load.hasAttr("cache_modifier") && load.stringAttr("cache_modifier") == "cv");
+}
+
+/// True when nothing in `block` writes memory: a loop that stores never streams.
+static bool writesNothing(const ir::Block &block) {
+  bool writes = false;
+  ir::walk(const_cast<ir::Block &>(block), [&](ir::Op &op) {
+    writes = writes || op.kind() == OpKind::Store || op.kind() == OpKind::AtomicRMW ||
+             op.kind() == OpKind::AtomicCas;
+  });
+  return !writes;
 }
 
 int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath)(const ir::Op &, const void *),
@@ -248,6 +265,8 @@ int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath
   if (stages < 2 || !dotPath)
     return 0;
   const ir::Block &body = *forOp.region(0);
+  if (!writesNothing(body))
+    return 0;
   int64_t stage = 0;
   for (const auto &op : body.ops()) {
     if (op->kind() != OpKind::Dot)
@@ -256,9 +275,13 @@ int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath
     if (path == DotPath::Fma)
       return 0;
     const std::vector<int64_t> areas = dotScratchAreas(*op, path);
-    for (unsigned i = 0; i < 2; ++i)
-      if (loadedInBody(*op, i, body))
+    for (unsigned i = 0; i < 2; ++i) {
+      const ir::Op *load = loadInBody(*op, i, body);
+      if (load && !streamable(*load))
+        return 0; // the loop will not stream
+      if (load)
         stage += (areas[i] + kWgmmaOperandAlign - 1) / kWgmmaOperandAlign * kWgmmaOperandAlign;
+    }
   }
   if (stage == 0)
     return 0;

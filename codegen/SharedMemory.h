@@ -85,9 +85,10 @@ inline constexpr int64_t kMaxPipelineRingBytes = 112 * 1024;
 
 /// Shared memory for the ring of `forOp` if its loop streams its tensor-core dots'
 /// operands: `stages` buffers (as many as fit kMaxPipelineRingBytes; 0 below two) of the
-/// operands that come straight from loads of the body. A reservation: the lowering
-/// streams only when the rest of the body allows it (mmaPipelineFor), and then uses as
-/// many stages as the arena holds.
+/// operands that come straight from loads of the body; 0 when a dot reads a load that
+/// cannot be streamed (masked, .cv) or the body writes memory. A reservation: the
+/// lowering streams only when the rest of the body allows it (mmaPipelineFor), and then
+/// uses as many stages as the arena holds.
 int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath)(const ir::Op &, const void *),
                           const void *ctx);
 

@@ -247,6 +247,7 @@ kiln_status kiln_jit_choose(kiln_jit *jit, const char *search, const char *key, 
       request.candidates.emplace_back(candidates[i]);
     }
     auto runOne = [&](size_t index) -> std::string {
+      kiln_set_last_error(KILN_SUCCESS, ""); // so that a failure without a message shows none
       if (run(user_data, index) == KILN_SUCCESS)
         return "";
       std::string why = kiln_last_error();

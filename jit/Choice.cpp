@@ -3,7 +3,8 @@
 // Measures with the same pieces as @autotune (Autotuner.h): timeRuns for the device
 // time, ArgumentSnapshot to leave the caller's buffers as they were, TuningRecord for
 // what the disk cache keeps. The JIT's mutex is held only around the memo and the
-// cache, never while a candidate runs: candidates launch through the same JIT.
+// cache, never while a candidate runs (candidates launch through the same JIT) nor while
+// the note is logged.
 //
 //===----------------------------------------------------------------------===//
 #include "jit/Choice.h"
@@ -11,6 +12,7 @@
 #include "jit/Autotuner.h"
 #include "jit/CacheKey.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -79,10 +81,15 @@ size_t chooseFastest(JitState &jit, const ChoiceRequest &request, const RunCandi
     float ms = 0;
     std::string why = snapshot.restore();
     if (why.empty()) {
+      // At least one untimed run: the first compiles and autotunes the candidate's
+      // kernels, which must not count.
+      const unsigned warmup = std::max(jit.autotuneWarmup, 1u);
       try {
-        why = timeRuns(jit.runtime, [&] { return run(i); }, jit.autotuneWarmup, jit.autotuneRuns, ms);
+        why = timeRuns(jit.runtime, [&] { return run(i); }, warmup, jit.autotuneRuns, ms);
       } catch (const Failure &f) {
         why = f.message;
+      } catch (const std::exception &e) {
+        why = e.what();
       }
     }
     if (why.empty()) {
@@ -108,14 +115,22 @@ size_t chooseFastest(JitState &jit, const ChoiceRequest &request, const RunCandi
     if (i != *best)
       times += "; '" + request.candidates[i] + "' " +
                (record.medianMs[i] ? milliseconds(*record.medianMs[i]) + " ms" : "skipped");
-  std::lock_guard<std::mutex> lock(jit.mutex);
-  jit.cache.storeText(recordKey, "choice", record.serialize());
-  jit.choices[recordKey] = *best;
+  // A choice made without every candidate is kept for this JIT only: a later process
+  // measures again, in case what failed (memory, the driver) was passing.
+  const bool whole = std::all_of(record.skipped.begin(), record.skipped.end(),
+                                 [](const std::string &why) { return why.empty(); });
+  {
+    std::lock_guard<std::mutex> lock(jit.mutex);
+    if (whole)
+      jit.cache.storeText(recordKey, "choice", record.serialize());
+    jit.choices[recordKey] = *best;
+  }
   char took[32];
   std::snprintf(took, sizeof took, "%.0f", searchMs);
   jit.log.note("search '" + request.search + "'" + (request.key.empty() ? "" : " for " + request.key) + ": '" +
                request.candidates[*best] + "' (" + milliseconds(*record.medianMs[*best]) + " ms" + times +
-               "; the search took " + took + " ms)");
+               "; the search took " + took + " ms" + (whole ? "" : "; not kept on disk, as a candidate failed") +
+               ")");
   return *best;
 }
 

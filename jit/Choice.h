@@ -11,7 +11,8 @@
 // memory and in the disk cache, keyed by the search's name, the candidates' names, the
 // caller's key (the shapes, the mask's digest), the device and the compiler build; a
 // later call with the same key, in this process or another, runs nothing. A candidate
-// that fails is skipped, with its reason in the record and in the error when none runs.
+// that fails is skipped, its reason noted (and in the error when none runs); a choice
+// made without it is kept in memory only, so that another process measures again.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

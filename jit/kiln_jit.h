@@ -157,7 +157,8 @@ typedef kiln_status (*kiln_jit_candidate_fn)(void *user_data, size_t index);
  * key runs every candidate untimed (their kernels compile and autotune: the second
  * stage), then times it with events, and keeps the fastest in memory and in the disk
  * cache under `search`, the candidates' names, `key`, the device and the compiler build;
- * a later call with the same key runs nothing. The buffers among `preserve` are restored
+ * a later call with the same key runs nothing (a choice made while some candidate failed
+ * is kept for this kiln_jit only). The buffers among `preserve` are restored
  * after the runs, so candidates may update them in place. A note reports the times and
  * how long the search took. Stores the chosen index in *chosen. Fails when `search` is
  * empty, a name is empty or repeated, or no candidate runs (each one's reason listed). */

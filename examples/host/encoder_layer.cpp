@@ -295,7 +295,10 @@ int main(int argc, char **argv) {
 
     bool ok = true;
     for (size_t s : {scope, 1 - scope}) {
-      y.dev.fill(0);
+      // Every intermediate starts as NaN (0xffff): a row a kernel fails to write cannot
+      // pass on what the other scope left there.
+      for (Matrix *m : {&qkv, &a, &p, &h, &f, &y})
+        m->dev.fill(0xff);
       if (s == 0)
         fused();
       else
