@@ -212,11 +212,11 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
       const ir::Op *ld = stagedOperand(*this, *op, i)->definingOp();
       if (!ld || ld->kind() != OpKind::Load || ld->parentBlock() != &body ||
           ld->numOperands() != 1 || usesIn(body, ld->result()) != 1 || copyWidth(*this, *ld) == 0 ||
-          (ld->hasAttr("cache_modifier") && ld->stringAttr("cache_modifier") == "cv"))
+          ir::readsAfresh(*ld))
         return p;
       p.streams.push_back({op.get(), i, ld, p.stageBytes});
       // Every buffer starts where wgmma's swizzle pattern does.
-      p.stageBytes += (areas[i] + kWgmmaOperandAlign - 1) / kWgmmaOperandAlign * kWgmmaOperandAlign;
+      p.stageBytes += wgmmaAligned(areas[i]);
     }
     dots.push_back(op.get());
   }

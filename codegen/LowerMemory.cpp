@@ -75,7 +75,7 @@ llvm::Value *Lowering::readElement(const Type &elem, llvm::Value *ptr, llvm::Val
 
 bool Lowering::readOnly(const ir::Op &load) const {
   // A load that must read memory afresh (.cv: another agent may write it) is not.
-  if (load.hasAttr("cache_modifier") && load.stringAttr("cache_modifier") == "cv")
+  if (ir::readsAfresh(load))
     return false;
   MemAccess a;
   return accessOf(load, prov, a) && !a.writes && a.bases != kAnyBase &&

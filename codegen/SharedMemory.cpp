@@ -219,12 +219,9 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool war
 std::vector<int64_t> dotScratchAreas(const ir::Op &dot, DotPath path) {
   const Type &a = dot.operand(0)->type, &b = dot.operand(1)->type;
   const int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
-  auto aligned = [](int64_t bytes) {
-    return (bytes + kWgmmaOperandAlign - 1) / kWgmmaOperandAlign * kWgmmaOperandAlign;
-  };
   switch (path) {
   case DotPath::Wgmma: // A and B as 16-bit values in aligned buffers, the result as f32
-    return {aligned(M * K * 2), aligned(K * N * 2), M * N * 4};
+    return {wgmmaAligned(M * K * 2), wgmmaAligned(K * N * 2), M * N * 4};
   case DotPath::MmaSync: // A and B as padded rows of 16-bit values, the result as f32
     return {M * (K + kMmaRowPad) * 2, K * (N + kMmaRowPad) * 2, M * N * 4};
   case DotPath::Fma: // operands in their compute type (f32, f64 or i32)
@@ -246,8 +243,7 @@ static const ir::Op *loadInBody(const ir::Op &dot, unsigned i, const ir::Block &
 /// True for a load cp.async can stream: unmasked, without the .cv that asks to read
 /// memory afresh (LowerDot.cpp, mmaPipelineFor, which checks the rest).
 static bool streamable(const ir::Op &load) {
-  return load.numOperands() == 1 &&
-         !(load.hasAttr("cache_modifier") && load.stringAttr("cache_modifier") == "cv");
+  return load.numOperands() == 1 && !ir::readsAfresh(load);
 }
 
 /// True when nothing in `block` writes memory: a loop that stores never streams.
@@ -280,7 +276,7 @@ int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath
       if (load && !streamable(*load))
         return 0; // the loop will not stream
       if (load)
-        stage += (areas[i] + kWgmmaOperandAlign - 1) / kWgmmaOperandAlign * kWgmmaOperandAlign;
+        stage += wgmmaAligned(areas[i]);
     }
   }
   if (stage == 0)

@@ -38,6 +38,10 @@ enum class DotPath {
 /// Bytes wgmma's swizzle patterns repeat after: an operand buffer starting at a multiple
 /// of it lets the lowering compute the swizzle from offsets in the arena.
 inline constexpr int64_t kWgmmaOperandAlign = 1024;
+/// `bytes` rounded up to kWgmmaOperandAlign: the size of an operand buffer.
+inline int64_t wgmmaAligned(int64_t bytes) {
+  return (bytes + kWgmmaOperandAlign - 1) / kWgmmaOperandAlign * kWgmmaOperandAlign;
+}
 
 /// The scratch areas of a `dot` lowered along `path`.
 std::vector<int64_t> dotScratchAreas(const ir::Op &dot, DotPath path);

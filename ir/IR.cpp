@@ -119,6 +119,11 @@ bool isElementwise(OpKind kind) {
   return false;
 }
 
+bool readsAfresh(const Op &load) {
+  return load.kind() == OpKind::Load && load.hasAttr("cache_modifier") &&
+         load.stringAttr("cache_modifier") == "cv";
+}
+
 bool isPure(OpKind kind) {
   switch (kind) {
   // Memory: a load may not be moved across stores or merged with another load, so it

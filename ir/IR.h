@@ -278,6 +278,10 @@ private:
 //===--------------------------------------------------------------------===//
 
 /// Visits every op in `block` and in nested regions, parents before children.
+/// True for a load that must read memory afresh each time (`cache_modifier = "cv"`: a
+/// flag another program sets): it may not be merged, recomputed or streamed ahead.
+bool readsAfresh(const Op &load);
+
 void walk(Block &block, const std::function<void(Op &)> &fn);
 /// Visits nested ops children first (safe for erasing the visited op's nested ops).
 void walkPostOrder(Block &block, const std::function<void(Op &)> &fn);

@@ -128,7 +128,7 @@ void numberBlock(Block &block, Numbering &n) {
     if (op.kind() == OpKind::Load) {
       // A `.cv` load asks to fetch memory again each time (a flag another program
       // sets): it is neither merged nor merged into.
-      if (op.hasAttr("cache_modifier") && op.stringAttr("cache_modifier") == "cv")
+      if (readsAfresh(op))
         continue;
       auto [it, inserted] = loads.emplace(loadKey(op, replaced), &op);
       if (!inserted) {

@@ -198,6 +198,13 @@ std::string stdlibDir() {
   return dir && *dir ? dir : KILN_STDLIB_DIR;
 }
 
+/// `text` as an integer from 1 to `most` (at most 9 digits, nothing else), or 0.
+int64_t countOption(const std::string &text, int64_t most) {
+  const bool digits = !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+  const int64_t value = digits ? std::stoll(text) : 0;
+  return value <= most ? value : 0;
+}
+
 SemaOptions semaOptions(DiagnosticEngine &diags, bool &ok) {
   SemaOptions options;
   options.includeDirs.assign(IncludeDirs.begin(), IncludeDirs.end());
@@ -214,9 +221,8 @@ SemaOptions semaOptions(DiagnosticEngine &diags, bool &ok) {
     if (!opt.getNumOccurrences())
       return;
     const std::string &text = opt;
-    bool digits = !text.empty() && text.size() <= 3 && text.find_first_not_of("0123456789") == std::string::npos;
-    int64_t value = digits ? std::stoll(text) : 0;
-    if (value >= 1 && value <= most && (!powerOfTwo || (value & (value - 1)) == 0)) {
+    const int64_t value = countOption(text, most);
+    if (value >= 1 && (!powerOfTwo || (value & (value - 1)) == 0)) {
       out = value;
       return;
     }
@@ -238,9 +244,7 @@ std::optional<int64_t> forcedSplit(DiagnosticEngine &diags) {
   if (!ReductionSplitText.getNumOccurrences())
     return 0;
   const std::string &text = ReductionSplitText;
-  bool digits = !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
-  int64_t value = digits ? std::stoll(text) : 0;
-  if (value >= 1 && value <= ir::kMaxSegments)
+  if (int64_t value = countOption(text, ir::kMaxSegments))
     return value;
   auto d = diags.error(Location::commandLine(), DiagCode::BadOption);
   d << "--reduction-split needs a number of segments from 1 to " << ir::kMaxSegments << ", got '" << text << "'";
