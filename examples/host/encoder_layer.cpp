@@ -2,7 +2,7 @@
 //
 // The host side of stdlib/encoder_layer.kiln, compiled at run time:
 //
-//   encoder_layer [TOKENS]        (default 256; a multiple of 128)
+//   encoder_layer [TOKENS] [--time-only]     (TOKENS: default 256; a multiple of 128)
 //
 // 1. pick a GPU; random weights of BERT-base's widths (12 heads of 64, E = 768, FFN
 //    3072), bf16, and a BigBird-like mask over the tokens (a band, global tokens and
@@ -10,11 +10,14 @@
 // 2. ask the JIT which fusion scope is faster here (Jit::choose, docs/jit.md): "fused"
 //    puts the residual add and layernorm inside each output projection
 //    (linear_residual_layernorm), "split" runs a plain projection and residual_layernorm.
-//    The first run compiles both scopes' kernels and times them; the choice is kept in
-//    the kernel cache under the size and the mask's digest, so a second run of this
-//    program takes it from there (the note says when it was measured);
+//    The first run compiles both scopes' kernels and times them; on its first launch
+//    each kernel also tunes its @autotune configs (tiles, warps, stages: the search's
+//    second stage) for the shapes and the mask. The choices are kept in the kernel
+//    cache under the shapes and the mask's digest, so a second run of this program
+//    takes them from there (the notes say what was measured and how long it took);
 // 3. run the layer in both scopes and compare each with the CPU's layer, computed in
 //    float from the same bf16 values and rounded to bf16 where the kernels store.
+//    --time-only stops after step 2: the CPU's layer takes a minute at 4096 tokens.
 //
 // Exit status: 0 when both scopes match, 1 when one does not or something failed, 77
 // when there is no GPU here (the message says why).
@@ -178,6 +181,11 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "encoder_layer: TOKENS must be a positive multiple of 128 up to 16384, got '%s'\n", argv[1]);
     return 1;
   }
+  const bool timeOnly = argc > 2 && std::string(argv[2]) == "--time-only";
+  if (argc > 3 || (argc > 2 && !timeOnly)) {
+    std::fprintf(stderr, "usage: encoder_layer [TOKENS] [--time-only]\n");
+    return 1;
+  }
   std::optional<kiln::Runtime> rt;
   try {
     rt.emplace();
@@ -200,9 +208,10 @@ int main(int argc, char **argv) {
     // Where dslc finds the standard library too: $KILN_STDLIB_DIR, else the source tree's.
     const char *stdlib = std::getenv("KILN_STDLIB_DIR");
     const std::string source = std::string(stdlib && *stdlib ? stdlib : KILN_STDLIB_DIR) + "/encoder_layer.kiln";
-    // Every matrix dimension is a multiple of 128, so the projections run unmasked in
-    // 128 x 128 tiles (EVEN), streaming their operands on the GPU.
-    kiln::CompileOptions even{{{"EVEN", true}, {"BM", 128}, {"BN", 128}, {"BK", 64}}, {}, 8};
+    // Every matrix dimension is a multiple of 128, the largest tile any @autotune config
+    // of `linear` takes, so the projections run unmasked (EVEN), streaming their operands
+    // on the GPU. The tiles, warps and stages are left to the kernels' @autotune configs.
+    kiln::CompileOptions even{{{"EVEN", true}}, {}, 0};
     kiln::CompileOptions evenGelu = even;
     evenGelu.defines.push_back({"ACT", 1});
     kiln::JitKernel proj = jit.compile_file(source, "linear", even);
@@ -257,25 +266,33 @@ int main(int argc, char **argv) {
     Matrix qkv = zeros(*rt, T * 3 * kWidth), a = zeros(*rt, T * kWidth), p = zeros(*rt, T * kWidth);
     Matrix h = zeros(*rt, T * kWidth), f = zeros(*rt, T * kFfn), y = zeros(*rt, T * kWidth);
     const int eT = static_cast<int>(T), eE = static_cast<int>(kWidth), eF = static_cast<int>(kFfn);
-    auto tiles = [](int64_t m, int64_t n) { return kiln::Grid(m / 128, n / 128); };
-    auto rows16 = kiln::Grid((T + 15) / 16);
+    // The grids follow the config that runs (@autotune: each config covers its own BM x BN).
+    auto tiles = [](int64_t m, int64_t n) {
+      return [=](const kiln::KernelInfo &config) {
+        return kiln::Grid(m / config.const_int("BM"), n / config.const_int("BN"));
+      };
+    };
+    auto rowBlocks = [&](const kiln::KernelInfo &config) {
+      const int64_t bm = config.const_int("BM");
+      return kiln::Grid((T + bm - 1) / bm);
+    };
     auto attentionAndUp = [&] {
       proj.launch(tiles(T, 3 * kWidth), x.dev, wQkv.dev, bQkv.dev, qkv.dev, eT, 3 * eE, eE);
       attend.launch({T / kBlock, kHeads}, qkv.dev, keyBiasDev, a.dev, mask, scale);
     };
     auto fused = [&] {
       attentionAndUp();
-      projNorm.launch(rows16, a.dev, wO.dev, bO.dev, x.dev, g1.dev, be1.dev, h.dev, eT, eE, eE, kEps);
+      projNorm.launch(rowBlocks, a.dev, wO.dev, bO.dev, x.dev, g1.dev, be1.dev, h.dev, eT, eE, eE, kEps);
       projGelu.launch(tiles(T, kFfn), h.dev, w1.dev, b1.dev, f.dev, eT, eF, eE);
-      projNorm.launch(rows16, f.dev, w2.dev, b2.dev, h.dev, g2.dev, be2.dev, y.dev, eT, eE, eF, kEps);
+      projNorm.launch(rowBlocks, f.dev, w2.dev, b2.dev, h.dev, g2.dev, be2.dev, y.dev, eT, eE, eF, kEps);
     };
     auto split = [&] {
       attentionAndUp();
       proj.launch(tiles(T, kWidth), a.dev, wO.dev, bO.dev, p.dev, eT, eE, eE);
-      norm.launch(rows16, p.dev, x.dev, g1.dev, be1.dev, h.dev, eT, eE, kEps);
+      norm.launch(rowBlocks, p.dev, x.dev, g1.dev, be1.dev, h.dev, eT, eE, kEps);
       projGelu.launch(tiles(T, kFfn), h.dev, w1.dev, b1.dev, f.dev, eT, eF, eE);
       proj.launch(tiles(T, kWidth), f.dev, w2.dev, b2.dev, p.dev, eT, eE, eF);
-      norm.launch(rows16, p.dev, h.dev, g2.dev, be2.dev, y.dev, eT, eE, kEps);
+      norm.launch(rowBlocks, p.dev, h.dev, g2.dev, be2.dev, y.dev, eT, eE, kEps);
     };
 
     // The scope: measured once per size and mask, then read from the cache.
@@ -284,6 +301,8 @@ int main(int argc, char **argv) {
     std::printf("scope for %s: %s (%s)\n", key.c_str(), scope == 0 ? "fused" : "split",
                 measured ? "measured now" : "from the cache");
 
+    if (timeOnly)
+      return 0;
     std::printf("the CPU's layer...\n");
     std::vector<float> qkvRef = linear(x.host, wQkv.host, bQkv.host, T, 3 * kWidth, kWidth, false);
     std::vector<float> aRef = attention(qkvRef, keyBias, kept, T, scale);
