@@ -395,6 +395,9 @@ std::vector<kiln_arg> KernelFamily::withMaskParts(std::span<const kiln_arg> args
 }
 
 KernelFamily::Selection KernelFamily::selectLocked(const LaunchGrid &grid, std::span<const kiln_arg> whole) {
+  // Checked as given first: a mask passed whole is checked against its parameter's block
+  // sizes, which its parts no longer carry, before any config is compiled or timed.
+  checkArgs(whole);
   // Masks passed whole become their five parts, so that every argument lines up with
   // its parameter for the facts, the autotuning key and the timing launches.
   std::string maskKey;
