@@ -162,6 +162,28 @@ void FragmentPlan::analyzeDot(const ir::Op &op) {
     transposed[&op] = perm;
 }
 
+/// True when a loop between `op` and `home` (the block where a value it reads is
+/// defined) has an `if` anywhere in its body.
+static bool branchInLoopsBetween(const ir::Op &op, const ir::Block *home) {
+  std::function<bool(const ir::Block &)> hasIf = [&](const ir::Block &b) {
+    for (const auto &o : b.ops()) {
+      if (o->kind() == OpKind::If)
+        return true;
+      for (unsigned r = 0; r < o->numRegions(); ++r)
+        if (hasIf(*o->region(r)))
+          return true;
+    }
+    return false;
+  };
+  for (const ir::Op *p = op.parentOp(); p; p = p->parentOp()) {
+    if (p->kind() == OpKind::For && hasIf(*p->region(0)))
+      return true;
+    if (p->parentBlock() == home)
+      break;
+  }
+  return false;
+}
+
 void FragmentPlan::tryAOperand(const ir::Value *v) {
   const Type &t = v->type;
   if (!sixteenBitFloat(t.dtype) || t.pointer || t.shape.size() != 2 || t.shape[1] % 16 != 0)
@@ -176,6 +198,13 @@ void FragmentPlan::tryAOperand(const ir::Value *v) {
       return;
     std::optional<DotFacts> facts = dotQuery(*user);
     if (!facts)
+      return;
+    // ptxas (CUDA 13.0, sm_90a) miscompiles a wgmma's register A operand held across
+    // the iterations of a loop whose body branches: it gives those registers to values
+    // of the loop (the next iteration's A fragments, loads) and never restores them, so
+    // the second iteration multiplies garbage (seen in the SASS of sparse attention's
+    // loop with its full-block version). Such a value is staged in shared memory.
+    if (facts->wgmma && branchInLoopsBetween(*user, home))
       return;
     FragForm f{Kind::AOperand, t.shape[0], t.shape[1], facts->tiling};
     if (form && !(*form == f))

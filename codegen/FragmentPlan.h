@@ -94,11 +94,13 @@ bool fragmentElementwise(ir::OpKind kind);
 class FragmentPlan {
 public:
   /// What the plan needs to know of a dot lowered on tensor cores with an f32 result
-  /// and every warp owning a block (nullopt for every other dot): its tiling, and
-  /// whether its B operand may be staged K-major (room in its scratch).
+  /// and every warp owning a block (nullopt for every other dot): its tiling, whether
+  /// its B operand may be staged K-major (room in its scratch), and whether it runs on
+  /// wgmma (asynchronous, reading a register A operand while it runs).
   struct DotFacts {
     MmaTiling tiling;
     bool transposedBFits = false;
+    bool wgmma = false;
   };
   using DotQuery = std::function<std::optional<DotFacts>(const ir::Op &dot)>;
   /// True when a value can be recomputed at any element index for free (constants,

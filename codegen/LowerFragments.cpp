@@ -106,7 +106,8 @@ std::optional<FragmentPlan::DotFacts> Lowering::dotFacts(const ir::Op &dot) cons
   // more than the K * (N + pad) of its area when N > K; wgmma's swizzled tiles are the
   // same size either way.
   const int64_t K = dot.operand(0)->type.shape[1], N = dot.operand(1)->type.shape[1];
-  return FragmentPlan::DotFacts{t, dotPath(dot) == DotPath::Wgmma || N <= K};
+  const bool wgmma = dotPath(dot) == DotPath::Wgmma;
+  return FragmentPlan::DotFacts{t, wgmma || N <= K, wgmma};
 }
 
 Regs &Lowering::getFrag(const ir::Value *v) {

@@ -48,10 +48,8 @@ struct PipelineOptions {
   int64_t maxOnChipBlocks = kMaxHeldBlocks;
   /// When set, fusion reports what it did and declined to do here, as remarks.
   DiagnosticEngine *fusionRemarks = nullptr;
-  /// Give blocks() loops a full-block version (specialize-block-loops). Off for sm_90a:
-  /// there, a sparse attention loop whose scores pass through the branch in the tensor
-  /// cores' fragments computes wrong results for D = 64 on wgmma (docs/sparsity.md,
-  /// "What is not there yet"); every other target has it.
+  /// Give blocks() loops a full-block version (specialize-block-loops); off for sm_90a
+  /// (setPipelineTarget says why).
   bool specializeBlockLoops = true;
   /// When set, fusion reports how each blocks() loop is mapped (--explain-sparsity).
   DiagnosticEngine *sparsityRemarks = nullptr;

@@ -73,8 +73,9 @@ void collect(const ir::Block &block, Planned &p) {
   }
 }
 
-/// Plans the one kernel of `tir` with every dot tiled as `tiling` (for 4 warps).
-std::unique_ptr<Planned> plan(const std::string &tir, std::optional<MmaTiling> tiling) {
+/// Plans the one kernel of `tir` with every dot tiled as `tiling` (for 4 warps), on
+/// wgmma when `wgmma` says so.
+std::unique_ptr<Planned> plan(const std::string &tir, std::optional<MmaTiling> tiling, bool wgmma = false) {
   auto sources = std::make_shared<SourceManager>();
   std::ostringstream errors;
   DiagnosticEngine diags(*sources, errors);
@@ -92,7 +93,7 @@ std::unique_ptr<Planned> plan(const std::string &tir, std::optional<MmaTiling> t
           return std::nullopt;
         MmaTiling t = *tiling;
         t.nTiles = dot.result()->type.shape[1] / 8 / t.wn;
-        return FragmentPlan::DotFacts{t, true};
+        return FragmentPlan::DotFacts{t, true, wgmma};
       },
       [](const ir::Value *v) {
         const ir::Op *def = v->definingOp();
@@ -133,6 +134,52 @@ TEST(FragmentPlan, FlashAttentionLoopStaysInFragments) {
   EXPECT_EQ(p->form("b").kind, Kind::None); // a B operand
   EXPECT_TRUE(p->plan.lowersInFragments(*p->defs.at("rm")));
   EXPECT_FALSE(p->plan.lowersInFragments(*p->defs.at("acc2"))); // dots lower themselves
+}
+
+/// A loop whose body branches (a sparse loop's full-block version) around a dot whose
+/// A operand is defined before it.
+const char *kBranchingLoop = R"(
+kernel @k(%x: bf16, %n: i32, %o: *f32) attributes {num_warps = 4} {
+  %a = splat %x : tile<bf16, [64, 32]>
+  %b = splat %x : tile<bf16, [32, 32]>
+  %acc0 = constant {value = 0.0} : tile<f32, [64, 32]>
+  %lb = constant {value = 0} : i32
+  %st = constant {value = 1} : i32
+  %acc = for %lb, %n, %st, %acc0 : tile<f32, [64, 32]> {
+  ^(%i: i32, %acc1: tile<f32, [64, 32]>):
+    %full = cmp %i, %st {pred = "lt"} : bool
+    %bb = if %full : tile<bf16, [32, 32]> {
+      yield %b
+    } {
+      %z = constant {value = 0.0} : tile<bf16, [32, 32]>
+      yield %z
+    }
+    %acc2 = dot %a, %bb, %acc1 : tile<f32, [64, 32]>
+    yield %acc2
+  }
+  %r = arange {end = 2048, start = 0} : tile<i32, [2048]>
+  %r2 = reshape %r : tile<i32, [64, 32]>
+  %ps = splat %o : tile<*f32, [64, 32]>
+  %ptr = ptr_add %ps, %r2 : tile<*f32, [64, 32]>
+  store %ptr, %acc
+  return
+}
+)";
+
+TEST(FragmentPlan, WgmmaRegisterAIsNotHeldAcrossABranchingLoop) {
+  // On mma.sync the loop-invariant A is packed once before the loop; on wgmma, in a loop
+  // that branches, it is not (ptxas reuses such registers: FragmentPlan.cpp says why).
+  auto sync = plan(kBranchingLoop, MmaTiling::rowStrips(32, 4), /*wgmma=*/false);
+  ASSERT_TRUE(sync->module);
+  EXPECT_EQ(sync->form("a").kind, Kind::AOperand);
+  auto async = plan(kBranchingLoop, MmaTiling::rowStrips(32, 4), /*wgmma=*/true);
+  ASSERT_TRUE(async->module);
+  EXPECT_TRUE(async->form("a").none());
+  EXPECT_EQ(async->form("acc2").kind, Kind::Tile) << "the accumulator still stays in registers";
+  // Without the branch, wgmma keeps A in registers (the attention loop above).
+  auto plain = plan(kAttentionLoop, MmaTiling::rowStrips(32, 4), /*wgmma=*/true);
+  ASSERT_TRUE(plain->module);
+  EXPECT_EQ(plain->form("a").kind, Kind::AOperand);
 }
 
 TEST(FragmentPlan, TransposedBIsReadThrough) {
