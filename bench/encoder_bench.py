@@ -12,8 +12,9 @@
 #
 #   Kiln     stdlib/encoder_layer.kiln's kernels through kiln-run, in both fusion scopes
 #            (the residual add and layernorm fused into each output projection, or a
-#            separate residual_layernorm), attention row-wise and block-wise; the
-#            layer's time is the sum of its kernels' medians (launch gaps excluded);
+#            separate residual_layernorm), attention row-wise and block-wise, at
+#            hand-picked tiles and at the configs the JIT's @autotune chose (TUNED_*);
+#            the layer's time is the sum of its kernels' medians (launch gaps excluded);
 #   PyTorch  the same layer in eager mode, attention by torch.compile'd flex_attention
 #            with the same block mask and the bias as a score_mod (timed whole).
 #
@@ -34,6 +35,13 @@ import torch
 H, D, FFN = 12, 64, 3072
 # The tile of `linear` that bench/encoder_prepare.sh compiles (BM x BN).
 LINEAR_TILE = 128
+# The "tuned" bundles of bench/encoder_prepare.sh: the configs the JIT's @autotune chose
+# on the H200 for T = 4096 (examples/host/encoder_layer.cpp), one bundle per projection
+# shape: name -> (BM, BN) of `linear`, or BM of the layernorm kernels.
+TUNED_LINEAR = {"linear_n2304_k768": (128, 128), "linear_n768_k768": (128, 128),
+                "linear_gelu_n3072_k768": (64, 128), "linear_n768_k3072": (128, 128)}
+TUNED_ROWS = {"linear_residual_layernorm_k768": 16, "linear_residual_layernorm_k3072": 16,
+              "residual_layernorm_tuned": 8}
 E = H * D
 
 
@@ -131,43 +139,54 @@ def main():
 
     w = lambda n: f"{work}/{n}.npy"  # noqa: E731
 
-    def linear(x, wt, b, y, M, N, K, gelu=False):
+    def linear(x, wt, b, y, M, N, K, gelu=False, tuned=False):
         save_bf16(w(y), torch.zeros(M, N, dtype=torch.bfloat16))
-        return ("linear_gelu" if gelu else "linear", f"{cdiv(M, LINEAR_TILE)},{cdiv(N, LINEAR_TILE)}",
+        name = "linear_gelu" if gelu else "linear"
+        bm, bn = LINEAR_TILE, LINEAR_TILE
+        if tuned:
+            name = f"{name}_n{N}_k{K}"
+            bm, bn = TUNED_LINEAR[name]
+        return (name, f"{cdiv(M, bm)},{cdiv(N, bn)}",
                 [f"x={w(x)}", f"w={w(wt)}", f"b={w(b)}", f"y={w(y)}", f"M={M}", f"N={N}", f"K={K}"])
 
-    def project_and_normalize(fused, x, wt, b, res, gm, bt, y, K):
+    def project_and_normalize(fused, x, wt, b, res, gm, bt, y, K, tuned=False):
+        save_bf16(w(y), torch.zeros(T, E, dtype=torch.bfloat16))
         if fused:
-            save_bf16(w(y), torch.zeros(T, E, dtype=torch.bfloat16))
-            return [("linear_residual_layernorm", f"{cdiv(T, 16)}",
+            name = f"linear_residual_layernorm_k{K}" if tuned else "linear_residual_layernorm"
+            return [(name, f"{cdiv(T, TUNED_ROWS.get(name, 16))}",
                      [f"x={w(x)}", f"w={w(wt)}", f"b={w(b)}", f"res={w(res)}", f"gamma={w(gm)}", f"beta={w(bt)}",
                       f"y={w(y)}", f"M={T}", f"N={E}", f"K={K}", "eps=1e-05"])]
-        save_bf16(w(y), torch.zeros(T, E, dtype=torch.bfloat16))
-        return [linear(x, wt, b, y + "_proj", T, E, K),
-                ("residual_layernorm", f"{cdiv(T, 16)}",
+        name = "residual_layernorm_tuned" if tuned else "residual_layernorm"
+        return [linear(x, wt, b, y + "_proj", T, E, K, tuned=tuned),
+                (name, f"{cdiv(T, TUNED_ROWS.get(name, 16))}",
                  [f"a={w(y + '_proj')}", f"res={w(res)}", f"gamma={w(gm)}", f"beta={w(bt)}", f"y={w(y)}", f"M={T}",
                   f"N={E}", "eps=1e-05"])]
 
-    for fused in (True, False):
-        for attention in ("attention_row", "attention_block4"):
-            save_bf16(w("a"), torch.zeros(T, E, dtype=torch.bfloat16))
-            steps = [linear("x", "w_qkv", "b_qkv", "qkv", T, 3 * E, E),
-                     (attention, f"{T // 64},{H}", [f"qkv={w('qkv')}", f"key_bias={w('key_bias')}", f"a={w('a')}",
-                                                    f"mask={w('mask')}", f"scale={scale!r}"])]
-            steps += project_and_normalize(fused, "a", "w_o", "b_o", "x", "g1", "be1", "h", E)
-            steps.append(linear("h", "w_1", "b_1", "f", T, FFN, E, gelu=True))
-            steps += project_and_normalize(fused, "f", "w_2", "b_2", "h", "g2", "be2", "y", FFN)
-            name = "kiln " + ("fused" if fused else "unfused") + " scope, " + attention
-            try:
-                for bundle, grid, args in steps:  # once in order, for the output
-                    run_kiln(a.folder, bundle, grid, args, 1)
-                got = load_bf16(w("y")).to(dev)
-                err = (got.float() - want.float()).abs().max().item()
-                times = [run_kiln(a.folder, bundle, grid, args, a.repeat) for bundle, grid, args in steps]
-                rec(name, sum(times), f"max err {err:.3g} vs PyTorch; kernels " +
-                    " + ".join(f"{t:.3f}" for t in times) + " ms")
-            except Exception as e:  # a failed configuration is a result too
-                rec(name, float("nan"), "FAILED: " + str(e)[:300])
+    # Both scopes with attention row-wise and block-wise at the hand-picked tiles, then
+    # both scopes at the configs the JIT tuned (attention block-wise, the faster).
+    configurations = [(fused, attention, False) for fused in (True, False)
+                      for attention in ("attention_row", "attention_block4")]
+    configurations += [(fused, "attention_block4", True) for fused in (True, False)]
+    for fused, attention, tuned in configurations:
+        save_bf16(w("a"), torch.zeros(T, E, dtype=torch.bfloat16))
+        steps = [linear("x", "w_qkv", "b_qkv", "qkv", T, 3 * E, E, tuned=tuned),
+                 (attention, f"{T // 64},{H}", [f"qkv={w('qkv')}", f"key_bias={w('key_bias')}", f"a={w('a')}",
+                                                f"mask={w('mask')}", f"scale={scale!r}"])]
+        steps += project_and_normalize(fused, "a", "w_o", "b_o", "x", "g1", "be1", "h", E, tuned=tuned)
+        steps.append(linear("h", "w_1", "b_1", "f", T, FFN, E, gelu=True, tuned=tuned))
+        steps += project_and_normalize(fused, "f", "w_2", "b_2", "h", "g2", "be2", "y", FFN, tuned=tuned)
+        name = "kiln " + ("fused" if fused else "unfused") + " scope, " + attention + \
+            (", configs the JIT tuned" if tuned else "")
+        try:
+            for bundle, grid, args in steps:  # once in order, for the output
+                run_kiln(a.folder, bundle, grid, args, 1)
+            got = load_bf16(w("y")).to(dev)
+            err = (got.float() - want.float()).abs().max().item()
+            times = [run_kiln(a.folder, bundle, grid, args, a.repeat) for bundle, grid, args in steps]
+            rec(name, sum(times), f"max err {err:.3g} vs PyTorch; kernels " +
+                " + ".join(f"{t:.3f}" for t in times) + " ms")
+        except Exception as e:  # a failed configuration is a result too
+            rec(name, float("nan"), "FAILED: " + str(e)[:300])
 
     with open(os.path.join(out_dir, "results.json"), "w") as fp:
         json.dump(results, fp, indent=1)

@@ -33,6 +33,22 @@ compile linear_residual_layernorm linear_residual_layernorm -D NP=1024
 compile residual_layernorm residual_layernorm -D NP=1024
 compile attention_row encoder_attention -D H=12 --sparse-mapping=row
 compile attention_block4 encoder_attention -D H=12 --sparse-mapping=block --reduction-split=4
+# The configs the JIT's @autotune chose on the H200 for T = 4096 (2026-12-02,
+# examples/host/encoder_layer.cpp 4096 --time-only), one bundle per projection shape;
+# TUNED_LINEAR and TUNED_ROWS in encoder_bench.py are their tiles.
+tuned() { # NAME KERNEL BM BN WARPS STAGES OPTIONS...
+  local name="$1" kernel="$2" bm="$3" bn="$4" warps="$5" stages="$6"
+  shift 6
+  compile "$name" "$kernel" -D EVEN=true -D BM="$bm" -D BN="$bn" -D BK=64 --num-warps="$warps" \
+    --num-stages="$stages" --assume-multiple M=128 --assume-multiple N=128 --assume-multiple K=64 "$@"
+}
+tuned linear_n2304_k768 linear 128 128 8 3
+tuned linear_n768_k768 linear 128 128 8 4
+tuned linear_gelu_n3072_k768 linear 64 128 4 4 -D ACT=1
+tuned linear_n768_k3072 linear 128 128 8 3
+compile linear_residual_layernorm_k768 linear_residual_layernorm -D NP=1024 -D BM=16 --num-warps=16
+compile linear_residual_layernorm_k3072 linear_residual_layernorm -D NP=1024 -D BM=16 --num-warps=8
+compile residual_layernorm_tuned residual_layernorm -D NP=1024 -D BM=8 --num-warps=8
 cp "$build/tools/kiln-run" "$out/"
 strip --strip-unneeded "$out/kiln-run"
 commit="$(git -C "$repo" rev-parse --short HEAD)"
