@@ -371,6 +371,7 @@ AxisInfo AxisAnalysis::compute(const Op &op) const {
   case OpKind::Return:
   case OpKind::Assert:
   case OpKind::Print:
+  case OpKind::Launch:
     return r;
   }
   return r;

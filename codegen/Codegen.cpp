@@ -138,6 +138,7 @@ static bool combinerOpAllowed(const ir::Op &op) {
   case ir::OpKind::Return:
   case ir::OpKind::Assert:
   case ir::OpKind::Print:
+  case ir::OpKind::Launch:
     return false;
   }
   return false;

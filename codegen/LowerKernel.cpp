@@ -590,6 +590,8 @@ void Lowering::lowerOpBlocked(const ir::Op &op) {
     return lowerAssert(op);
   case OpKind::Print:
     return lowerPrint(op);
+  case OpKind::Launch:
+    KILN_ICE("codegen: a launch belongs to a graph, and graphs are not compiled to kernels");
   case OpKind::Return:
     finishClusterExchanges();
     b.CreateRetVoid();

@@ -165,6 +165,7 @@ static bool rematerializableKind(OpKind k) {
   case OpKind::Return:
   case OpKind::Assert:
   case OpKind::Print:
+  case OpKind::Launch:
     return false;
   }
   return false;

@@ -211,6 +211,7 @@ std::vector<int64_t> scratchAreas(const ir::Op &op, int64_t numThreads, bool war
   case OpKind::Return:
   case OpKind::Assert:
   case OpKind::Print:
+  case OpKind::Launch:
     return {};
   }
   return {};

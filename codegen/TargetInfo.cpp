@@ -214,6 +214,7 @@ std::string Lowering::mathName(OpKind kind, bool isDouble) const {
   case OpKind::Return:
   case OpKind::Assert:
   case OpKind::Print:
+  case OpKind::Launch:
     KILN_ICE("codegen: no library function for this op");
   }
   std::string name(base);

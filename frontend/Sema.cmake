@@ -17,6 +17,7 @@ add_library(kiln_sema STATIC
   SemaBuiltinsShape.cpp
   SemaCall.cpp
   SemaExpr.cpp
+  SemaGraph.cpp
   SemaKernel.cpp
   SemaStmt.cpp
   SemaValues.cpp

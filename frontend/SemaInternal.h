@@ -183,6 +183,24 @@ public:
   KernelAttrs checkAttributes(const ast::FunctionItem &k);
   void compileKernels();
   std::unique_ptr<ir::Kernel> specialize(const ast::FunctionItem &k);
+  /// Verifies what lowering built; a violation is a compiler bug (an ICE naming `what`).
+  void verifyLowered(const ir::Module &m, const std::string &what);
+
+  // ---- graphs (SemaGraph.cpp) ------------------------------------------------------
+  /// A kernel as a graph launches it: its const values (as -D text, in parameter
+  /// order; the defaults for the others) and the module name they give it.
+  struct LaunchInstance {
+    const ast::FunctionItem *kernel = nullptr;
+    std::vector<std::pair<std::string, std::string>> consts;
+    std::string name;
+  };
+  std::vector<LaunchInstance> launchInstances; ///< of the graph being lowered
+  bool loweringGraph = false;                  ///< `launch` statements are lowered
+  /// While an instance is specialized: its const values, instead of the -D options.
+  const std::vector<std::pair<std::string, std::string>> *constOverrides = nullptr;
+  /// Lowers graph `g` into module.graphs and the kernels it launches into module.kernels.
+  void compileGraph(const ast::FunctionItem &g);
+  void checkLaunch(const ast::LaunchStmt &s);
   /// Resolves a written type; `what` names the construct for messages.
   std::optional<Type> resolveType(const ast::TypeExpr &t);
   Val globalConst(GlobalItem &g);

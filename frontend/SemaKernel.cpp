@@ -298,7 +298,7 @@ static Val constParamValue(Sema &s, const ast::Param &p) {
     declared = t->dtype;
   }
   const std::string *define = nullptr;
-  for (const auto &[name, value] : s.options.defines)
+  for (const auto &[name, value] : s.constOverrides ? *s.constOverrides : s.options.defines)
     if (name == p.name)
       define = &value; // the last -D of a name wins
   std::optional<ConstVal> c;
@@ -411,24 +411,31 @@ std::unique_ptr<ir::Kernel> Sema::specialize(const ast::FunctionItem &k) {
   current = nullptr;
   if (diags.errorCount() != errorsBefore)
     return nullptr;
+  if (k.kind == ast::ItemKind::Graph)
+    return kernel; // verified with the kernels it launches (compileGraph)
 
   // Verify on the side: the verifier's messages are for compiler developers.
   ir::Module tmp;
   tmp.sources = module.sources;
   tmp.kernels.push_back(std::move(kernel));
+  verifyLowered(tmp, "kernel '" + k.name + "'");
+  return std::move(tmp.kernels.front());
+}
+
+void Sema::verifyLowered(const ir::Module &m, const std::string &what) {
   std::ostringstream sink;
-  DiagnosticEngine verifyDiags(*module.sources, sink);
+  DiagnosticEngine verifyDiags(*m.sources, sink);
   std::string messages;
   verifyDiags.setHandler([&](const Diagnostic &d) {
-    messages += formatLocation(*module.sources, d.loc) + ": " + d.message + "\n";
+    messages += formatLocation(*m.sources, d.loc) + ": " + d.message + "\n";
   });
-  if (!ir::verifyModule(tmp, verifyDiags))
-    KILN_ICE("the Tile IR built for kernel '" + k.name + "' does not verify:\n" + messages);
-  return std::move(tmp.kernels.front());
+  if (!ir::verifyModule(m, verifyDiags))
+    KILN_ICE("the Tile IR built for " + what + " does not verify:\n" + messages);
 }
 
 void Sema::compileKernels() {
   std::vector<const ast::FunctionItem *> targets;
+  const ast::FunctionItem *graph = nullptr; // --kernel names a graph
   // -D and --kernel come from the command line, not from any file.
   Location cmdLoc = Location::commandLine();
   if (options.kernel) {
@@ -436,11 +443,8 @@ void Sema::compileKernels() {
     if (it != globals.end() && it->second.kind == ast::ItemKind::Kernel) {
       targets.push_back(ast::cast<ast::FunctionItem>(it->second.item));
     } else if (it != globals.end() && it->second.kind == ast::ItemKind::Graph) {
-      error(it->second.nameLoc, DiagCode::Unsupported,
-            "graph '" + *options.kernel +
-                "' cannot be compiled yet (persistent-task lowering "
-                "has not landed)");
-      return;
+      graph = ast::cast<ast::FunctionItem>(it->second.item);
+      targets.push_back(graph);
     } else {
       std::vector<std::string> kernels;
       for (const auto &[name, g] : globals)
@@ -499,6 +503,8 @@ void Sema::compileKernels() {
   }
   if (!definesOk)
     return;
+  if (graph)
+    return compileGraph(*graph);
   for (const auto *k : targets) {
     if (diags.reachedErrorLimit())
       return;

@@ -588,7 +588,11 @@ void Sema::checkStmt(const ast::Stmt &s, bool lastOfFnBody) {
     return;
   }
   case StmtKind::Block: checkBlock(*ast::cast<ast::BlockStmt>(&s)); return;
-  case StmtKind::Launch: return; // only in graphs; reported by the structural check elsewhere
+  case StmtKind::Launch:
+    // Outside graphs the structural check reported it (E0506).
+    if (loweringGraph)
+      checkLaunch(*ast::cast<ast::LaunchStmt>(&s));
+    return;
   }
 }
 

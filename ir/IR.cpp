@@ -114,6 +114,7 @@ bool isElementwise(OpKind kind) {
   case OpKind::Return:
   case OpKind::Assert:
   case OpKind::Print:
+  case OpKind::Launch:
     return false;
   }
   return false;
@@ -136,6 +137,7 @@ bool isPure(OpKind kind) {
   case OpKind::ClusterExchange:
   case OpKind::Assert:
   case OpKind::Print:
+  case OpKind::Launch:
   // Control flow: purity would depend on the regions' contents.
   case OpKind::For:
   case OpKind::If:
@@ -306,6 +308,13 @@ Kernel *Module::findKernel(std::string_view name) const {
   return nullptr;
 }
 
+Kernel *Module::findGraph(std::string_view name) const {
+  for (const auto &g : graphs)
+    if (g->name == name)
+      return g.get();
+  return nullptr;
+}
+
 //===--------------------------------------------------------------------===//
 // Builder
 //===--------------------------------------------------------------------===//
@@ -436,24 +445,28 @@ Op *cloneOp(Builder &builder, const Op &op, ValueMap &mapping) {
 std::unique_ptr<Module> cloneModule(const Module &module) {
   auto copy = std::make_unique<Module>();
   copy->sources = module.sources;
-  for (const auto &k : module.kernels) {
+  auto cloneEntry = [](const Kernel &k) {
     auto nk = std::make_unique<Kernel>();
-    nk->name = k->name;
-    nk->loc = k->loc;
-    nk->constValues = k->constValues;
-    nk->numWarps = k->numWarps;
-    nk->numStages = k->numStages;
-    nk->gridSplit = k->gridSplit;
-    nk->paramMultiples = k->paramMultiples;
-    nk->blockMasks = k->blockMasks;
+    nk->name = k.name;
+    nk->loc = k.loc;
+    nk->constValues = k.constValues;
+    nk->numWarps = k.numWarps;
+    nk->numStages = k.numStages;
+    nk->gridSplit = k.gridSplit;
+    nk->paramMultiples = k.paramMultiples;
+    nk->blockMasks = k.blockMasks;
     ValueMap mapping;
-    for (const auto &arg : k->body->arguments())
+    for (const auto &arg : k.body->arguments())
       mapping[arg.get()] = nk->body->addArgument(arg->type, arg->nameHint);
     Builder b(nk->body.get());
-    for (const auto &op : k->body->ops())
+    for (const auto &op : k.body->ops())
       cloneOp(b, *op, mapping);
-    copy->kernels.push_back(std::move(nk));
-  }
+    return nk;
+  };
+  for (const auto &k : module.kernels)
+    copy->kernels.push_back(cloneEntry(*k));
+  for (const auto &g : module.graphs)
+    copy->graphs.push_back(cloneEntry(*g));
   return copy;
 }
 

@@ -231,8 +231,13 @@ struct Kernel {
 struct Module {
   std::shared_ptr<SourceManager> sources = std::make_shared<SourceManager>();
   std::vector<std::unique_ptr<Kernel>> kernels;
+  /// `graph` entry points: a parameter list and a body of scalar ops, `if`s and
+  /// `launch`es of `kernels` (the launch settings of a Kernel do not apply). Passes and
+  /// code generation work on `kernels`; a graph runs launch by launch on the interpreter.
+  std::vector<std::unique_ptr<Kernel>> graphs;
 
   Kernel *findKernel(std::string_view name) const;
+  Kernel *findGraph(std::string_view name) const;
 };
 
 //===--------------------------------------------------------------------===//

@@ -60,8 +60,12 @@ public:
     auto module = std::make_unique<Module>();
     module->sources = sources_;
     try {
-      while (peek().kind != Tok::Eof)
-        module->kernels.push_back(parseKernel());
+      while (peek().kind != Tok::Eof) {
+        if (atIdent("graph"))
+          module->graphs.push_back(parseGraph());
+        else
+          module->kernels.push_back(parseKernel());
+      }
     } catch (const ParseAbort &) {
       return nullptr;
     }
@@ -281,13 +285,12 @@ private:
   // Kernels, blocks, ops
   //===------------------------------------------------------------------===//
 
-  std::unique_ptr<Kernel> parseKernel() {
-    if (!atIdent("kernel"))
-      expected("'kernel'");
+  /// `KEYWORD @name(params)`, the start of a kernel or a graph, with a fresh scope.
+  std::unique_ptr<Kernel> parseEntryStart(const char *example) {
     const Token &kw = take();
     auto k = std::make_unique<Kernel>();
     k->loc = locOf(kw);
-    k->name = expect(Tok::AtName, "a kernel name such as @add").text;
+    k->name = expect(Tok::AtName, example).text;
     visible_.clear();
     defined_.clear();
     scopes_.clear();
@@ -299,6 +302,13 @@ private:
       while (accept(Tok::Comma));
       expect(Tok::RParen, "')' ending the parameters");
     }
+    return k;
+  }
+
+  std::unique_ptr<Kernel> parseKernel() {
+    if (!atIdent("kernel"))
+      expected("'kernel'");
+    std::unique_ptr<Kernel> k = parseEntryStart("a kernel name such as @add");
     if (atIdent("attributes")) {
       take();
       parseKernelAttrs(*k);
@@ -310,6 +320,18 @@ private:
     expect(Tok::RBrace, "'}' ending the kernel body");
     closeScope();
     return k;
+  }
+
+  /// `graph @name(params) loc { ops }`.
+  std::unique_ptr<Kernel> parseGraph() {
+    std::unique_ptr<Kernel> g = parseEntryStart("a graph name such as @decode");
+    if (auto loc = parseOptionalLoc())
+      g->loc = *loc;
+    expect(Tok::LBrace, "'{' starting the graph body");
+    parseOps(*g->body, 0);
+    expect(Tok::RBrace, "'}' ending the graph body");
+    closeScope();
+    return g;
   }
 
   void parseKernelAttrs(Kernel &k) {

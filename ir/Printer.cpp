@@ -184,15 +184,30 @@ public:
   TirPrinter(std::ostream &os, const SourceManager *sources, PrintOptions options)
       : os_(os), sources_(sources), options_(options) {}
 
-  void printKernel(const Kernel &k) {
+  /// `KEYWORD @name(%param: type, ...`, naming the entry point's values afresh.
+  void printEntryStart(const char *keyword, const Kernel &k) {
     namer_ = Namer();
     namer_.reserve(*k.body);
-    os_ << "kernel @" << keyName(k.name) << "(";
+    os_ << keyword << " @" << keyName(k.name) << "(";
     for (unsigned i = 0; i < k.body->numArguments(); ++i) {
       const Value *a = k.body->argument(i);
       os_ << (i ? ", " : "") << namer_.name(a) << ": " << a->type.str();
     }
-    os_ << ") attributes {";
+    os_ << ")";
+  }
+
+  /// `graph @name(params) loc { ... }`: a graph has no launch settings of its own.
+  void printGraph(const Kernel &g) {
+    printEntryStart("graph", g);
+    printLoc(g.loc);
+    os_ << " {\n";
+    printOps(*g.body, 1);
+    os_ << "}\n";
+  }
+
+  void printKernel(const Kernel &k) {
+    printEntryStart("kernel", k);
+    os_ << " attributes {";
     if (!k.blockMasks.empty()) {
       os_ << "block_masks = {";
       for (size_t i = 0; i < k.blockMasks.size(); ++i) {
@@ -315,6 +330,11 @@ void printModule(const Module &module, std::ostream &os, PrintOptions options) {
     if (i)
       os << "\n";
     printKernel(*module.kernels[i], module.sources.get(), os, options);
+  }
+  for (size_t i = 0; i < module.graphs.size(); ++i) {
+    if (i || !module.kernels.empty())
+      os << "\n";
+    TirPrinter(os, module.sources.get(), options).printGraph(*module.graphs[i]);
   }
 }
 

@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Verifier.h"
 
+#include <functional>
+#include <string>
 #include <unordered_set>
 
 namespace kiln::ir {
@@ -25,8 +27,15 @@ public:
   explicit ModuleVerifier(DiagnosticEngine &diags) : diags_(diags) {}
 
   bool run(const Module &module) {
-    for (const auto &k : module.kernels)
+    for (const auto &k : module.kernels) {
       verifyKernel(*k);
+      walkOps(*k->body, [&](const Op &op) {
+        if (op.kind() == OpKind::Launch)
+          opError(op, "may appear only in a graph, not in kernel @" + k->name);
+      });
+    }
+    for (const auto &g : module.graphs)
+      verifyGraph(module, *g);
     return ok_;
   }
 
@@ -91,6 +100,46 @@ private:
       error(k.body->empty() ? k.loc : k.body->ops().back()->loc(),
             where + ": body must end in 'return'");
     verifyBlock(*k.body);
+  }
+
+  static void walkOps(const Block &block, const std::function<void(const Op &)> &fn) {
+    for (const auto &op : block.ops()) {
+      fn(*op);
+      for (const auto &r : op->regions())
+        walkOps(*r, fn);
+    }
+  }
+
+  /// A graph: scalar parameters, a body that returns, and launches of the module's
+  /// kernels whose arguments match their parameters one for one.
+  void verifyGraph(const Module &module, const Kernel &g) {
+    std::string where = "graph @" + g.name;
+    if (module.findKernel(g.name))
+      error(g.loc, where + ": a kernel of the module has the same name");
+    for (const auto &p : g.params())
+      if (!p->type.isScalar())
+        error(g.loc, where + ": parameter of type " + p->type.str() + " must be a scalar or a pointer");
+    const Op *term = g.body->terminator();
+    if (!term || term->kind() != OpKind::Return)
+      error(g.body->empty() ? g.loc : g.body->ops().back()->loc(), where + ": body must end in 'return'");
+    verifyBlock(*g.body);
+    walkOps(*g.body, [&](const Op &op) {
+      if (op.kind() != OpKind::Launch || !op.hasAttr("kernel"))
+        return;
+      const std::string &name = op.stringAttr("kernel");
+      const Kernel *k = module.findKernel(name);
+      if (!k)
+        return opError(op, "launches @" + name + ", which is not a kernel of the module");
+      const size_t given = op.numOperands() - 3;
+      if (given != k->numLaunchParams())
+        return opError(op, "passes " + std::to_string(given) + " arguments to @" + name + ", which takes " +
+                               std::to_string(k->numLaunchParams()));
+      for (size_t i = 0; i < given; ++i)
+        if (op.operand(unsigned(i + 3))->type != k->params()[i]->type)
+          opError(op, "argument " + std::to_string(i + 1) + " of @" + name + " is " +
+                          op.operand(unsigned(i + 3))->type.str() + ", its parameter " +
+                          k->params()[i]->type.str());
+    });
   }
 
   /// A split kernel takes its workspace, whole 32-bit words, as its last parameter; one
@@ -315,6 +364,7 @@ private:
     case OpKind::Return:
     case OpKind::Assert:
     case OpKind::Print:
+    case OpKind::Launch:
       return; // no regions (checked locally)
     }
   }

@@ -730,6 +730,17 @@ static Err checkKind(const Op &op) {
   }
   case OpKind::Print:
     return needAttr(op, "label", "a string", findAttr<std::string>(op, "label"));
+  case OpKind::Launch:
+    for (unsigned i = 0; i < 3; ++i) {
+      const Type &g = op.operand(i)->type;
+      if (g.pointer || !g.isScalar() || g.dtype != DType::I32)
+        return "grid size " + std::to_string(i) + " must be an i32 scalar, got " + g.str();
+    }
+    for (unsigned i = 3; i < op.numOperands(); ++i)
+      if (!op.operand(i)->type.isScalar())
+        return "argument " + std::to_string(i - 2) + " must be a scalar or a pointer, got " +
+               op.operand(i)->type.str();
+    return needAttr(op, "kernel", "a string", findAttr<std::string>(op, "kernel"));
   }
   return std::string("has an unknown kind");
 }

@@ -57,6 +57,9 @@ std::unique_ptr<LoweredKernel> lowerKernel(const Source &source, const std::stri
   forKernel.kernel = kernel;
   std::optional<uint32_t> file = registerSource(source, module, diags.engine);
   if (!file || !compileToTileIR(*file, module, diags.engine, forKernel) || !(lowered->kernel = module.findKernel(kernel))) {
+    if (module.findGraph(kernel))
+      diags.engine.error(module.findGraph(kernel)->loc, DiagCode::Unsupported)
+          << "'" << kernel << "' is a graph, which the JIT does not compile yet (dslc run runs it on the interpreter)";
     diagnostics = diags.stream.str();
     return nullptr;
   }

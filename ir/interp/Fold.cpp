@@ -96,6 +96,7 @@ FoldClass classify(OpKind kind) {
   case OpKind::Return:
   case OpKind::Assert:
   case OpKind::Print:
+  case OpKind::Launch:
     return FoldClass::No;
   }
   return FoldClass::No;

@@ -185,6 +185,11 @@ void Machine::exec(const PreparedOp &op) {
   case OpKind::Print:
     noteWrite();
     return execPrint(*this, op);
+  case OpKind::Launch:
+    if (!launch)
+      KILN_ICE("interpreter: a launch outside a graph");
+    noteWrite();
+    return launch(op);
   case OpKind::Yield:
   case OpKind::Condition:
   case OpKind::Return:
@@ -221,8 +226,8 @@ static const char *describeArg(const KernelArg &a) {
 
 /// Checks one argument against its parameter; on success stores the parameter's value
 /// in `value` and returns an empty string, otherwise returns the problem.
-static std::string bindArgument(const ir::Kernel &kernel, size_t i, const KernelArg &arg,
-                                const std::vector<Buffer> &buffers, Slot &value) {
+std::string detail::bindArgument(const ir::Kernel &kernel, size_t i, const KernelArg &arg,
+                                 const std::vector<Buffer> &buffers, Slot &value) {
   const Type &t = kernel.params()[i]->type;
   const std::string what = describeParam(kernel, i);
   if (!t.isScalar())
@@ -245,7 +250,10 @@ static std::string bindArgument(const ir::Kernel &kernel, size_t i, const Kernel
     if (b.data.size() % dtypeBytes(b.dtype) != 0)
       return "buffer '" + b.name + "' has " + std::to_string(b.data.size()) +
              " bytes, not a whole number of " + std::string(dtypeName(b.dtype)) + " elements";
-    value = detail::intSlot(detail::makePointer(arg.buffer, 0));
+    if (arg.i < -detail::kMaxPointerOffset || arg.i > detail::kMaxPointerOffset)
+      return what + " points " + std::to_string(arg.i) + " elements into '" + b.name +
+             "', beyond what the interpreter can address";
+    value = detail::intSlot(detail::makePointer(arg.buffer, arg.i));
     return "";
   }
   const DType d = t.dtype;
@@ -298,7 +306,7 @@ bool runKernel(const ir::Kernel &kernel, const std::vector<KernelArg> &args,
   std::vector<Slot> values(params.size());
   bool argsOk = true;
   for (size_t i = 0; i < given; ++i) {
-    std::string problem = bindArgument(kernel, i, args[i], buffers, values[i]);
+    std::string problem = detail::bindArgument(kernel, i, args[i], buffers, values[i]);
     if (!problem.empty()) {
       diags.error(kernel.loc, DiagCode::RunArgument) << problem;
       argsOk = false;

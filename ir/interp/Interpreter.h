@@ -37,10 +37,10 @@ struct Buffer {
 struct KernelArg {
   enum class Kind { Buffer, Int, Float } kind = Kind::Int;
   size_t buffer = 0; ///< index into the buffers vector
-  int64_t i = 0;     ///< integers and bool (as 0/1)
+  int64_t i = 0;     ///< integers and bool (as 0/1); for a buffer, the element it points at
   double f = 0;
 
-  static KernelArg ofBuffer(size_t b) { return {Kind::Buffer, b, 0, 0}; }
+  static KernelArg ofBuffer(size_t b, int64_t offset = 0) { return {Kind::Buffer, b, offset, 0}; }
   static KernelArg ofInt(int64_t v) { return {Kind::Int, 0, v, 0}; }
   static KernelArg ofFloat(double v) { return {Kind::Float, 0, 0, v}; }
 };
@@ -59,5 +59,12 @@ struct RunOptions {
 bool runKernel(const ir::Kernel &kernel, const std::vector<KernelArg> &args,
                std::vector<Buffer> &buffers, const RunOptions &options,
                DiagnosticEngine &diags);
+
+/// Runs graph `graph` of `module` (Module::graphs): its launches one after another, each
+/// as runKernel runs it, on the grid and arguments the graph computes (`options.grid`
+/// is not used; `maxSteps` bounds each launch). A launch that fails stops the graph
+/// with its error and a note at the launch; `buffers` is then left unchanged.
+bool runGraph(const ir::Module &module, const ir::Kernel &graph, const std::vector<KernelArg> &args,
+              std::vector<Buffer> &buffers, const RunOptions &options, DiagnosticEngine &diags);
 
 } // namespace kiln::interp

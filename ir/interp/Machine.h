@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,8 @@ public:
   uint64_t steps = 0;
   uint64_t stepLimit = 0; ///< UINT64_MAX when unlimited
   ClusterReplay *cluster = nullptr; ///< set while a cluster's programs run
+  /// Set while a graph runs (Graph.cpp): runs one of its launch ops.
+  std::function<void(const PreparedOp &)> launch;
 
   const TileData &in(const PreparedOp &op, unsigned i) const { return env[op.operands[i]]; }
   const Type &inType(const PreparedOp &op, unsigned i) const { return *types[op.operands[i]]; }
@@ -280,5 +283,10 @@ void decodeOp(const ir::Op &op, PreparedOp &p);
 /// Numbers every value of `kernel` and builds its prepared body; fills `m.types` and
 /// `m.sizes` and sizes `m.env`. Malformed IR is an internal error.
 PreparedBlock prepareKernel(const ir::Kernel &kernel, Machine &m);
+
+/// Checks argument `i` against parameter `i` of `kernel`; on success stores the
+/// parameter's value in `value` and returns "", otherwise returns the problem.
+std::string bindArgument(const ir::Kernel &kernel, size_t i, const KernelArg &arg,
+                         const std::vector<Buffer> &buffers, Slot &value);
 
 } // namespace kiln::interp::detail

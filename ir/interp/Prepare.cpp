@@ -133,6 +133,7 @@ void decodeOp(const ir::Op &op, PreparedOp &p) {
   case OpKind::Return:
   case OpKind::Assert:
   case OpKind::Print:
+  case OpKind::Launch:
     break;
   // clang-format off
   case OpKind::Add: sub(BinaryKind::Add); break;

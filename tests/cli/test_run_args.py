@@ -180,10 +180,6 @@ class RunArgs(clitest.CliTestCase):
         self.assertIn("first", errors[0]["message"])
         self.assertIn("second", errors[0]["message"])
 
-    def test_graph_cannot_be_run(self):
-        self.write("g.kiln", TWO + "graph g(p: *f32) { launch first[(1,)](p); }\n")
-        self.rejected("E0109", "run", "g.kiln", "--kernel", "g", "--grid", "1", "--arg", "p=out.npy")
-
     def test_missing_input_file(self):
         self.rejected("E0001", "run", "nothere.kiln", "--grid", "1")
 

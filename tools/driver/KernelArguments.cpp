@@ -1,6 +1,8 @@
 //===- KernelArguments.cpp - A Tile IR kernel as a launch signature -------===//
 #include "tools/driver/KernelArguments.h"
 
+#include <functional>
+
 namespace kiln::driver {
 
 launch::Signature signatureOf(const ir::Kernel &kernel) {
@@ -19,8 +21,12 @@ launch::Signature signatureOf(const ir::Kernel &kernel) {
   return s;
 }
 
-bool runOnInterpreter(const ir::Kernel &kernel, launch::HostArguments &host, const interp::RunOptions &options,
-                      DiagnosticEngine &diags) {
+/// Runs `run` on the interpreter's form of `host`'s arguments and buffers. The
+/// interpreter works on its own copies and replaces a buffer only when the whole run
+/// succeeded, so moving the data in and back out keeps `host` unchanged on failure.
+static bool withInterpreterArguments(
+    launch::HostArguments &host,
+    const std::function<bool(const std::vector<interp::KernelArg> &, std::vector<interp::Buffer> &)> &run) {
   std::vector<interp::KernelArg> args;
   for (const launch::HostArg &a : host.args) {
     switch (a.kind) {
@@ -29,8 +35,6 @@ bool runOnInterpreter(const ir::Kernel &kernel, launch::HostArguments &host, con
     case launch::HostArg::Kind::Float: args.push_back(interp::KernelArg::ofFloat(a.f)); break;
     }
   }
-  // The interpreter works on its own copies and replaces a buffer only when the whole
-  // grid ran, so moving the data in and back out keeps `host` unchanged on failure.
   std::vector<interp::Buffer> buffers;
   buffers.reserve(host.buffers.size());
   for (launch::HostBuffer &b : host.buffers) {
@@ -40,12 +44,26 @@ bool runOnInterpreter(const ir::Kernel &kernel, launch::HostArguments &host, con
     buffer.data = std::move(b.data);
     buffers.push_back(std::move(buffer));
   }
-  bool ran = interp::runKernel(kernel, args, buffers, options, diags);
+  bool ran = run(args, buffers);
   for (size_t i = 0; i < buffers.size(); ++i) {
     host.buffers[i].data = std::move(buffers[i].data);
     host.buffers[i].written = ran && buffers[i].written;
   }
   return ran;
+}
+
+bool runOnInterpreter(const ir::Kernel &kernel, launch::HostArguments &host, const interp::RunOptions &options,
+                      DiagnosticEngine &diags) {
+  return withInterpreterArguments(host, [&](const auto &args, auto &buffers) {
+    return interp::runKernel(kernel, args, buffers, options, diags);
+  });
+}
+
+bool runGraphOnInterpreter(const ir::Module &module, const ir::Kernel &graph, launch::HostArguments &host,
+                           const interp::RunOptions &options, DiagnosticEngine &diags) {
+  return withInterpreterArguments(host, [&](const auto &args, auto &buffers) {
+    return interp::runGraph(module, graph, args, buffers, options, diags);
+  });
 }
 
 } // namespace kiln::driver

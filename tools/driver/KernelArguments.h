@@ -23,5 +23,8 @@ launch::Signature signatureOf(const ir::Kernel &kernel);
 /// through `diags`) `host` is unchanged.
 bool runOnInterpreter(const ir::Kernel &kernel, launch::HostArguments &host, const interp::RunOptions &options,
                       DiagnosticEngine &diags);
+/// The same for graph `graph` of `module`: its launches one after another.
+bool runGraphOnInterpreter(const ir::Module &module, const ir::Kernel &graph, launch::HostArguments &host,
+                           const interp::RunOptions &options, DiagnosticEngine &diags);
 
 } // namespace kiln::driver

@@ -629,6 +629,13 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
     return writeOutput(OutputFile, text, diags) ? driver::ExitSuccess : driver::ExitUserError;
   }
 
+  if (!module->graphs.empty()) {
+    const ir::Kernel &graph = *module->graphs.front();
+    diags.error(graph.loc, DiagCode::Unsupported)
+            .hint("--emit=tir prints it; dslc run --kernel " + graph.name + " runs it on the interpreter")
+        << "graph '" << graph.name << "' is not compiled for GPUs yet";
+    return driver::ExitUserError;
+  }
   const ir::Kernel *kernel = singleKernel(*module, "code generation compiles one", diags);
   if (!kernel)
     return driver::ExitUserError;
@@ -684,16 +691,55 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
 
 enum class RunDevice { Auto, Interp, Cuda, LevelZero };
 
+/// `dslc run FILE --kernel GRAPH --arg ...`: the graph's launches one after another, on
+/// the interpreter (graphs are not compiled for GPUs yet).
+int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split, DiagnosticEngine &diags,
+             TimingReport *timing) {
+  const ir::Kernel &graph = *module.graphs.front();
+  if (Grid.getNumOccurrences()) {
+    diags.error(Location::commandLine(), DiagCode::BadGrid).hint("leave out --grid")
+        << "graph '" << graph.name << "' launches its kernels on the grids it computes; --grid is for kernels";
+    return driver::ExitUserError;
+  }
+  if (device == RunDevice::Cuda || device == RunDevice::LevelZero) {
+    diags.error(Location::commandLine(), DiagCode::Unsupported).hint("run it with --device interp")
+        << "graphs are not compiled for GPUs yet, so graph '" << graph.name << "' cannot run on --device "
+        << DeviceName;
+    return driver::ExitUserError;
+  }
+  if (device == RunDevice::Auto && Diagnostics != DiagStyle::Json)
+    std::cerr << "dslc: running graph '" << graph.name
+              << "' on the reference interpreter, launch by launch: graphs are not compiled for GPUs yet\n";
+  auto host = launch::bindArguments(driver::signatureOf(graph), std::vector<std::string>(Args.begin(), Args.end()),
+                                    diags);
+  if (!host)
+    return driver::ExitUserError;
+  // The launched kernels get the pipeline they would on the GPU (sm_90's options).
+  if (!NoOptimize)
+    ir::runPipeline(module, pipelineOptions(timing, diags, split, std::nullopt, codegen::Target::SM90, std::nullopt),
+                    diags);
+  interp::RunOptions runOptions;
+  runOptions.maxSteps = steps;
+  bool ran;
+  {
+    TimingReport::Scope timer(timing, "run: interpreter");
+    ran = driver::runGraphOnInterpreter(module, graph, *host, runOptions, diags);
+  }
+  if (!ran)
+    return driver::ExitUserError;
+  return launch::writeBack(*host, diags) ? driver::ExitSuccess : driver::ExitUserError;
+}
+
 /// `dslc run FILE --kernel K --grid ... --arg ...`.
 int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingReport *timing) {
   bool ok = true;
   SemaOptions options = semaOptions(diags, ok);
+  // A kernel needs --grid; a graph launches its own grids (checked once it is loaded).
   std::optional<std::array<int64_t, 3>> grid;
-  if (Grid.getNumOccurrences() == 0)
-    diags.error(Location::commandLine(), DiagCode::BadGrid).hint("e.g. --grid 128 or --grid 16,16")
-        << "dslc run needs --grid";
-  else
+  if (Grid.getNumOccurrences() != 0) {
     grid = launch::parseGrid(Grid, diags);
+    ok = ok && grid;
+  }
   RunDevice device = RunDevice::Auto;
   if (DeviceName.getNumOccurrences()) {
     if (DeviceName == "interp")
@@ -717,11 +763,18 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   }
   std::optional<uint64_t> steps = maxSteps(diags);
   std::optional<int64_t> split = forcedSplit(diags);
-  if (!ok || !grid || !steps || !split || !sparseMapping(diags))
+  if (!ok || !steps || !split || !sparseMapping(diags))
     return driver::ExitUserError;
   auto module = driver::loadModule(InputFile, options, sources, diags, timing);
   if (!module)
     return driver::ExitUserError;
+  if (!module->graphs.empty())
+    return runGraph(*module, device, *steps, *split, diags, timing);
+  if (!grid) {
+    diags.error(Location::commandLine(), DiagCode::BadGrid).hint("e.g. --grid 128 or --grid 16,16")
+        << "dslc run needs --grid";
+    return driver::ExitUserError;
+  }
   if (!singleKernel(*module, "dslc run runs one", diags))
     return driver::ExitUserError;
   // The passes do not change what the caller passes: the arguments bind to the kernel

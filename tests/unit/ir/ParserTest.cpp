@@ -41,6 +41,8 @@ TEST(RoundTrip, AllOpsFileCoversEveryOpKind) {
   std::set<OpKind> seen;
   for (auto &k : p.module->kernels)
     walk(*k->body, [&](Op &op) { seen.insert(op.kind()); });
+  for (auto &g : p.module->graphs)
+    walk(*g->body, [&](Op &op) { seen.insert(op.kind()); });
 #define KILN_OP(Enum, Mnemonic, MinOps, MaxOps, NumResults, NumRegions)                      \
   EXPECT_TRUE(seen.count(OpKind::Enum)) << "all_ops.tir has no '" Mnemonic "'";
 #include "ir/Ops.def"

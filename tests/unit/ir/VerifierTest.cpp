@@ -458,3 +458,59 @@ TEST(VerifyModule, AnOpsOwnResultIsNotVisibleInItsRegions) {
 }
 
 } // namespace
+
+namespace {
+
+const char *kLaunched = "kernel @k(%p: *f32, %n: i32) attributes {num_warps = 4} {\n"
+                        "  return\n"
+                        "}\n";
+
+/// A graph around `ops`, after kernel @k; `ops` starts on line 6.
+std::string graphWith(const std::string &ops) {
+  return std::string(kLaunched) + "graph @g(%p: *f32, %q: *i32, %n: i32) {\n"
+                                  "  %one = constant {value = 1} : i32\n" +
+         ops + "\n  return\n}\n";
+}
+
+TEST(VerifyModule, GraphLaunchesMatchTheirKernels) {
+  Parsed good = parseText(graphWith("  launch %n, %one, %one, %p, %n {kernel = \"k\"}"));
+  ASSERT_TRUE(good.module) << good.first();
+  EXPECT_TRUE(verify(*good.module).empty());
+
+  const Case cases[] = {
+      {"  launch %n, %one, %one, %p, %n {kernel = \"nope\"}", "launches @nope, which is not a kernel of the module"},
+      {"  launch %n, %one, %one, %p {kernel = \"k\"}", "passes 1 arguments to @k, which takes 2"},
+      {"  launch %n, %one, %one, %q, %n {kernel = \"k\"}", "argument 1 of @k is *i32, its parameter *f32"},
+  };
+  for (const Case &c : cases) {
+    Parsed p = parseText(graphWith(c.ops));
+    ASSERT_TRUE(p.module) << c.ops << ": " << p.first();
+    auto diags = verify(*p.module);
+    ASSERT_FALSE(diags.empty()) << c.ops;
+    EXPECT_NE(diags[0].message.find(c.message), std::string::npos) << diags[0].message;
+    EXPECT_EQ(diags[0].loc.line, 6u) << c.ops;
+  }
+}
+
+TEST(VerifyOpLocal, LaunchTakesAnI32GridAndAKernelName) {
+  Parsed badGrid = parseText(graphWith("  launch %p, %one, %one, %p, %n {kernel = \"k\"}"));
+  EXPECT_FALSE(badGrid.module);
+  EXPECT_NE(badGrid.first().find("grid size 0 must be an i32 scalar"), std::string::npos) << badGrid.first();
+  Parsed noName = parseText(graphWith("  launch %n, %one, %one, %p, %n"));
+  EXPECT_FALSE(noName.module);
+  EXPECT_NE(noName.first().find("kernel"), std::string::npos) << noName.first();
+}
+
+TEST(VerifyModule, LaunchOnlyInGraphs) {
+  Parsed p = parseText("kernel @k(%p: *f32, %n: i32) attributes {num_warps = 4} {\n"
+                       "  %one = constant {value = 1} : i32\n"
+                       "  launch %one, %one, %one, %p, %n {kernel = \"k\"}\n"
+                       "  return\n"
+                       "}\n");
+  ASSERT_TRUE(p.module) << p.first();
+  auto diags = verify(*p.module);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_NE(diags[0].message.find("may appear only in a graph"), std::string::npos) << diags[0].message;
+}
+
+} // namespace

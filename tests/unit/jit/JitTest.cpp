@@ -56,6 +56,13 @@ TEST_F(JitOnFakeCuda, CompileErrorsAreTheCompilersDiagnostics) {
   } catch (const CompileError &e) {
     EXPECT_TRUE(contains(e.what(), "-D BLOCK=1.5 does not fit const BLOCK: i32")) << e.what();
   }
+  try {
+    jit->compile_string("kernel k(x: *f32) { store(x, 1.0); }\ngraph g(x: *f32) { launch k[(1,)](x); }\n", "g", {},
+                        "graph.kiln");
+    FAIL() << "compiled a graph";
+  } catch (const CompileError &e) {
+    EXPECT_TRUE(contains(e.what(), "graph.kiln:2:7: error[E0109]: 'g' is a graph")) << e.what();
+  }
   EXPECT_TRUE(bundles().empty());
 }
 

@@ -108,9 +108,11 @@ TEST(ErrorsTest, E0108BadDefineValues) {
 TEST(ErrorsTest, E0109Graphs) {
   SemaOptions o;
   o.kernel = "g";
-  auto c =
-      compile("kernel k(p: *f32) { store(p, 1.0); }\ngraph g(p: *f32) { launch k[(1,)](p); }\n", o);
-  expectError(c, "E0109", 2, 7, "graph 'g' cannot be compiled yet");
+  // A graph's launch of a kernel that takes a block mask is not lowered yet.
+  auto c = compile("kernel k(p: *f32, m: block_mask<64, 64>) { store(p, 1.0); }\n"
+                   "graph g(p: *f32) { launch k[(1,)](p); }\n",
+                   o);
+  expectError(c, "E0109", 2, 27, "kernel 'k' takes the block mask 'm', which a graph cannot pass yet");
   auto d = compile("kernel k(p: *f32, m: block_mask<64, 64>) { store(p, 1.0); }\n");
   EXPECT_COMPILES(d);
   // Not requested: graphs are skipped silently.

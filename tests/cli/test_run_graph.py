@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+#===- test_run_graph.py - `dslc run` of a graph on the interpreter --------------===#
+#
+# A graph's meaning is its launches run one after another (LANGUAGE.md, "Persistent
+# graphs"). `dslc run --kernel GRAPH` runs it so on the reference interpreter: each
+# launch sees the stores of the ones before it, static_range loops and `if`s on scalar
+# parameters choose the launches, consts given by name make their own instances, and
+# pointer arithmetic passes views of a buffer. Compared with NumPy on random inputs. A
+# graph takes no --grid and does not run on a GPU yet; a launch that fails reports its
+# error with a note at the launch and leaves every file as it was.
+#
+# Usage: test_run_graph.py --dslc build/tools/dslc [unittest options]
+#
+#===---------------------------------------------------------------------------===#
+import sys
+
+import numpy as np
+
+sys.dont_write_bytecode = True  # keep the source folder clean
+import clitest  # noqa: E402
+
+CHAIN = """\
+kernel scale(x: *f32, y: *f32, n: i32, s: f32, const BLOCK: i32 = 64) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(y + offs, load(x + offs, mask = offs < n, other = 0.0) * s, mask = offs < n);
+}
+
+kernel add_into(a: *f32, b: *f32, n: i32, const BLOCK: i32 = 64) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    store(a + offs, load(a + offs, mask = m, other = 0.0) + load(b + offs, mask = m, other = 0.0), mask = m);
+}
+
+// tmp = 2x; out[i*n..] = 3·tmp for i in 0, 1; then, if twice > 0, out[..n] += out[n..].
+graph chain(x: *f32, tmp: *f32, out: *f32, n: i32, twice: i32) {
+    launch scale[((n + 63) / 64,)](x, tmp, n, 2.0);
+    for i in static_range(0, 2) {
+        launch scale[((n + 127) / 128,)](tmp, out + i * n, n, 3.0, BLOCK = 128);
+    }
+    if twice > 0 {
+        launch add_into[((n + 63) / 64,)](out, out + n, n);
+    }
+}
+"""
+
+# The second launch reads past the end of x when n exceeds its length.
+OVERRUN = """\
+kernel copy(src: *f32, dst: *f32, n: i32) {
+    let offs = program_id(0) * 32 + arange(0, 32);
+    store(dst + offs, load(src + offs, mask = offs < n), mask = offs < n);
+}
+
+graph twice(x: *f32, y: *f32, n: i32) {
+    launch copy[(1,)](x, y, 32);
+    launch copy[((n + 31) / 32,)](x, y, n);
+}
+"""
+
+
+class RunGraph(clitest.CliTestCase):
+    def setUp(self):
+        super().setUp()
+        self.rng = np.random.default_rng()
+
+    def run_chain(self, n, twice):
+        self.write("chain.kiln", CHAIN)
+        x = self.rng.standard_normal(n).astype(np.float32)
+        self.npy("x.npy", x)
+        self.npy("tmp.npy", np.full(n, np.nan, np.float32))
+        self.npy("out.npy", np.full(2 * n, np.nan, np.float32))
+        before = self.mtime_ns("x.npy")
+        result = self.dslc("run", "chain.kiln", "--kernel", "chain", "--arg", "x=x.npy", "--arg", "tmp=tmp.npy",
+                           "--arg", "out=out.npy", "--arg", "n=%d" % n, "--arg", "twice=%d" % twice)
+        self.assertOk(result)
+        self.assertIn("graph 'chain' on the reference interpreter", result.stderr)
+        tmp = x * np.float32(2)
+        out = np.concatenate([tmp * np.float32(3), tmp * np.float32(3)])
+        if twice:
+            out[:n] += out[n:]
+        np.testing.assert_array_equal(self.load("tmp.npy"), tmp)
+        np.testing.assert_array_equal(self.load("out.npy"), out)
+        np.testing.assert_array_equal(self.load("x.npy"), x)
+        self.assertEqual(self.mtime_ns("x.npy"), before, "a buffer no launch stored into was rewritten")
+
+    def test_launches_run_in_order(self):
+        # Sizes that are not multiples of either block, and the `if` both ways.
+        for n, twice in ((1000, 1), (77, 0), (129, 1)):
+            with self.subTest(n=n, twice=twice):
+                self.run_chain(n, twice)
+
+    def rejected(self, code, *args, message=None):
+        before = clitest.snapshot(self.tmp)
+        errors = self.assertUserError(self.dslc(*args, "--diagnostics=json"), code, message)
+        after = clitest.snapshot(self.tmp)
+        self.assertEqual(after, before, "a rejected run changed the folder")
+        return errors
+
+    def test_a_failed_launch_changes_no_file(self):
+        self.write("overrun.kiln", OVERRUN)
+        self.npy("x.npy", self.rng.standard_normal(40).astype(np.float32))
+        self.npy("y.npy", np.zeros(64, np.float32))
+        # The first launch succeeds and stores into y; the second overruns x, so y keeps
+        # its old bytes.
+        errors = self.rejected("E0602", "run", "overrun.kiln", "--kernel", "twice", "--arg", "x=x.npy",
+                               "--arg", "y=y.npy", "--arg", "n=64")
+        notes = errors[0].get("notes", [])
+        self.assertTrue(any(n["line"] == 8 and "launch of kernel 'copy' on grid (2, 1, 1)" in n["message"]
+                            for n in notes), errors[0])
+
+    def test_graph_takes_no_grid_and_no_gpu(self):
+        self.write("chain.kiln", CHAIN)
+        self.npy("x.npy", np.zeros(8, np.float32))
+        args = ("run", "chain.kiln", "--kernel", "chain", "--arg", "x=x.npy", "--arg", "tmp=x.npy",
+                "--arg", "out=x.npy", "--arg", "n=4", "--arg", "twice=0")
+        self.rejected("E0606", *args, "--grid", "1", message="--grid is for kernels")
+        self.rejected("E0109", *args, "--device", "cuda", message="graphs are not compiled for GPUs yet")
+
+    def test_arguments_are_checked_like_a_kernels(self):
+        self.write("chain.kiln", CHAIN)
+        self.npy("x.npy", np.zeros(8, np.float32))
+        self.npy("i.npy", np.zeros(8, np.int32))
+        self.rejected("E0600", "run", "chain.kiln", "--kernel", "chain", "--arg", "x=x.npy", message="tmp")
+        self.rejected("E0601", "run", "chain.kiln", "--kernel", "chain", "--arg", "x=i.npy", "--arg", "tmp=x.npy",
+                      "--arg", "out=x.npy", "--arg", "n=4", "--arg", "twice=0")
+
+
+if __name__ == "__main__":
+    sys.exit(clitest.main())
