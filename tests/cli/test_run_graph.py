@@ -7,7 +7,8 @@
 # parameters choose the launches, consts given by name make their own instances, and
 # pointer arithmetic passes views of a buffer. Compared with NumPy on random inputs. A
 # graph takes no --grid and does not run on a GPU yet; a launch that fails reports its
-# error with a note at the launch and leaves every file as it was.
+# error with a note at the launch and leaves every file as it was. --explain-graph
+# prints the dependencies between launches.
 #
 # Usage: test_run_graph.py --dslc build/tools/dslc [unittest options]
 #
@@ -114,6 +115,16 @@ class RunGraph(clitest.CliTestCase):
                 "--arg", "out=x.npy", "--arg", "n=4", "--arg", "twice=0")
         self.rejected("E0606", *args, "--grid", "1", message="--grid is for kernels")
         self.rejected("E0109", *args, "--device", "cuda", message="graphs are not compiled for GPUs yet")
+
+    def test_explain_graph(self):
+        self.write("chain.kiln", CHAIN)
+        result = self.dslc("chain.kiln", "--kernel", "chain", "--explain-graph", "-o", "chain.tir")
+        self.assertOk(result)
+        self.assertIn("graph 'chain': 4 launches", result.stderr)
+        self.assertIn("after launch 0: read-after-write on tmp", result.stderr)
+        self.assertIn("graph @chain", open(self.path("chain.tir")).read())
+        # Without a graph there is nothing to explain.
+        self.rejected("E0106", "chain.kiln", "--explain-graph", message="--explain-graph explains a graph")
 
     def test_arguments_are_checked_like_a_kernels(self):
         self.write("chain.kiln", CHAIN)

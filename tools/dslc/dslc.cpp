@@ -18,6 +18,7 @@
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
 #include "ir/Printer.h"
+#include "ir/GraphDependencies.h"
 #include "ir/interp/Interpreter.h"
 #include "ir/transforms/Pipeline.h"
 #include "runtime/Bundle.h"
@@ -102,6 +103,10 @@ cl::opt<bool> ExplainSparsity("explain-sparsity",
                               cl::desc("Report, as remarks on stderr, how each blocks(mask, rb) loop is mapped onto "
                                        "programs (row-wise or block-wise) and why"),
                               cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<bool> ExplainGraph("explain-graph",
+                           cl::desc("With --kernel GRAPH: print on stderr each launch of the graph, what it reads "
+                                    "and writes, and what it must wait for and why"),
+                           cl::sub(cl::SubCommand::getTopLevel()), cl::cat(KilnCategory));
 cl::opt<std::string> SparseMappingText(
     "sparse-mapping",
     cl::desc("Map each fused chain over a blocks() loop row-wise (one program walks its block row) or block-wise "
@@ -603,6 +608,16 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   auto module = driver::loadModule(InputFile, options, sources, diags, timing);
   if (!module)
     return driver::ExitUserError;
+  if (ExplainGraph) {
+    if (module->graphs.empty()) {
+      diags.error(Location::commandLine(), DiagCode::UnknownKernel)
+              .hint("name the graph with --kernel GRAPH")
+          << "--explain-graph explains a graph, and none was compiled";
+      return driver::ExitUserError;
+    }
+    for (const auto &g : module->graphs)
+      ir::printGraphDependencies(*module, *g, ir::analyzeGraphDependencies(*module, *g), std::cerr);
+  }
   std::optional<BlockMaskStats> mask;
   if (MaskText.getNumOccurrences()) {
     const ir::Kernel *kernel = singleKernel(*module, "--mask describes the mask of one", diags);
