@@ -13,6 +13,7 @@
 # Usage: test_run_graph.py --dslc build/tools/dslc [unittest options]
 #
 #===---------------------------------------------------------------------------===#
+import os
 import sys
 
 import numpy as np
@@ -115,6 +116,25 @@ class RunGraph(clitest.CliTestCase):
                 "--arg", "out=x.npy", "--arg", "n=4", "--arg", "twice=0")
         self.rejected("E0606", *args, "--grid", "1", message="--grid is for kernels")
         self.rejected("E0109", *args, "--device", "cuda", message="graphs are not compiled for GPUs yet")
+
+    def test_the_example(self):
+        # examples/graph.kiln against NumPy in double precision.
+        with open(os.path.join(clitest.REPO, "examples", "graph.kiln"), encoding="utf-8") as f:
+            self.write("graph.kiln", f.read())
+        # Rows that fit the default tile, and longer ones with the graph's const raised.
+        for rows, n, defines in ((5, 200, ()), (3, 700, ("-D", "NP=1024"))):
+            with self.subTest(rows=rows, n=n):
+                x = self.rng.standard_normal((rows, n)).astype(np.float32)
+                self.npy("x.npy", x)
+                self.npy("h.npy", np.zeros((rows, n), np.float32))
+                self.assertOk(self.dslc("run", "graph.kiln", "--kernel", "residual_stack", *defines, "--arg",
+                                        "x=x.npy", "--arg", "h=h.npy", "--arg", "rows=%d" % rows, "--arg",
+                                        "n=%d" % n, "--arg", "eps=1e-5"))
+                want = x.astype(np.float64)
+                for _ in range(3):
+                    h = want / np.sqrt((want * want).mean(axis=1, keepdims=True) + 1e-5)
+                    want = want + h / (1 + np.exp(-h))
+                np.testing.assert_allclose(self.load("x.npy"), want, rtol=1e-5, atol=1e-5)
 
     def test_explain_graph(self):
         self.write("chain.kiln", CHAIN)
