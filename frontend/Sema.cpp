@@ -35,6 +35,8 @@ void Sema::error(Location loc, DiagCode code, std::string message, std::string h
   d.message = std::move(message);
   d.hint = std::move(hint);
   d.notes = std::move(notes);
+  if (instanceNote)
+    d.notes.push_back(*instanceNote);
   diags.report(std::move(d));
 }
 

@@ -189,7 +189,7 @@ void Sema::checkLaunch(const ast::LaunchStmt &st) {
   for (const LaunchInstance &inst : launchInstances)
     known |= inst.name == name;
   if (!known)
-    launchInstances.push_back(LaunchInstance{&k, std::move(ordered), name});
+    launchInstances.push_back(LaunchInstance{&k, std::move(ordered), name, st.loc});
   emit(OpKind::Launch, st.loc, operands, {}, {{"kernel", name}});
 }
 
@@ -222,16 +222,23 @@ void Sema::compileGraph(const ast::FunctionItem &g) {
   if (!ok)
     return;
 
-  // Each launched kernel once per set of const values, at those values.
+  // Each launched kernel once per set of const values, at those values; every one is
+  // compiled, so that all their errors are reported.
   for (const LaunchInstance &inst : launchInstances) {
     constOverrides = &inst.consts;
+    instanceNote = note(inst.launch, "in kernel " + inst.name + ", as graph " + g.name + " launches it here");
     std::unique_ptr<ir::Kernel> kernel = specialize(*inst.kernel);
     constOverrides = nullptr;
-    if (!kernel)
-      return;
+    instanceNote.reset();
+    if (!kernel) {
+      ok = false;
+      continue;
+    }
     kernel->name = inst.name;
     module.kernels.push_back(std::move(kernel));
   }
+  if (!ok)
+    return;
   module.graphs.push_back(std::move(graph));
   verifyLowered(module, "graph '" + g.name + "'");
 }

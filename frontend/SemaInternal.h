@@ -193,11 +193,14 @@ public:
     const ast::FunctionItem *kernel = nullptr;
     std::vector<std::pair<std::string, std::string>> consts;
     std::string name;
+    Location launch; ///< the first launch of it
   };
   std::vector<LaunchInstance> launchInstances; ///< of the graph being lowered
   bool loweringGraph = false;                  ///< `launch` statements are lowered
-  /// While an instance is specialized: its const values, instead of the -D options.
+  /// While an instance is specialized: its const values, instead of the -D options,
+  /// and a note at the launch that asked for them, added to every error.
   const std::vector<std::pair<std::string, std::string>> *constOverrides = nullptr;
+  std::optional<Diagnostic> instanceNote;
   /// Lowers graph `g` into module.graphs and the kernels it launches into module.kernels.
   void compileGraph(const ast::FunctionItem &g);
   void checkLaunch(const ast::LaunchStmt &s);

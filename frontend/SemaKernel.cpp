@@ -315,7 +315,8 @@ static Val constParamValue(Sema &s, const ast::Param &p) {
       auto fitted = fitConst(*c, from, *declared, why);
       if (!fitted) {
         s.error(p.loc, DiagCode::BadConstOverride,
-                "-D " + p.name + "=" + *define + " does not fit const " + p.name + ": " +
+                (s.constOverrides ? p.name + " = " + *define : "-D " + p.name + "=" + *define) +
+                    " does not fit const " + p.name + ": " +
                     dtStr(*declared) + " (" + why + ")");
         return Val::poison();
       }
