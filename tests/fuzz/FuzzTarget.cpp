@@ -2,6 +2,7 @@
 #include "tests/fuzz/FuzzTarget.h"
 
 #include "frontend/Sema.h"
+#include "ir/GraphDependencies.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
@@ -9,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -33,6 +35,35 @@ std::unique_ptr<ir::Module> parseBack(const std::shared_ptr<SourceManager> &sour
     fail(what, errors.str() + "\n" + printed, data, size);
   return parsed;
 }
+/// Each graph the input names (at most a few): lowered with the kernels it launches,
+/// printed and parsed back, through the pipeline, and its dependencies analysed.
+void compileGraphs(const std::string &text, uint32_t file, const std::shared_ptr<SourceManager> &sources,
+                   const uint8_t *data, size_t size) {
+  static const std::regex graphItem(R"(\bgraph\s+([A-Za-z_][A-Za-z0-9_]*))");
+  unsigned seen = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), graphItem); it != std::sregex_iterator() && seen < 4;
+       ++it, ++seen) {
+    std::ostringstream sink;
+    DiagnosticEngine diags(*sources, sink);
+    ir::Module module;
+    module.sources = sources;
+    SemaOptions options;
+    options.kernel = (*it)[1].str();
+    if (!compileToTileIR(file, module, diags, options) || module.graphs.empty())
+      continue;
+    std::string printed = ir::printModule(module);
+    auto reparsed = parseBack(sources, printed, "fuzz-graph.tir", "a printed graph does not parse back", data, size);
+    if (ir::printModule(*reparsed) != printed)
+      fail("a graph's Tile IR round trip is not stable", printed, data, size);
+    std::ostringstream report;
+    ir::printGraphDependencies(module, *module.graphs.front(),
+                               ir::analyzeGraphDependencies(module, *module.graphs.front()), report);
+    if (!ir::runPipeline(module, ir::PipelineOptions{}, diags))
+      continue;
+    parseBack(sources, ir::printModule(module), "fuzz-graph-optimized.tir",
+              "an optimized graph does not parse back", data, size);
+  }
+}
 } // namespace
 
 void compileOneInput(const uint8_t *data, size_t size, const Backend &backend) {
@@ -46,6 +77,7 @@ void compileOneInput(const uint8_t *data, size_t size, const Backend &backend) {
   ir::Module module;
   module.sources = sources;
   try {
+    compileGraphs(text, file, sources, data, size);
     SemaOptions options;
     if (!compileToTileIR(file, module, diags, options))
       return;
