@@ -321,6 +321,46 @@ _rmsnorm_residual("example.rmsnorm_residual.random",
                   lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(1, 1500))}, block=128)
 
 
+# ---- graph: the two kernels the graph launches, each alone ------------------------------
+# (tests/cli/test_run_graph.py runs the graph itself.)
+
+def _graph_rmsnorm_ref(v, s):
+    x = f64(v.x)
+    return {"h": x / np.sqrt((x * x).mean(axis=1, keepdims=True) + float(v.eps))}
+
+
+def _graph_rmsnorm(name, sizes, block=None):
+    CASES.append(Case(
+        name=name, file="examples/graph.kiln", kernel="rmsnorm",
+        sizes=sizes, defines={"BLOCK": block} if block else {},
+        grid=("rows",),
+        args=[Arr("x", "f32", ("rows", "n"), normal(3.0)), Arr("h", "f32", ("rows", "n")),
+              Scalar("n", "i32", "n"), Scalar("eps", "f32", 1e-5)],
+        ref=_graph_rmsnorm_ref, tol=Tol(1e-5, 1e-6)))
+
+
+def _graph_add_silu_ref(v, s):
+    h = f64(v.h)
+    return {"x": f64(v.x) + h / (1 + np.exp(-h))}
+
+
+def _graph_add_silu(name, sizes, block=None):
+    CASES.append(Case(
+        name=name, file="examples/graph.kiln", kernel="add_silu",
+        sizes=sizes, defines={"BLOCK": block} if block else {},
+        grid=lambda s: (cdiv(s["count"], block or 128),),
+        args=[Arr("x", "f32", "count", normal(2.0)), Arr("h", "f32", "count", normal(2.0)),
+              Scalar("count", "i32", "count")],
+        ref=_graph_add_silu_ref, tol=Tol(1e-5, 1e-6)))
+
+
+_graph_rmsnorm("example.graph.rmsnorm", {"rows": 5, "n": 200})
+_graph_rmsnorm("example.graph.rmsnorm.random",
+               lambda r: {"rows": int(r.integers(1, 8)), "n": int(r.integers(1, 1025))}, block=1024)
+_graph_add_silu("example.graph.add_silu", {"count": 1000})
+_graph_add_silu("example.graph.add_silu.random", lambda r: {"count": int(r.integers(1, 5000))}, block=512)
+
+
 # ---- fp8_matmul ---------------------------------------------------------------------------
 # As written (one rounding at each row's final scale), and fused under --fuse-quantized,
 # against a step-by-step model of the running scale (fp8_matmul_ref). Rows of very
