@@ -52,7 +52,8 @@ namespace cl = llvm::cl;
 namespace {
 
 cl::OptionCategory KilnCategory("dslc options");
-cl::SubCommand RunCommand("run", "Run a kernel on a GPU (CUDA, Level Zero) or the reference interpreter");
+cl::SubCommand RunCommand("run", "Run a kernel on a GPU (CUDA, Level Zero) or the reference interpreter, or a graph "
+                                 "on the interpreter");
 
 // Options of both `dslc FILE` and `dslc run FILE`.
 // Not cl::Required: a missing file is reported like every other error (coded, and JSON
@@ -995,7 +996,8 @@ int main(int argc, char **argv) {
       "  dslc FILE [--kernel K] [-D NAME=VALUE]... [--emit=ast|tir] [-o OUT]\n"
       "  dslc FILE [--kernel K] --emit=llvm|ptx|spirv|spirv-asm|bundle [--target=sm_80|sm_90|sm_90a|spirv64]\n"
       "       [--assume-multiple NAME=N]... [-o OUT]\n"
-      "  dslc run FILE --kernel K --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device cuda|ze|interp]\n\n"
+      "  dslc run FILE --kernel K --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device cuda|ze|interp]\n"
+      "  dslc run FILE --kernel GRAPH [--arg NAME=VALUE]...   (a graph's launches in order, on the interpreter)\n\n"
       "FILE is Kiln source (.kiln) or Tile IR text (.tir). Exit status: 0 success, 1 an error\n"
       "in the input, the options or the run (reported with a code, see docs/diagnostics.md),\n"
       "70 a compiler bug. docs/dslc.md describes every option with examples.\n");
