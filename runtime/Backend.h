@@ -42,6 +42,12 @@ public:
   virtual Status launch(kiln_grid grid, PackedArgs &args) = 0;
   /// The driver's informational JIT/build log (may be empty).
   virtual const std::string &jitLog() const = 0;
+  /// How many programs of this kernel the whole device runs at once (the occupancy per
+  /// multiprocessor times their count): the grid a persistent kernel is sized to.
+  virtual Status residentPrograms(uint32_t &out) {
+    (void)out;
+    return Status(KILN_ERROR_UNSUPPORTED, "this device cannot say how many programs of a kernel run at once");
+  }
 };
 
 /// A point in a device's work queue, for timing.

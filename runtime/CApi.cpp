@@ -448,6 +448,18 @@ kiln_status kiln_kernel_block_mask(const kiln_kernel *kernel, size_t index, cons
 
 uint32_t kiln_kernel_block_size(const kiln_kernel *kernel) { return kernel ? kernel->bundle.numWarps * 32 : 0; }
 uint32_t kiln_kernel_shared_bytes(const kiln_kernel *kernel) { return kernel ? kernel->bundle.sharedBytes : 0; }
+kiln_status kiln_kernel_resident_programs(const kiln_kernel *kernel, uint32_t *programs) {
+  return guarded([&] {
+    if (!kernel || !kernel->device || !programs)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_kernel_resident_programs: null kernel or output");
+    std::lock_guard<std::mutex> lock(kernel->state->mutex);
+    uint32_t n = 0;
+    if (Status s = kernel->device->residentPrograms(n); !s.ok())
+      return fail(s);
+    *programs = n;
+    return KILN_SUCCESS;
+  });
+}
 const char *kiln_kernel_jit_log(const kiln_kernel *kernel) {
   return kernel && kernel->device ? kernel->device->jitLog().c_str() : "";
 }

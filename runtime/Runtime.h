@@ -323,6 +323,12 @@ public:
   }
   uint32_t block_size() const { return kiln_kernel_block_size(h_); }
   uint32_t shared_bytes() const { return kiln_kernel_shared_bytes(h_); }
+  /// Programs the device runs at once (occupancy times multiprocessors).
+  uint32_t resident_programs() const {
+    uint32_t n = 0;
+    detail::check(kiln_kernel_resident_programs(h_, &n));
+    return n;
+  }
   const kiln_kernel *handle() const { return h_; }
 
 private:

@@ -194,6 +194,10 @@ kiln_status kiln_kernel_block_mask(const kiln_kernel *kernel, size_t index, cons
 /* Threads (CUDA) or work-items (Level Zero) per program: num_warps * 32. */
 uint32_t kiln_kernel_block_size(const kiln_kernel *kernel);
 uint32_t kiln_kernel_shared_bytes(const kiln_kernel *kernel);
+/* How many programs of `kernel` the device runs at once: its occupancy per
+ * multiprocessor times their count (the grid of a persistent kernel).
+ * KILN_ERROR_UNSUPPORTED where the backend cannot tell (Level Zero). */
+kiln_status kiln_kernel_resident_programs(const kiln_kernel *kernel, uint32_t *programs);
 /* The driver's JIT/build info log from loading (may be ""). */
 const char *kiln_kernel_jit_log(const kiln_kernel *kernel);
 /* The kernel's `const` parameters, with the values they were compiled with (a default,

@@ -40,6 +40,7 @@ namespace kiln::rt {
   X(cuModuleUnload)                                                                      \
   X(cuFuncGetAttribute)                                                                  \
   X(cuFuncSetAttribute)                                                                  \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                         \
   X(cuLaunchKernel)                                                                      \
   X(cuMemAlloc)                                                                          \
   X(cuMemFree)                                                                           \

@@ -50,6 +50,7 @@ public:
 
   Status launch(kiln_grid grid, PackedArgs &args) override;
   const std::string &jitLog() const override { return jitLog_; }
+  Status residentPrograms(uint32_t &out) override;
 
 private:
   CudaBackend &backend_;
@@ -110,6 +111,7 @@ public:
 
   const CudaApi &api;
   CUstream stream = nullptr;
+  CUdevice device() const { return device_; }
 
 private:
   Status attribute(CUdevice_attribute a, int &value);
@@ -311,6 +313,21 @@ Status CudaKernel::launch(kiln_grid grid, PackedArgs &args) {
                          context_ + " with grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
                              std::to_string(grid.z) + "), " + std::to_string(blockSize_) + " threads per program, " +
                              std::to_string(sharedBytes_) + " bytes of shared memory");
+  return Status();
+}
+
+Status CudaKernel::residentPrograms(uint32_t &out) {
+  if (Status s = backend_.enter(); !s.ok())
+    return s;
+  int perSM = 0, sms = 0;
+  CUresult r = backend_.api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, function_, static_cast<int>(blockSize_),
+                                                                        sharedBytes_);
+  if (r != CUDA_SUCCESS)
+    return backend_.fail(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor", KILN_ERROR_DRIVER, context_);
+  r = backend_.api.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, backend_.device());
+  if (r != CUDA_SUCCESS)
+    return backend_.fail(r, "cuDeviceGetAttribute", KILN_ERROR_DRIVER, context_);
+  out = static_cast<uint32_t>(std::max(perSM, 0)) * static_cast<uint32_t>(std::max(sms, 0));
   return Status();
 }
 

@@ -306,6 +306,7 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attr, CUdev
   case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = 2147483647; break;
   case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *value = 65535; break;
   case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = 65535; break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; break;
   default: return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
@@ -414,6 +415,17 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute attr, int
   if (attr != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value > 227 * 1024)
     return CUDA_ERROR_INVALID_VALUE;
   f->maxDynamicShared = value;
+  return CUDA_SUCCESS;
+}
+
+/// Two programs per multiprocessor whatever the kernel: enough to test the arithmetic.
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunction f, int blockSize, size_t) {
+  FAKE_ENTER("cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (!state.functions.count(f))
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (blockSize <= 0 || blockSize > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  *blocks = 2;
   return CUDA_SUCCESS;
 }
 
