@@ -6,6 +6,8 @@
 // runKernel on the graph's own copies of the buffers, so each launch sees every store
 // of the ones before it, and the caller's buffers change only when the whole graph ran.
 // It is the reference that a graph compiled to one persistent kernel is checked against.
+// planGraph is the first half alone: the launches the body makes, which is also what a
+// GPU needs to run the graph.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/interp/Machine.h"
@@ -36,8 +38,8 @@ KernelArg argOf(detail::Machine &m, const detail::PreparedOp &op, unsigned i) {
 
 } // namespace
 
-bool runGraph(const ir::Module &module, const ir::Kernel &graph, const std::vector<KernelArg> &args,
-              std::vector<Buffer> &buffers, const RunOptions &options, DiagnosticEngine &diags) {
+bool planGraph(const ir::Module &module, const ir::Kernel &graph, const std::vector<KernelArg> &args,
+               const std::vector<Buffer> &buffers, DiagnosticEngine &diags, std::vector<GraphLaunchCall> &out) {
   const auto &params = graph.params();
   if (args.size() != params.size()) {
     diags.error(graph.loc, DiagCode::RunArgument)
@@ -60,49 +62,31 @@ bool runGraph(const ir::Module &module, const ir::Kernel &graph, const std::vect
   if (!argsOk)
     return false;
 
-  // The graph's copies of the buffers: every launch reads and writes these.
-  std::vector<Buffer> memory = buffers;
-  for (Buffer &b : memory)
-    b.written = false;
-  detail::Machine m(options, diags, memory);
-  m.bound.assign(memory.size(), 1);
+  // The body never touches memory: the machine gets the buffers' names and dtypes only.
+  std::vector<Buffer> shadow;
+  shadow.reserve(buffers.size());
+  for (const Buffer &b : buffers)
+    shadow.push_back(Buffer{b.name, b.dtype, {}, false});
+  RunOptions options;
+  detail::Machine m(options, diags, shadow);
+  m.bound.assign(shadow.size(), 1);
   m.grid = {1, 1, 1};
   m.pid = {0, 0, 0};
   m.stepLimit = std::numeric_limits<uint64_t>::max();
+  std::vector<GraphLaunchCall> calls;
   m.launch = [&](const detail::PreparedOp &op) {
     const std::string &name = op.op->stringAttr("kernel");
-    const ir::Kernel *kernel = module.findKernel(name);
-    if (!kernel)
+    GraphLaunchCall call;
+    call.op = op.op;
+    call.kernel = module.findKernel(name);
+    if (!call.kernel)
       KILN_ICE("interpreter: graph '" + graph.name + "' launches '" + name + "', which the module lacks");
-    RunOptions launchOptions = options;
     for (unsigned d = 0; d < 3; ++d)
-      launchOptions.grid[d] = m.in(op, d)[0].i;
-    std::vector<KernelArg> launchArgs;
+      call.grid[d] = m.in(op, d)[0].i;
     for (unsigned i = 3; i < op.operands.size(); ++i)
-      launchArgs.push_back(argOf(m, op, i));
-    // The launch's own diagnostics, each passed on with a note saying which launch.
-    std::vector<Diagnostic> reported;
-    DiagnosticEngine local(diags.sourceManager(), std::cerr);
-    local.setHandler([&](const Diagnostic &d) { reported.push_back(d); });
-    const bool ok = runKernel(*kernel, launchArgs, memory, launchOptions, local);
-    std::ostringstream where;
-    where << "in the launch of kernel '" << name << "' on grid (" << launchOptions.grid[0] << ", "
-          << launchOptions.grid[1] << ", " << launchOptions.grid[2] << ") by graph '" << graph.name << "'";
-    for (Diagnostic &d : reported) {
-      if (d.severity == Severity::Error) {
-        Diagnostic note;
-        note.severity = Severity::Note;
-        note.code = d.code;
-        note.loc = op.op->loc();
-        note.message = where.str();
-        d.notes.push_back(std::move(note));
-      }
-      diags.report(std::move(d));
-    }
-    if (!ok)
-      throw detail::RunFailed{};
+      call.args.push_back(argOf(m, op, i));
+    calls.push_back(std::move(call));
   };
-
   try {
     detail::PreparedBlock body = detail::prepareKernel(graph, m);
     for (size_t i = 0; i < params.size(); ++i)
@@ -110,6 +94,47 @@ bool runGraph(const ir::Module &module, const ir::Kernel &graph, const std::vect
     m.run(body);
   } catch (const detail::RunFailed &) {
     return false;
+  }
+  out = std::move(calls);
+  return true;
+}
+
+bool runGraph(const ir::Module &module, const ir::Kernel &graph, const std::vector<KernelArg> &args,
+              std::vector<Buffer> &buffers, const RunOptions &options, DiagnosticEngine &diags) {
+  std::vector<GraphLaunchCall> calls;
+  if (!planGraph(module, graph, args, buffers, diags, calls))
+    return false;
+
+  // The graph's copies of the buffers: every launch reads and writes these.
+  std::vector<Buffer> memory = buffers;
+  for (Buffer &b : memory)
+    b.written = false;
+  try {
+    for (const GraphLaunchCall &call : calls) {
+      RunOptions launchOptions = options;
+      launchOptions.grid = call.grid;
+      // The launch's own diagnostics, each passed on with a note saying which launch.
+      std::vector<Diagnostic> reported;
+      DiagnosticEngine local(diags.sourceManager(), std::cerr);
+      local.setHandler([&](const Diagnostic &d) { reported.push_back(d); });
+      const bool ok = runKernel(*call.kernel, call.args, memory, launchOptions, local);
+      std::ostringstream where;
+      where << "in the launch of kernel '" << call.kernel->name << "' on grid (" << call.grid[0] << ", "
+            << call.grid[1] << ", " << call.grid[2] << ") by graph '" << graph.name << "'";
+      for (Diagnostic &d : reported) {
+        if (d.severity == Severity::Error) {
+          Diagnostic note;
+          note.severity = Severity::Note;
+          note.code = d.code;
+          note.loc = call.op->loc();
+          note.message = where.str();
+          d.notes.push_back(std::move(note));
+        }
+        diags.report(std::move(d));
+      }
+      if (!ok)
+        return false;
+    }
   } catch (const std::bad_alloc &) {
     diags.error(graph.loc, DiagCode::InputTooLarge)
         << "the interpreter ran out of memory running graph '" << graph.name << "'";

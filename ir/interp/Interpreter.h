@@ -60,6 +60,22 @@ bool runKernel(const ir::Kernel &kernel, const std::vector<KernelArg> &args,
                std::vector<Buffer> &buffers, const RunOptions &options,
                DiagnosticEngine &diags);
 
+/// One launch that a graph's body makes, with the grid and arguments the body computed.
+struct GraphLaunchCall {
+  const ir::Op *op = nullptr;         ///< the `launch` op (where it is, which one it is)
+  const ir::Kernel *kernel = nullptr; ///< the kernel instance it launches
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  std::vector<KernelArg> args;        ///< a pointer is a buffer of `buffers` and an element offset
+};
+
+/// Evaluates graph `graph`'s body for `args` (its scalar arithmetic and `if`s) without
+/// running any kernel: the launches it makes, in order. A graph's body reads no memory,
+/// so this is what every run of the graph on these arguments launches; it is how a GPU
+/// runs a graph, launch by launch or as one persistent kernel. Arguments are checked
+/// against `buffers` as runKernel checks them; false, with diagnostics, when one is bad.
+bool planGraph(const ir::Module &module, const ir::Kernel &graph, const std::vector<KernelArg> &args,
+               const std::vector<Buffer> &buffers, DiagnosticEngine &diags, std::vector<GraphLaunchCall> &out);
+
 /// Runs graph `graph` of `module` (Module::graphs): its launches one after another, each
 /// as runKernel runs it, on the grid and arguments the graph computes (`options.grid`
 /// is not used; `maxSteps` bounds each launch). A launch that fails stops the graph
