@@ -47,7 +47,7 @@ bool isNvptxTarget(Target target) { return target != Target::SPIRV64; }
 bool hasClusters(Target target) { return target == Target::SM90 || target == Target::SM90a; }
 
 /// Largest dynamic shared memory per program (bytes), 0 when the runtime decides.
-static int64_t sharedLimit(Target target) {
+int64_t detail::sharedLimit(Target target) {
   switch (target) {
   case Target::SM80:
     return 163 * 1024; // A100: 164 KiB per SM, 163 KiB per block with opt-in
@@ -149,7 +149,7 @@ static bool combinerOpAllowed(const ir::Op &op) {
 static constexpr int64_t kMaxElementsPerThread = 1024;
 
 /// Reports what the lowering does not handle; true when the kernel is fine.
-static bool checkSupported(const ir::Kernel &kernel, Target target, DiagnosticEngine &diags) {
+bool detail::checkSupported(const ir::Kernel &kernel, Target target, DiagnosticEngine &diags) {
   bool ok = true;
   if (kernel.numWarps < 1 || kernel.numWarps > 32 || (kernel.numWarps & (kernel.numWarps - 1))) {
     diags.error(kernel.loc, DiagCode::Unsupported)
@@ -213,7 +213,7 @@ std::optional<CodegenResult> generate(const ir::Module &module, const ir::Kernel
                                       Target target, DiagnosticEngine &diags,
                                       const CodegenOptions &options) {
   (void)module; // sources are reached through the diagnostics engine
-  if (!checkSupported(kernel, target, diags))
+  if (!detail::checkSupported(kernel, target, diags))
     return std::nullopt;
   std::string error;
   std::unique_ptr<llvm::TargetMachine> tm =
@@ -230,7 +230,7 @@ std::optional<CodegenResult> generate(const ir::Module &module, const ir::Kernel
   detail::Lowering lowering(target, kernel, mod, diags, options);
   if (!lowering.run())
     return std::nullopt;
-  const int64_t limit = sharedLimit(target);
+  const int64_t limit = detail::sharedLimit(target);
   if (limit && lowering.arenaBytes > limit) {
     diags.error(kernel.loc, DiagCode::Unsupported)
         << "kernel '" << kernel.name << "' needs " << lowering.arenaBytes

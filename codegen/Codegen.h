@@ -79,4 +79,22 @@ std::optional<CodegenResult> generate(const ir::Module &module, const ir::Kernel
                                       Target target, DiagnosticEngine &diags,
                                       const CodegenOptions &options = {});
 
+/// The persistent kernel of graph `graph` (docs/graphs.md, "The persistent kernel"):
+/// one kernel whose programs, the workers, claim the tasks of a launch table in order
+/// (support/TaskTable.h), wait for the counter their launch depends on, run the task as
+/// the kernel `kinds[kind]` inlined with the task's program id, and count it done. A
+/// wait that outlasts the timeout stops every worker and leaves an error record. Every
+/// kind must have the same num_warps, and none a split grid. NVPTX targets only; the
+/// result's entry is `<graph>_persistent`.
+/// The 64-bit words of one launch record of the megakernel of `kinds`
+/// (support/TaskTable.h): the header and the most parameters any kind takes.
+unsigned taskRecordWords(const std::vector<const ir::Kernel *> &kinds);
+
+/// `unaligned[k]`, where given and true, compiles kind k without assuming 16-byte
+/// aligned pointers (some launch passes it a view that starts off such a boundary).
+std::optional<CodegenResult> generateMegakernel(const ir::Module &module, const ir::Kernel &graph,
+                                                const std::vector<const ir::Kernel *> &kinds, Target target,
+                                                DiagnosticEngine &diags, const CodegenOptions &options = {},
+                                                const std::vector<bool> &unaligned = {});
+
 } // namespace kiln::codegen

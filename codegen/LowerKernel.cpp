@@ -381,7 +381,7 @@ static DotPath dotPathQuery(const ir::Op &op, const void *ctx) {
 }
 
 bool Lowering::run() {
-  entryName = entrySymbol(kernel.name);
+  entryName = asTask ? "kiln_task_" + entrySymbol(kernel.name) : entrySymbol(kernel.name);
   arenaBytes = planArena(kernel, T, hasWarpShuffle(), &dotPathQuery, this, &exchangeBase);
   pushClusterExchanges = clusterExchangesPush();
 
@@ -399,17 +399,30 @@ bool Lowering::run() {
   const bool localArg = !nvptx && arenaBytes > 0;
   if (localArg)
     paramTypes.push_back(llvm::PointerType::get(ctx, 3));
+  const size_t kernelParams = paramTypes.size();
+  if (asTask)
+    paramTypes.insert(paramTypes.end(), 6, b.getInt32Ty());
   auto *fty = llvm::FunctionType::get(b.getVoidTy(), paramTypes, false);
-  fn = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, entryName, mod);
-  fn->setCallingConv(nvptx ? llvm::CallingConv::PTX_Kernel : llvm::CallingConv::SPIR_KERNEL);
+  fn = llvm::Function::Create(fty, asTask ? llvm::GlobalValue::InternalLinkage : llvm::GlobalValue::ExternalLinkage,
+                              entryName, mod);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
-  if (nvptx) {
+  if (asTask) {
+    // Inlined into the megakernel's dispatch: no call frame, and the optimizer sees the
+    // arguments the dispatch loads from the launch table.
+    fn->addFnAttr(llvm::Attribute::AlwaysInline);
+    for (unsigned a = 0; a < 3; ++a) {
+      taskProgramId[a] = fn->getArg(static_cast<unsigned>(kernelParams + a));
+      taskNumPrograms[a] = fn->getArg(static_cast<unsigned>(kernelParams + 3 + a));
+    }
+  } else if (nvptx) {
+    fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
     fn->addFnAttr("nvvm.maxntid", std::to_string(T));
     // The segments of a requested program run as one cluster (ir::GridSplit):
     // .reqnctapercluster, which a plain launch honours.
     if (kernel.gridSplit.cluster)
       fn->addFnAttr("nvvm.cluster_dim", std::to_string(kernel.gridSplit.segments) + ",1,1");
   } else {
+    fn->setCallingConv(llvm::CallingConv::SPIR_KERNEL);
     llvm::Metadata *wg[] = {llvm::ConstantAsMetadata::get(b.getInt32(static_cast<uint32_t>(T))),
                             llvm::ConstantAsMetadata::get(b.getInt32(1)),
                             llvm::ConstantAsMetadata::get(b.getInt32(1))};

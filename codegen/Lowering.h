@@ -43,6 +43,7 @@
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <unordered_set>
 #include <limits>
@@ -89,6 +90,11 @@ struct ArenaUse {
 /// Thrown after a diagnostic was reported, to abandon the kernel.
 struct LoweringFailed {};
 
+/// Reports what the lowering does not handle (Codegen.cpp); true when the kernel is fine.
+bool checkSupported(const ir::Kernel &kernel, Target target, DiagnosticEngine &diags);
+/// Largest dynamic shared memory per program (bytes), 0 when the runtime decides.
+int64_t sharedLimit(Target target);
+
 enum class ReduceKind { Sum, Prod, Max, Min, Custom };
 
 class Lowering {
@@ -98,6 +104,13 @@ public:
 
   /// Builds the kernel function. False when an error was reported.
   bool run();
+
+  /// Task mode, for the persistent kernel of a graph (Megakernel.cpp): run() builds an
+  /// internal, always-inlined function `kiln_task_NAME(params..., pid x, y, z, programs
+  /// x, y, z)` instead of a kernel entry. program_id and num_programs read those six
+  /// arguments, so that one program of the grid becomes one task of the megakernel.
+  bool asTask = false;
+  std::array<llvm::Value *, 3> taskProgramId{}, taskNumPrograms{};
 
   std::string entryName;
   int64_t arenaBytes = 0;

@@ -52,6 +52,8 @@ llvm::Value *Lowering::readThreadId() {
 }
 
 llvm::Value *Lowering::readProgramId(int64_t a) {
+  if (taskProgramId[a])
+    return taskProgramId[a];
   if (nvptx) {
     static const llvm::Intrinsic::ID ids[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
                                                llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
@@ -63,6 +65,8 @@ llvm::Value *Lowering::readProgramId(int64_t a) {
 }
 
 llvm::Value *Lowering::readNumPrograms(int64_t a) {
+  if (taskNumPrograms[a])
+    return taskNumPrograms[a];
   if (nvptx) {
     static const llvm::Intrinsic::ID ids[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
                                                llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
@@ -247,7 +251,10 @@ llvm::Value *Lowering::makeArena(llvm::Argument *spirvLocalArg) {
   if (!nvptx || arenaBytes == 0)
     return llvm::ConstantPointerNull::get(as3);
   // Dynamic shared memory (`extern __shared__`): sized by the launch, so programs may
-  // use more than the 48 KiB a static allocation is limited to.
+  // use more than the 48 KiB a static allocation is limited to. The tasks of a
+  // megakernel share it: one declaration per module.
+  if (llvm::GlobalVariable *existing = mod.getNamedGlobal("kiln_shared"))
+    return existing;
   auto *ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
   auto *gv = new llvm::GlobalVariable(mod, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr,
                                       "kiln_shared", nullptr,

@@ -1,0 +1,371 @@
+//===- Megakernel.cpp - A graph's launches as one persistent kernel ------------===//
+//
+// The persistent-task lowering (docs/graphs.md, "The persistent kernel"). Each program
+// of each launch of a graph is a task; the tasks are numbered in launch order, and the
+// dependency analysis (ir/GraphDependencies.h) guarantees that a task depends only on
+// tasks with smaller numbers. The megakernel is one grid of workers, sized by the host
+// so that all are resident, each of which loops:
+//
+//   claim     thread 0 takes the next task number with one atomic add on the claim
+//             counter and finds its launch in the table by binary search
+//   wait      thread 0 spins (ld.acquire.gpu, with nanosleep backoff) until the counter
+//             of the one slot the launch waits on reaches its target; past the timeout
+//             (%globaltimer) it records which task waited on what and raises the abort
+//             word, which every worker checks, so a stuck graph ends instead of hanging
+//   run       every thread calls the launched kernel, lowered in task mode (Lowering's
+//             asTask) and inlined here, with the task's program id and grid
+//   trigger   after a barrier, thread 0 adds one to the launch's own counter with a
+//             release at GPU scope, publishing the task's stores to its waiters
+//
+// Claiming in order makes the scheme deadlock-free whatever the residency: a task waits
+// only on smaller task numbers, all claimed earlier by workers that are running them.
+// Counters only grow; the host passes the claim base and each wait's absolute target,
+// so repeated runs need no reset (support/TaskTable.h).
+//
+// Tasks share the one dynamic shared-memory arena (its size is the largest kind's), and
+// a small static array holds what thread 0 broadcasts: the task, its launch and whether
+// the wait failed.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Codegen.h"
+
+#include "codegen/Emit.h"
+#include "codegen/Lowering.h"
+#include "support/TaskTable.h"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/MDBuilder.h>
+
+namespace kiln::codegen {
+
+namespace {
+
+/// Builds the worker loop around the task functions.
+class MegakernelBuilder {
+public:
+  MegakernelBuilder(llvm::Module &mod, int64_t threads, unsigned recordWords)
+      : mod(mod), ctx(mod.getContext()), b(ctx), threads(threads), recordWords(recordWords) {}
+
+  llvm::Function *build(const std::string &name, const std::vector<llvm::Function *> &tasks,
+                        const std::vector<const ir::Kernel *> &kinds);
+
+private:
+  llvm::Module &mod;
+  llvm::LLVMContext &ctx;
+  llvm::IRBuilder<> b;
+  const int64_t threads;
+  const unsigned recordWords;
+
+  llvm::Function *fn = nullptr;
+  llvm::Value *table = nullptr, *sync = nullptr, *ctl = nullptr;
+
+  llvm::ConstantInt *i32(uint32_t v) { return b.getInt32(v); }
+  llvm::BasicBlock *block(const char *name) { return llvm::BasicBlock::Create(ctx, name, fn); }
+  void barrier() {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {i32(0)});
+  }
+  llvm::Value *syncWord(llvm::Value *index) { return b.CreateInBoundsGEP(b.getInt32Ty(), sync, index); }
+  llvm::Value *syncWord(unsigned index) { return syncWord(i32(index)); }
+  /// Word `w` of launch record `launch` of the table (read-only for the whole run).
+  llvm::Value *recordWord(llvm::Value *launch, unsigned w) {
+    llvm::Value *index = b.CreateAdd(b.CreateMul(b.CreateZExt(launch, b.getInt64Ty()), b.getInt64(recordWords)),
+                                     b.getInt64(w));
+    llvm::LoadInst *load = b.CreateLoad(b.getInt64Ty(), b.CreateInBoundsGEP(b.getInt64Ty(), table, index));
+    load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
+    return load;
+  }
+  llvm::Value *low(llvm::Value *word) { return b.CreateTrunc(word, b.getInt32Ty()); }
+  llvm::Value *high(llvm::Value *word) { return b.CreateTrunc(b.CreateLShr(word, 32), b.getInt32Ty()); }
+  /// A relaxed (monotonic) or acquire load of a sync word at GPU scope.
+  llvm::Value *atomicLoad(llvm::Value *ptr, llvm::AtomicOrdering order) {
+    llvm::LoadInst *load = b.CreateLoad(b.getInt32Ty(), ptr);
+    load->setAtomic(order, ctx.getOrInsertSyncScopeID("device"));
+    load->setAlignment(llvm::Align(4));
+    return load;
+  }
+  void atomicStore(llvm::Value *v, llvm::Value *ptr, llvm::AtomicOrdering order) {
+    llvm::StoreInst *store = b.CreateStore(v, ptr);
+    store->setAtomic(order, ctx.getOrInsertSyncScopeID("device"));
+    store->setAlignment(llvm::Align(4));
+  }
+  llvm::Value *globalTimer() {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_globaltimer, llvm::ArrayRef<llvm::Value *>{});
+  }
+  /// A launch argument of parameter type `t` from its 64-bit table word.
+  llvm::Value *argument(llvm::Value *word, llvm::Type *t) {
+    if (t->isPointerTy())
+      return b.CreateIntToPtr(word, t);
+    if (t->isIntegerTy())
+      return t->getIntegerBitWidth() < 64 ? b.CreateTrunc(word, t) : word;
+    const unsigned bits = t->getPrimitiveSizeInBits().getFixedValue();
+    return b.CreateBitCast(bits < 64 ? b.CreateTrunc(word, b.getIntNTy(bits)) : word, t);
+  }
+};
+
+llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vector<llvm::Function *> &tasks,
+                                         const std::vector<const ir::Kernel *> &kinds) {
+  auto *global = llvm::PointerType::get(ctx, 1);
+  llvm::Type *params[tasks::kNumParams] = {global, b.getInt32Ty(), b.getInt32Ty(),
+                                           global, b.getInt32Ty(), b.getInt64Ty()};
+  auto *fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
+  fn = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, name, mod);
+  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->addFnAttr("nvvm.maxntid", std::to_string(threads));
+  const char *names[tasks::kNumParams] = {"table", "launches", "tasks", "sync", "claim_base", "timeout_ns"};
+  for (unsigned i = 0; i < tasks::kNumParams; ++i)
+    fn->getArg(i)->setName(names[i]);
+  table = fn->getArg(0);
+  llvm::Value *numLaunches = fn->getArg(1), *numTasks = fn->getArg(2);
+  sync = fn->getArg(3);
+  llvm::Value *claimBase = fn->getArg(4), *timeout = fn->getArg(5);
+
+  // What thread 0 tells the others: [0] the task (all ones: none left), [1] its launch,
+  // [2] nonzero when its wait failed.
+  auto *ctlType = llvm::ArrayType::get(b.getInt32Ty(), 4);
+  ctl = new llvm::GlobalVariable(mod, ctlType, false, llvm::GlobalValue::InternalLinkage,
+                                 llvm::UndefValue::get(ctlType), "kiln_task_ctl", nullptr,
+                                 llvm::GlobalValue::NotThreadLocal, 3);
+  auto ctlAt = [&](unsigned i) { return b.CreateConstInBoundsGEP2_32(ctlType, ctl, 0, i); };
+
+  llvm::BasicBlock *entry = block("entry");
+  b.SetInsertPoint(entry);
+  llvm::Value *tid = b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, llvm::ArrayRef<llvm::Value *>{},
+                                       {}, "tid");
+  llvm::Value *leader = b.CreateICmpEQ(tid, i32(0), "leader");
+  llvm::BasicBlock *claim = block("claim"), *leaderClaim = block("claim.leader"), *take = block("claim.take"),
+                   *search = block("claim.search"), *searchStep = block("claim.search.step"),
+                   *found = block("claim.found"), *none = block("claim.none"), *claimed = block("claimed"),
+                   *decode = block("decode"), *exit = block("exit");
+  b.CreateBr(claim);
+
+  // claim: thread 0 takes the next task unless the run was stopped.
+  b.SetInsertPoint(claim);
+  b.CreateCondBr(leader, leaderClaim, claimed);
+  b.SetInsertPoint(leaderClaim);
+  llvm::Value *aborted = atomicLoad(syncWord(tasks::kAbortWord), llvm::AtomicOrdering::Monotonic);
+  b.CreateCondBr(b.CreateICmpNE(aborted, i32(0)), none, take);
+  b.SetInsertPoint(take);
+  llvm::Value *ticket = b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, syncWord(tasks::kClaimWord), i32(1),
+                                          llvm::Align(4), llvm::AtomicOrdering::Monotonic,
+                                          ctx.getOrInsertSyncScopeID("device"));
+  llvm::Value *task = b.CreateSub(ticket, claimBase, "task");
+  b.CreateCondBr(b.CreateICmpULT(task, numTasks), search, none);
+  // The launch of the task: the last record whose first task is <= task (binary search
+  // over [lo, hi), lo's first task always <= task).
+  b.SetInsertPoint(search);
+  llvm::PHINode *lo = b.CreatePHI(b.getInt32Ty(), 2, "lo");
+  llvm::PHINode *hi = b.CreatePHI(b.getInt32Ty(), 2, "hi");
+  lo->addIncoming(i32(0), take);
+  hi->addIncoming(numLaunches, take);
+  b.CreateCondBr(b.CreateICmpUGT(b.CreateSub(hi, lo), i32(1)), searchStep, found);
+  b.SetInsertPoint(searchStep);
+  llvm::Value *mid = b.CreateLShr(b.CreateAdd(lo, hi), 1);
+  llvm::Value *midFirst = high(recordWord(mid, 0));
+  llvm::Value *goRight = b.CreateICmpULE(midFirst, task);
+  lo->addIncoming(b.CreateSelect(goRight, mid, lo), searchStep);
+  hi->addIncoming(b.CreateSelect(goRight, hi, mid), searchStep);
+  b.CreateBr(search);
+  b.SetInsertPoint(found);
+  b.CreateStore(task, ctlAt(0));
+  b.CreateStore(lo, ctlAt(1));
+  b.CreateBr(claimed);
+  b.SetInsertPoint(none);
+  b.CreateStore(i32(~0u), ctlAt(0));
+  b.CreateBr(claimed);
+
+  // Everyone learns the task; all ones (or past the end) ends the worker.
+  b.SetInsertPoint(claimed);
+  barrier();
+  llvm::Value *myTask = b.CreateLoad(b.getInt32Ty(), ctlAt(0), "my.task");
+  llvm::Value *myLaunch = b.CreateLoad(b.getInt32Ty(), ctlAt(1), "my.launch");
+  b.CreateCondBr(b.CreateICmpUGE(myTask, numTasks), exit, decode);
+
+  // decode: the record, the program id within the launch.
+  b.SetInsertPoint(decode);
+  llvm::Value *w0 = recordWord(myLaunch, 0), *w1 = recordWord(myLaunch, 1), *w2 = recordWord(myLaunch, 2),
+              *w3 = recordWord(myLaunch, 3);
+  llvm::Value *kind = low(w0), *first = high(w0);
+  llvm::Value *gx = low(w1), *gy = high(w1), *gz = low(w2);
+  llvm::Value *waitSlot = high(w2), *waitTarget = low(w3), *ownSlot = high(w3);
+  llvm::Value *local = b.CreateSub(myTask, first);
+  llvm::Value *px = b.CreateURem(local, gx, "pid.x");
+  llvm::Value *rest = b.CreateUDiv(local, gx);
+  llvm::Value *py = b.CreateURem(rest, gy, "pid.y");
+  llvm::Value *pz = b.CreateUDiv(rest, gy, "pid.z");
+  llvm::BasicBlock *leaderWait = block("wait"), *spin = block("wait.spin"), *check = block("wait.check"),
+                   *sleep = block("wait.sleep"), *timedOut = block("wait.timeout"),
+                   *record = block("wait.record"), *stop = block("wait.stop"), *ready = block("wait.ready"),
+                   *waited = block("waited"), *dispatch = block("dispatch"), *taskDone = block("task.done"),
+                   *trigger = block("trigger");
+  b.CreateCondBr(leader, leaderWait, waited);
+
+  // wait: thread 0, on the one counter the launch waits for (slot -1: none).
+  b.SetInsertPoint(leaderWait);
+  llvm::Value *counter = syncWord(b.CreateAdd(waitSlot, i32(tasks::kFirstCounterWord)));
+  llvm::Value *start = globalTimer();
+  b.CreateCondBr(b.CreateICmpEQ(waitSlot, i32(~0u)), ready, spin);
+  b.SetInsertPoint(spin);
+  llvm::Value *seen = atomicLoad(counter, llvm::AtomicOrdering::Acquire);
+  b.CreateCondBr(b.CreateICmpSGE(b.CreateSub(seen, waitTarget), i32(0)), ready, check);
+  b.SetInsertPoint(check);
+  llvm::Value *stopped = atomicLoad(syncWord(tasks::kAbortWord), llvm::AtomicOrdering::Monotonic);
+  llvm::Value *late = b.CreateICmpUGT(b.CreateSub(globalTimer(), start), timeout);
+  b.CreateCondBr(b.CreateICmpNE(stopped, i32(0)), stop, sleep);
+  b.SetInsertPoint(sleep);
+  llvm::BasicBlock *pause = block("wait.pause");
+  b.CreateCondBr(late, timedOut, pause);
+  b.SetInsertPoint(pause);
+  b.CreateIntrinsic(llvm::Intrinsic::nvvm_nanosleep, {}, {i32(64)});
+  b.CreateBr(spin);
+  // The first worker to give up writes the record; every one raises the abort word.
+  b.SetInsertPoint(timedOut);
+  llvm::Value *claimRecord =
+      b.CreateAtomicCmpXchg(syncWord(tasks::kErrorCodeWord), i32(0), i32(tasks::kErrorWaitTimeout), llvm::Align(4),
+                            llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic,
+                            ctx.getOrInsertSyncScopeID("device"));
+  b.CreateCondBr(b.CreateExtractValue(claimRecord, 1), record, stop);
+  b.SetInsertPoint(record);
+  atomicStore(myTask, syncWord(tasks::kErrorTaskWord), llvm::AtomicOrdering::Monotonic);
+  atomicStore(waitSlot, syncWord(tasks::kErrorSlotWord), llvm::AtomicOrdering::Monotonic);
+  atomicStore(seen, syncWord(tasks::kErrorSeenWord), llvm::AtomicOrdering::Monotonic);
+  atomicStore(waitTarget, syncWord(tasks::kErrorTargetWord), llvm::AtomicOrdering::Monotonic);
+  b.CreateBr(stop);
+  b.SetInsertPoint(stop);
+  atomicStore(i32(1), syncWord(tasks::kAbortWord), llvm::AtomicOrdering::Release);
+  b.CreateStore(i32(1), ctlAt(2));
+  b.CreateBr(waited);
+  b.SetInsertPoint(ready);
+  b.CreateStore(i32(0), ctlAt(2));
+  b.CreateBr(waited);
+
+  b.SetInsertPoint(waited);
+  barrier();
+  llvm::Value *failed = b.CreateLoad(b.getInt32Ty(), ctlAt(2));
+  b.CreateCondBr(b.CreateICmpNE(failed, i32(0)), exit, dispatch);
+
+  // dispatch: the task's kernel, its arguments from the record.
+  b.SetInsertPoint(dispatch);
+  llvm::SwitchInst *sw = b.CreateSwitch(kind, taskDone, static_cast<unsigned>(tasks.size()));
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    llvm::BasicBlock *run = block("run");
+    sw->addCase(i32(static_cast<uint32_t>(k)), run);
+    b.SetInsertPoint(run);
+    llvm::Function *taskFn = tasks[k];
+    std::vector<llvm::Value *> args;
+    const size_t kernelParams = kinds[k]->params().size();
+    for (size_t i = 0; i < kernelParams; ++i)
+      args.push_back(argument(recordWord(myLaunch, tasks::kRecordHeaderWords + static_cast<unsigned>(i)),
+                              taskFn->getArg(static_cast<unsigned>(i))->getType()));
+    args.insert(args.end(), {px, py, pz, gx, gy, gz});
+    b.CreateCall(taskFn, args);
+    b.CreateBr(taskDone);
+  }
+
+  // Done: every thread's stores precede thread 0's release of the launch's counter.
+  b.SetInsertPoint(taskDone);
+  barrier();
+  b.CreateCondBr(leader, trigger, claim);
+  b.SetInsertPoint(trigger);
+  b.CreateFence(llvm::AtomicOrdering::Release, ctx.getOrInsertSyncScopeID("device"));
+  b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, syncWord(b.CreateAdd(ownSlot, i32(tasks::kFirstCounterWord))), i32(1),
+                    llvm::Align(4), llvm::AtomicOrdering::Release, ctx.getOrInsertSyncScopeID("device"));
+  b.CreateBr(claim);
+
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+  return fn;
+}
+
+std::string megakernelSymbol(const std::string &graph) {
+  std::string s;
+  for (char c : graph)
+    s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return s + "_persistent";
+}
+
+} // namespace
+
+unsigned taskRecordWords(const std::vector<const ir::Kernel *> &kinds) {
+  size_t widest = 0;
+  for (const ir::Kernel *k : kinds)
+    widest = std::max(widest, k->params().size());
+  return tasks::kRecordHeaderWords + static_cast<unsigned>(widest);
+}
+
+std::optional<CodegenResult> generateMegakernel(const ir::Module &module, const ir::Kernel &graph,
+                                                const std::vector<const ir::Kernel *> &kinds, Target target,
+                                                DiagnosticEngine &diags, const CodegenOptions &options,
+                                                const std::vector<bool> &unaligned) {
+  (void)module;
+  if (!isNvptxTarget(target)) {
+    diags.error(graph.loc, DiagCode::Unsupported).hint("run it with --graph-mode=launches")
+        << "graph '" << graph.name << "' cannot become one persistent kernel for " << targetName(target)
+        << ": SPIR-V gives no forward-progress guarantee between work-groups";
+    return std::nullopt;
+  }
+  if (kinds.empty())
+    KILN_ICE("a megakernel needs at least one kernel");
+  for (const ir::Kernel *k : kinds) {
+    if (k->numWarps != kinds.front()->numWarps)
+      KILN_ICE("the kernels of a megakernel must share num_warps");
+    if (k->gridSplit.active()) {
+      diags.error(k->loc, DiagCode::Unsupported).hint("compile with --reduction-split=1")
+          << "kernel '" << k->name << "' splits its reduction over several programs, which a task of graph '"
+          << graph.name << "' cannot do";
+      return std::nullopt;
+    }
+    if (!detail::checkSupported(*k, target, diags))
+      return std::nullopt;
+  }
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> tm = detail::makeTargetMachine(target, options.optLevel, error, false);
+  if (!tm) {
+    diags.error(graph.loc, DiagCode::Unsupported) << error;
+    return std::nullopt;
+  }
+  llvm::LLVMContext ctx;
+  llvm::Module mod(graph.name, ctx);
+  mod.setTargetTriple(tm->getTargetTriple());
+  mod.setDataLayout(tm->createDataLayout());
+
+  std::vector<llvm::Function *> taskFns;
+  int64_t arena = 0;
+  CodegenOptions unalignedOptions = options;
+  unalignedOptions.assumeAlignedPointers = false;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    const ir::Kernel *k = kinds[i];
+    detail::Lowering lowering(target, *k, mod, diags, i < unaligned.size() && unaligned[i] ? unalignedOptions : options);
+    lowering.asTask = true;
+    if (!lowering.run())
+      return std::nullopt;
+    taskFns.push_back(lowering.fn);
+    arena = std::max(arena, lowering.arenaBytes);
+  }
+  const int64_t limit = detail::sharedLimit(target);
+  if (limit && arena > limit) {
+    diags.error(graph.loc, DiagCode::Unsupported)
+        << "graph '" << graph.name << "' needs " << arena << " bytes of shared memory per worker; "
+        << targetName(target) << " allows at most " << limit;
+    return std::nullopt;
+  }
+  const std::string entry = megakernelSymbol(graph.name);
+  MegakernelBuilder builder(mod, kinds.front()->numWarps * 32, taskRecordWords(kinds));
+  builder.build(entry, taskFns, kinds);
+
+  detail::Emitted emitted;
+  if (!detail::optimizeAndEmit(mod, *tm, target, entry, options, emitted, error)) {
+    diags.error(graph.loc, DiagCode::FileNotReadable) << error;
+    return std::nullopt;
+  }
+  CodegenResult r;
+  r.entry = entry;
+  r.llvmIR = std::move(emitted.llvmIR);
+  r.ptx = std::move(emitted.ptx);
+  r.sharedBytes = arena;
+  r.numThreads = kinds.front()->numWarps * 32;
+  return r;
+}
+
+} // namespace kiln::codegen
