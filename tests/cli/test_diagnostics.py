@@ -456,9 +456,13 @@ class Reporting(DiagnosticsCase):
     def test_graph_selected_as_kernel(self):
         self.write("g.kiln", "kernel a(p: *f32) { store(p, 1.0); }\n"
                              "graph g(p: *f32) { launch a[(1,)](p); }\n")
-        # A graph prints as Tile IR but has no GPU code yet.
+        # A graph prints as Tile IR, and its PTX is its persistent kernel; it has no
+        # bundle yet.
         self.assertOk(self.dslc("g.kiln", "--kernel", "g", "--emit=tir"))
-        errors = self.assertUserError(self.dslc("g.kiln", "--kernel", "g", "--emit=ptx", "--diagnostics=json"),
+        ptx = self.dslc("g.kiln", "--kernel", "g", "--emit=ptx")
+        self.assertOk(ptx)
+        self.assertIn(".entry g_persistent(", ptx.stdout)
+        errors = self.assertUserError(self.dslc("g.kiln", "--kernel", "g", "--emit=bundle", "--diagnostics=json"),
                                       "E0109")
         self.assertEqual((errors[0]["line"], errors[0]["col"]), (2, 7))
         # Compiling every kernel skips the graph.

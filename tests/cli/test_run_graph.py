@@ -6,9 +6,12 @@
 # launch sees the stores of the ones before it, static_range loops and `if`s on scalar
 # parameters choose the launches, consts given by name make their own instances, and
 # pointer arithmetic passes views of a buffer. Compared with NumPy on random inputs. A
-# graph takes no --grid and does not run on a GPU yet; a launch that fails reports its
-# error with a note at the launch and leaves every file as it was. --explain-graph
-# prints the dependencies between launches.
+# graph takes no --grid; a launch that fails reports its error with a note at the
+# launch and leaves every file as it was. --explain-graph prints the dependencies
+# between launches. On the stand-in CUDA driver (which runs no code), the GPU path's
+# host side: one launch of the persistent kernel over the resident workers, or the
+# launches one by one, and the --graph-* options' errors. The GPU runs the same graphs
+# for real (tests/gpu/jit-on-device.sh).
 #
 # Usage: test_run_graph.py --dslc build/tools/dslc [unittest options]
 #
@@ -21,29 +24,8 @@ import numpy as np
 sys.dont_write_bytecode = True  # keep the source folder clean
 import clitest  # noqa: E402
 
-CHAIN = """\
-kernel scale(x: *f32, y: *f32, n: i32, s: f32, const BLOCK: i32 = 64) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    store(y + offs, load(x + offs, mask = offs < n, other = 0.0) * s, mask = offs < n);
-}
-
-kernel add_into(a: *f32, b: *f32, n: i32, const BLOCK: i32 = 64) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let m = offs < n;
-    store(a + offs, load(a + offs, mask = m, other = 0.0) + load(b + offs, mask = m, other = 0.0), mask = m);
-}
-
-// tmp = 2x; out[i*n..] = 3·tmp for i in 0, 1; then, if twice > 0, out[..n] += out[n..].
-graph chain(x: *f32, tmp: *f32, out: *f32, n: i32, twice: i32) {
-    launch scale[((n + 63) / 64,)](x, tmp, n, 2.0);
-    for i in static_range(0, 2) {
-        launch scale[((n + 127) / 128,)](tmp, out + i * n, n, 3.0, BLOCK = 128);
-    }
-    if twice > 0 {
-        launch add_into[((n + 63) / 64,)](out, out + n, n);
-    }
-}
-"""
+with open(os.path.join(clitest.REPO, "tests", "graphs", "chain.kiln"), encoding="utf-8") as f:
+    CHAIN = f.read()
 
 # The second launch reads past the end of x when n exceeds its length.
 OVERRUN = """\
@@ -74,7 +56,7 @@ class RunGraph(clitest.CliTestCase):
         result = self.dslc("run", "chain.kiln", "--kernel", "chain", "--arg", "x=x.npy", "--arg", "tmp=tmp.npy",
                            "--arg", "out=out.npy", "--arg", "n=%d" % n, "--arg", "twice=%d" % twice)
         self.assertOk(result)
-        self.assertIn("graph 'chain' on the reference interpreter", result.stderr)
+        self.assertIn("running on the reference interpreter", result.stderr)
         tmp = x * np.float32(2)
         out = np.concatenate([tmp * np.float32(3), tmp * np.float32(3)])
         if twice:
@@ -109,13 +91,50 @@ class RunGraph(clitest.CliTestCase):
         self.assertTrue(any(n["line"] == 8 and "launch of kernel 'copy' on grid (2, 1, 1)" in n["message"]
                             for n in notes), errors[0])
 
-    def test_graph_takes_no_grid_and_no_gpu(self):
+    def chain_args(self, n=4):
         self.write("chain.kiln", CHAIN)
-        self.npy("x.npy", np.zeros(8, np.float32))
-        args = ("run", "chain.kiln", "--kernel", "chain", "--arg", "x=x.npy", "--arg", "tmp=x.npy",
-                "--arg", "out=x.npy", "--arg", "n=4", "--arg", "twice=0")
+        self.npy("x.npy", np.zeros(n, np.float32))
+        self.npy("tmp.npy", np.zeros(n, np.float32))
+        self.npy("out.npy", np.zeros(2 * n, np.float32))
+        return ("run", "chain.kiln", "--kernel", "chain", "--arg", "x=x.npy", "--arg", "tmp=tmp.npy",
+                "--arg", "out=out.npy", "--arg", "n=%d" % n)
+
+    def test_graph_options_are_checked(self):
+        args = self.chain_args() + ("--arg", "twice=0")
         self.rejected("E0606", *args, "--grid", "1", message="--grid is for kernels")
-        self.rejected("E0109", *args, "--device", "cuda", message="graphs are not compiled for GPUs yet")
+        self.rejected("E0900", *args, "--graph-mode=megakernel", message="--graph-mode takes persistent or launches")
+        self.rejected("E0900", *args, "--graph-workers=0", message="--graph-workers needs a number")
+        self.rejected("E0900", *args, "--graph-wait-timeout=soon", message="--graph-wait-timeout needs a number")
+        self.rejected("E0900", *args, "--repeat=-1", message="--repeat needs a number")
+        # No driver: the usual device error, with the interpreter as the way out.
+        errors = self.rejected("E0901", *args, "--device", "cuda")
+        self.assertIn("--device interp runs the graph", errors[0].get("hint", ""))
+
+    def test_on_the_stand_in_cuda_driver(self):
+        if not clitest.FAKE_DRIVERS.get("cuda"):
+            self.skipTest("the stand-in CUDA driver was not given (--fake-cuda)")
+        env = {"KILN_CUDA_LIBRARY": clitest.FAKE_DRIVERS["cuda"]}
+        n = 200
+        args = self.chain_args(n) + ("--arg", "twice=1", "--device", "cuda", "--time", "--repeat", "3")
+        before = clitest.snapshot(self.tmp)
+        # The default: one persistent kernel of 2 programs per SM (what the stand-in's
+        # occupancy says) over 132 SMs, running 4 launches of 4 + 2 + 2 + 4 programs.
+        r = self.dslc(*args, env=env)
+        self.assertOk(r)
+        self.assertRegex(r.stderr, r"dslc: graph chain on Fake H200 \(CUDA, sm_90\), one persistent kernel of "
+                                   r"264 workers, 4 launches, 12 tasks, 3 runs: min ")
+        # The stand-in runs no code, so no file changes.
+        self.assertEqual(clitest.snapshot(self.tmp), before)
+        r = self.dslc(*args, "--graph-workers=7", env=env)
+        self.assertOk(r)
+        self.assertIn("one persistent kernel of 7 workers", r.stderr)
+        r = self.dslc(*args, "--graph-mode=launches", env=env)
+        self.assertOk(r)
+        self.assertRegex(r.stderr, r"launch by launch, 4 launches, 12 tasks, 3 runs: ")
+        # With the `if` false, three launches.
+        r = self.dslc(*self.chain_args(n), "--arg", "twice=0", "--device", "cuda", "--time", env=env)
+        self.assertOk(r)
+        self.assertIn("3 launches, 8 tasks, 1 run: ", r.stderr)
 
     def test_the_example(self):
         # examples/graph.kiln against NumPy in double precision.

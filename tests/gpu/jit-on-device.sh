@@ -9,7 +9,7 @@
 #       shared libraries they load that a plain Ubuntu 24.04 may lack (found with ldd;
 #       libLLVM and the rest in libs.tar.zst), the binaries and libdevice (bin.tar.zst),
 #       and a zstd to unpack them. Prints the folder's size; refuses more than 56 MiB.
-#   tests/gpu/jit-on-device.sh run
+#   tests/gpu/jit-on-device.sh run [PART...]
 #       on the GPU machine, in a copy of the repository that has build-jitgpu/: unpacks
 #       the libraries under /tmp, then with a fresh kernel cache runs
 #         softmax_jit twice       the second run must load the kernel from the cache,
@@ -22,7 +22,11 @@
 #                                 configs, the second take both from the cache;
 #                                 both scopes checked against the CPU's layer;
 #                                 then once at 4096 tokens, timed only,
-#       and prints a PASS/FAIL/SKIP table.
+#         graphs                  tests/gpu/graph_checks.py: graphs as one persistent
+#                                 kernel and launch by launch against the interpreter,
+#                                 repeated runs, the watchdog, time per run,
+#       and prints a PASS/FAIL/SKIP table. PARTs (softmax, autotune, dslc, sparse,
+#       encoder, graphs) run only those steps.
 #
 # Environment: KILN_JOBS (default 2) is the build's parallelism; KILN_GPU_LOG_DIR, when
 # set, keeps the logs of `run` (otherwise they are under the /tmp folder it prints).
@@ -151,6 +155,12 @@ cache_files() {
 }
 
 run() {
+  local -a parts=("$@")
+  local part
+  for part in "${parts[@]}"; do
+    [[ " softmax autotune dslc sparse encoder graphs " == *" $part "* ]] ||
+      die "unknown part '$part' (softmax, autotune, dslc, sparse, encoder, graphs)"
+  done
   [[ -f "$out/bin.tar.zst" && -f "$out/libs.tar.zst" ]] ||
     die "no $out/bin.tar.zst or libs.tar.zst; run '$0 prepare' on the build machine first"
   local tmp
@@ -190,59 +200,6 @@ run() {
     sed 's/^/    /' "$logs/$name.log"
   }
   local rc
-
-  # ---- softmax_jit: compile, then a second process that loads from the disk cache
-  say "softmax_jit, first run (cache $KILN_CACHE_DIR)"
-  step softmax-1 "$bin/softmax_jit" "$repo/examples/softmax.kiln"
-  if (( rc == 77 )); then
-    say "no CUDA driver or GPU on this machine; nothing was run"
-    exit 77
-  fi
-  local compile1 compile2
-  compile1="$(grep -o 'compile + first launch: [0-9.]* ms' "$logs/softmax-1.log" | grep -o '[0-9.]* ms' || true)"
-  if (( rc == 0 )); then
-    record "softmax_jit: compile and run" PASS "first launch ${compile1:-?}"
-  else
-    record "softmax_jit: compile and run" FAIL "exit $rc"
-  fi
-  local before after
-  before="$(cache_files "$KILN_CACHE_DIR" .kbin)"
-  say "softmax_jit, second run"
-  step softmax-2 "$bin/softmax_jit" "$repo/examples/softmax.kiln"
-  after="$(cache_files "$KILN_CACHE_DIR" .kbin)"
-  compile2="$(grep -o 'compile + first launch: [0-9.]* ms' "$logs/softmax-2.log" | grep -o '[0-9.]* ms' || true)"
-  if (( rc != 0 )); then
-    record "softmax_jit: from the disk cache" FAIL "exit $rc"
-  elif [[ -z "$before" || "$before" != "$after" ]]; then
-    record "softmax_jit: from the disk cache" FAIL "the second run wrote cache entries: not a hit"
-  else
-    record "softmax_jit: from the disk cache" PASS "first launch ${compile2:-?}, cache entries untouched"
-  fi
-
-  # ---- autotune_add: tune each size, then a second process that reuses the records
-  say "autotune_add, first run"
-  step autotune-1 "$bin/autotune_add" "$repo/examples/autotune_add.kiln"
-  local tuned cached
-  tuned="$(grep -c 'choice: tuned now' "$logs/autotune-1.log" || true)"
-  if (( rc == 0 && tuned == 2 )); then
-    record "autotune_add: tune and run" PASS "$(grep -o 'n=[0-9]*: config {[^}]*}' "$logs/autotune-1.log" | paste -sd';')"
-  else
-    record "autotune_add: tune and run" FAIL "exit $rc, $tuned of 2 sizes tuned"
-  fi
-  before="$(cache_files "$KILN_CACHE_DIR" .tune)"
-  say "autotune_add, second run"
-  step autotune-2 "$bin/autotune_add" "$repo/examples/autotune_add.kiln"
-  after="$(cache_files "$KILN_CACHE_DIR" .tune)"
-  cached="$(grep -c 'choice: from the cache' "$logs/autotune-2.log" || true)"
-  if (( rc != 0 )); then
-    record "autotune_add: tuning from the cache" FAIL "exit $rc"
-  elif (( cached != 2 )) || [[ -z "$before" || "$before" != "$after" ]]; then
-    record "autotune_add: tuning from the cache" FAIL "$cached of 2 sizes from the cache; records rewritten or missing"
-  else
-    record "autotune_add: tuning from the cache" PASS "both sizes, no timing"
-  fi
-
-  # ---- dslc run --device cuda, against numpy
   # Why a `dslc run --device cuda` step cannot run here, or nothing.
   dslc_cuda_missing() {
     if ! "$bin/dslc" --help 2>&1 | grep -q -- '--device cuda'; then
@@ -253,12 +210,72 @@ run() {
   }
   local missing
   missing="$(dslc_cuda_missing)"
-  if [[ -n "$missing" ]]; then
-    record "dslc run --device cuda" SKIP "$missing"
-  else
-    local data="$tmp/vector_add"
-    mkdir -p "$data"
-    py - "$data" <<'EOF'
+  # The parts asked for (all when none was named).
+  wanted() { (( ${#parts[@]} == 0 )) || [[ " ${parts[*]} " == *" $1 "* ]]; }
+
+  # ---- softmax_jit: compile, then a second process that loads from the disk cache
+  if wanted softmax; then
+    say "softmax_jit, first run (cache $KILN_CACHE_DIR)"
+    step softmax-1 "$bin/softmax_jit" "$repo/examples/softmax.kiln"
+    if (( rc == 77 )); then
+      say "no CUDA driver or GPU on this machine; nothing was run"
+      exit 77
+    fi
+    local compile1 compile2
+    compile1="$(grep -o 'compile + first launch: [0-9.]* ms' "$logs/softmax-1.log" | grep -o '[0-9.]* ms' || true)"
+    if (( rc == 0 )); then
+      record "softmax_jit: compile and run" PASS "first launch ${compile1:-?}"
+    else
+      record "softmax_jit: compile and run" FAIL "exit $rc"
+    fi
+    local before after
+    before="$(cache_files "$KILN_CACHE_DIR" .kbin)"
+    say "softmax_jit, second run"
+    step softmax-2 "$bin/softmax_jit" "$repo/examples/softmax.kiln"
+    after="$(cache_files "$KILN_CACHE_DIR" .kbin)"
+    compile2="$(grep -o 'compile + first launch: [0-9.]* ms' "$logs/softmax-2.log" | grep -o '[0-9.]* ms' || true)"
+    if (( rc != 0 )); then
+      record "softmax_jit: from the disk cache" FAIL "exit $rc"
+    elif [[ -z "$before" || "$before" != "$after" ]]; then
+      record "softmax_jit: from the disk cache" FAIL "the second run wrote cache entries: not a hit"
+    else
+      record "softmax_jit: from the disk cache" PASS "first launch ${compile2:-?}, cache entries untouched"
+    fi
+  fi
+
+  # ---- autotune_add: tune each size, then a second process that reuses the records
+  if wanted autotune; then
+    say "autotune_add, first run"
+    step autotune-1 "$bin/autotune_add" "$repo/examples/autotune_add.kiln"
+    local tuned cached
+    tuned="$(grep -c 'choice: tuned now' "$logs/autotune-1.log" || true)"
+    if (( rc == 0 && tuned == 2 )); then
+      record "autotune_add: tune and run" PASS "$(grep -o 'n=[0-9]*: config {[^}]*}' "$logs/autotune-1.log" | paste -sd';')"
+    else
+      record "autotune_add: tune and run" FAIL "exit $rc, $tuned of 2 sizes tuned"
+    fi
+    before="$(cache_files "$KILN_CACHE_DIR" .tune)"
+    say "autotune_add, second run"
+    step autotune-2 "$bin/autotune_add" "$repo/examples/autotune_add.kiln"
+    after="$(cache_files "$KILN_CACHE_DIR" .tune)"
+    cached="$(grep -c 'choice: from the cache' "$logs/autotune-2.log" || true)"
+    if (( rc != 0 )); then
+      record "autotune_add: tuning from the cache" FAIL "exit $rc"
+    elif (( cached != 2 )) || [[ -z "$before" || "$before" != "$after" ]]; then
+      record "autotune_add: tuning from the cache" FAIL "$cached of 2 sizes from the cache; records rewritten or missing"
+    else
+      record "autotune_add: tuning from the cache" PASS "both sizes, no timing"
+    fi
+  fi
+
+  # ---- dslc run --device cuda, against numpy
+  if wanted dslc; then
+    if [[ -n "$missing" ]]; then
+      record "dslc run --device cuda" SKIP "$missing"
+    else
+      local data="$tmp/vector_add"
+      mkdir -p "$data"
+      py - "$data" <<'EOF'
 import sys, numpy as np
 d = sys.argv[1]
 rng = np.random.default_rng(7)
@@ -266,36 +283,38 @@ np.save(d + "/x.npy", rng.standard_normal(3000).astype(np.float32))
 np.save(d + "/y.npy", rng.standard_normal(3000).astype(np.float32))
 np.save(d + "/out.npy", np.zeros(3000, np.float32))
 EOF
-    say "dslc run --device cuda examples/vector_add.kiln"
-    step dslc-run "$bin/dslc" run "$repo/examples/vector_add.kiln" --kernel vector_add --device cuda \
-      --grid 3 --arg "x=$data/x.npy" --arg "y=$data/y.npy" --arg "out=$data/out.npy" --arg n=3000
-    if (( rc != 0 )); then
-      record "dslc run --device cuda" FAIL "exit $rc"
-    else
-      local wrong
-      wrong="$(py - "$data" <<'EOF'
+      say "dslc run --device cuda examples/vector_add.kiln"
+      step dslc-run "$bin/dslc" run "$repo/examples/vector_add.kiln" --kernel vector_add --device cuda \
+        --grid 3 --arg "x=$data/x.npy" --arg "y=$data/y.npy" --arg "out=$data/out.npy" --arg n=3000
+      if (( rc != 0 )); then
+        record "dslc run --device cuda" FAIL "exit $rc"
+      else
+        local wrong
+        wrong="$(py - "$data" <<'EOF'
 import sys, numpy as np
 d = sys.argv[1]
 x, y, out = (np.load(d + "/" + f + ".npy") for f in ("x", "y", "out"))
 print(int(np.count_nonzero(out != x + y)))
 EOF
-)"
-      if [[ "$wrong" == 0 ]]; then
-        record "dslc run --device cuda" PASS "vector_add, 3000 sums equal numpy's"
-      else
-        record "dslc run --device cuda" FAIL "$wrong of 3000 sums differ from numpy's"
+  )"
+        if [[ "$wrong" == 0 ]]; then
+          record "dslc run --device cuda" PASS "vector_add, 3000 sums equal numpy's"
+        else
+          record "dslc run --device cuda" FAIL "$wrong of 3000 sums differ from numpy's"
+        fi
       fi
     fi
   fi
 
   # ---- dslc run --device cuda with a mask built on the GPU from a predicate, against
   # the same run on the interpreter (which builds the mask with the same passes)
-  if [[ -n "$missing" ]]; then
-    record "predicate mask on the GPU" SKIP "$missing"
-  else
-    local sparse="$tmp/sparse"
-    mkdir -p "$sparse"
-    py - "$sparse" <<'EOF'
+  if wanted sparse; then
+    if [[ -n "$missing" ]]; then
+      record "predicate mask on the GPU" SKIP "$missing"
+    else
+      local sparse="$tmp/sparse"
+      mkdir -p "$sparse"
+      py - "$sparse" <<'EOF'
 import sys, numpy as np
 d = sys.argv[1]
 rng = np.random.default_rng(11)
@@ -304,82 +323,106 @@ for name in ("q", "k", "v"):
 for device in ("cuda", "interp"):
     np.save(d + "/o_" + device + ".npy", np.full((2, 160, 64), 9.0, np.float32))
 EOF
-    local mask='bigbird(160,160,12,8,32,30,7)'
-    say "dslc run stdlib/sparse_attention.kiln --arg mask=$mask, on the GPU and the interpreter"
-    export KILN_STDLIB_DIR="$repo/stdlib"
-    local device fails=0
-    for device in cuda interp; do
-      step "sparse-$device" "$bin/dslc" run "$repo/stdlib/sparse_attention.kiln" --device "$device" --grid 5,2 \
-        --arg "q=$sparse/q.npy" --arg "k=$sparse/k.npy" --arg "v=$sparse/v.npy" --arg "o=$sparse/o_$device.npy" \
-        --arg "mask=$mask" --arg scale=0.125
-      (( rc == 0 )) || fails=1
-    done
-    if (( fails )); then
-      record "predicate mask on the GPU" FAIL "a run failed (logs sparse-cuda, sparse-interp)"
-    else
-      local differ
-      differ="$(py - "$sparse" <<'EOF'
+      local mask='bigbird(160,160,12,8,32,30,7)'
+      say "dslc run stdlib/sparse_attention.kiln --arg mask=$mask, on the GPU and the interpreter"
+      export KILN_STDLIB_DIR="$repo/stdlib"
+      local device fails=0
+      for device in cuda interp; do
+        step "sparse-$device" "$bin/dslc" run "$repo/stdlib/sparse_attention.kiln" --device "$device" --grid 5,2 \
+          --arg "q=$sparse/q.npy" --arg "k=$sparse/k.npy" --arg "v=$sparse/v.npy" --arg "o=$sparse/o_$device.npy" \
+          --arg "mask=$mask" --arg scale=0.125
+        (( rc == 0 )) || fails=1
+      done
+      if (( fails )); then
+        record "predicate mask on the GPU" FAIL "a run failed (logs sparse-cuda, sparse-interp)"
+      else
+        local differ
+        differ="$(py - "$sparse" <<'EOF'
 import sys, numpy as np
 d = sys.argv[1]
 a, b = np.load(d + "/o_cuda.npy"), np.load(d + "/o_interp.npy")
 print(int(np.count_nonzero(~np.isclose(a, b, rtol=1e-4, atol=1e-5))))
 EOF
-)"
-      if [[ "$differ" == 0 ]]; then
-        record "predicate mask on the GPU" PASS "BigBird sparse attention, 20480 outputs match the interpreter"
-      else
-        record "predicate mask on the GPU" FAIL "$differ of 20480 outputs differ from the interpreter's"
+  )"
+        if [[ "$differ" == 0 ]]; then
+          record "predicate mask on the GPU" PASS "BigBird sparse attention, 20480 outputs match the interpreter"
+        else
+          record "predicate mask on the GPU" FAIL "$differ of 20480 outputs differ from the interpreter's"
+        fi
       fi
     fi
   fi
 
   # ---- encoder_layer: the fusion scope chosen by measurement (Jit::choose), then taken
   # from the cache by a second process; both scopes checked against the CPU's layer
-  export KILN_STDLIB_DIR="$repo/stdlib"
-  say "encoder_layer 512, first run"
-  step encoder-1 "$bin/encoder_layer" 512
-  local scope1 scope2
-  scope1="$(grep -o 'scope for .*' "$logs/encoder-1.log" || true)"
-  if (( rc == 0 )) && grep -q '(measured now)' <<<"$scope1"; then
-    record "encoder_layer: scope measured" PASS "$(grep -o "search 'encoder-scope'.*" "$logs/encoder-1.log")"
-  else
-    record "encoder_layer: scope measured" FAIL "exit $rc; ${scope1:-no choice printed}"
+  if wanted encoder; then
+    export KILN_STDLIB_DIR="$repo/stdlib"
+    say "encoder_layer 512, first run"
+    step encoder-1 "$bin/encoder_layer" 512
+    local scope1 scope2
+    scope1="$(grep -o 'scope for .*' "$logs/encoder-1.log" || true)"
+    if (( rc == 0 )) && grep -q '(measured now)' <<<"$scope1"; then
+      record "encoder_layer: scope measured" PASS "$(grep -o "search 'encoder-scope'.*" "$logs/encoder-1.log")"
+    else
+      record "encoder_layer: scope measured" FAIL "exit $rc; ${scope1:-no choice printed}"
+    fi
+    # The search's second stage: every kernel of the layer has @autotune configs, tuned on
+    # its first launch per shape (and, for attention, per mask).
+    local tuned kernel missing=""
+    for kernel in linear linear_residual_layernorm residual_layernorm encoder_attention; do
+      grep -q "kernel '$kernel' autotuned for" "$logs/encoder-1.log" || missing+=" $kernel"
+    done
+    tuned="$(grep -c "autotuned for" "$logs/encoder-1.log" || true)"
+    if (( rc == 0 )) && [[ -z "$missing" ]]; then
+      record "encoder_layer: tile configs tuned" PASS "$tuned tunings"
+    else
+      record "encoder_layer: tile configs tuned" FAIL "exit $rc; not tuned:$missing"
+    fi
+    before="$(cache_files "$KILN_CACHE_DIR" .choice)"
+    say "encoder_layer 512, second run"
+    step encoder-2 "$bin/encoder_layer" 512
+    after="$(cache_files "$KILN_CACHE_DIR" .choice)"
+    scope2="$(grep -o 'scope for .*' "$logs/encoder-2.log" || true)"
+    if (( rc == 0 )) && grep -q '(from the cache)' <<<"$scope2" && [[ -n "$before" && "$before" == "$after" ]] &&
+       ! grep -q "autotuned for" "$logs/encoder-2.log"; then
+      record "encoder_layer: scope from the cache" PASS "${scope2#scope for }; no config tuned again"
+    else
+      record "encoder_layer: scope from the cache" FAIL "exit $rc; ${scope2:-no choice printed}; $(grep -c "autotuned for" "$logs/encoder-2.log" || true) tunings"
+    fi
+    # At the benchmark's size (docs/benchmarks.md), timed only: how long the two-stage search
+    # takes there and what the chosen layer costs.
+    say "encoder_layer 4096 --time-only"
+    step encoder-4096 "$bin/encoder_layer" 4096 --time-only
+    if (( rc == 0 )); then
+      record "encoder_layer 4096: search" PASS "$(grep -o "search 'encoder-scope'.*" "$logs/encoder-4096.log" || echo 'from the cache')"
+    else
+      record "encoder_layer 4096: search" FAIL "exit $rc"
+    fi
   fi
-  # The search's second stage: every kernel of the layer has @autotune configs, tuned on
-  # its first launch per shape (and, for attention, per mask).
-  local tuned kernel missing=""
-  for kernel in linear linear_residual_layernorm residual_layernorm encoder_attention; do
-    grep -q "kernel '$kernel' autotuned for" "$logs/encoder-1.log" || missing+=" $kernel"
-  done
-  tuned="$(grep -c "autotuned for" "$logs/encoder-1.log" || true)"
-  if (( rc == 0 )) && [[ -z "$missing" ]]; then
-    record "encoder_layer: tile configs tuned" PASS "$tuned tunings"
-  else
-    record "encoder_layer: tile configs tuned" FAIL "exit $rc; not tuned:$missing"
-  fi
-  before="$(cache_files "$KILN_CACHE_DIR" .choice)"
-  say "encoder_layer 512, second run"
-  step encoder-2 "$bin/encoder_layer" 512
-  after="$(cache_files "$KILN_CACHE_DIR" .choice)"
-  scope2="$(grep -o 'scope for .*' "$logs/encoder-2.log" || true)"
-  if (( rc == 0 )) && grep -q '(from the cache)' <<<"$scope2" && [[ -n "$before" && "$before" == "$after" ]] &&
-     ! grep -q "autotuned for" "$logs/encoder-2.log"; then
-    record "encoder_layer: scope from the cache" PASS "${scope2#scope for }; no config tuned again"
-  else
-    record "encoder_layer: scope from the cache" FAIL "exit $rc; ${scope2:-no choice printed}; $(grep -c "autotuned for" "$logs/encoder-2.log" || true) tunings"
-  fi
-  # At the benchmark's size (docs/benchmarks.md), timed only: how long the two-stage search
-  # takes there and what the chosen layer costs.
-  say "encoder_layer 4096 --time-only"
-  step encoder-4096 "$bin/encoder_layer" 4096 --time-only
-  if (( rc == 0 )); then
-    record "encoder_layer 4096: search" PASS "$(grep -o "search 'encoder-scope'.*" "$logs/encoder-4096.log" || echo 'from the cache')"
-  else
-    record "encoder_layer 4096: search" FAIL "exit $rc"
+
+  # ---- graphs: one persistent kernel and launch by launch, against the interpreter;
+  # repeated runs, the watchdog, and the time per run in both modes
+  if wanted graphs; then
+    if [[ -n "$missing" ]]; then
+      record "graphs on the GPU" SKIP "$missing"
+    else
+      say "graphs: tests/gpu/graph_checks.py"
+      step graphs py "$repo/tests/gpu/graph_checks.py" --dslc "$bin/dslc" --repo "$repo" --work "$tmp/graphs" \
+        --dslc-library-path "$LD_LIBRARY_PATH"
+      local verdict check
+      while IFS= read -r check; do
+        verdict="${check%% *}"
+        check="${check#* }"
+        record "graph: ${check%%: *}" "$verdict" "${check#*: }"
+      done < <(grep -E '^(PASS|FAIL) ' "$logs/graphs.log")
+      if (( rc != 0 )) && ! grep -q '^FAIL ' "$logs/graphs.log"; then
+        record "graphs on the GPU" FAIL "graph_checks.py exit $rc"
+      fi
+    fi
   fi
 
   echo
-  echo "JIT on the GPU: $(grep -m1 '^device: ' "$logs/softmax-1.log" | cut -d' ' -f2- || true)"
+  echo "JIT on the GPU: $(grep -m1 '^device: ' "$logs/softmax-1.log" 2>/dev/null | cut -d' ' -f2- || true)"
   local i failed=0
   for i in "${!names[@]}"; do
     printf '  %-36s %-5s %s\n' "${names[$i]}" "${results[$i]}" "${details[$i]}"
@@ -395,6 +438,6 @@ EOF
 
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
-  run) run ;;
-  *) echo "usage: $0 prepare [BUILD_DIR] | run   (see the comment at the top of this file)" >&2; exit 2 ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: $0 prepare [BUILD_DIR] | run [PART...]   (see the comment at the top of this file)" >&2; exit 2 ;;
 esac

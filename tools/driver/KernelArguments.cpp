@@ -66,4 +66,11 @@ bool runGraphOnInterpreter(const ir::Module &module, const ir::Kernel &graph, la
   });
 }
 
+bool planGraphLaunches(const ir::Module &module, const ir::Kernel &graph, launch::HostArguments &host,
+                       DiagnosticEngine &diags, std::vector<interp::GraphLaunchCall> &out) {
+  return withInterpreterArguments(host, [&](const auto &args, auto &buffers) {
+    return interp::planGraph(module, graph, args, buffers, diags, out);
+  });
+}
+
 } // namespace kiln::driver

@@ -26,5 +26,9 @@ bool runOnInterpreter(const ir::Kernel &kernel, launch::HostArguments &host, con
 /// The same for graph `graph` of `module`: its launches one after another.
 bool runGraphOnInterpreter(const ir::Module &module, const ir::Kernel &graph, launch::HostArguments &host,
                            const interp::RunOptions &options, DiagnosticEngine &diags);
+/// The launches graph `graph` makes with `host`'s arguments (interp::planGraph), for a
+/// GPU to run; a pointer argument names a buffer of `host`. `host` is unchanged.
+bool planGraphLaunches(const ir::Module &module, const ir::Kernel &graph, launch::HostArguments &host,
+                       DiagnosticEngine &diags, std::vector<interp::GraphLaunchCall> &out);
 
 } // namespace kiln::driver

@@ -28,7 +28,9 @@
 #include "tools/driver/KernelArguments.h"
 #include "tools/driver/VerifyDiagnostics.h"
 #include "tools/dslc/PredicateMask.h"
+#include "tools/dslc/RunGraph.h"
 #include "tools/launch/DeviceLaunch.h"
+#include "tools/launch/GraphRun.h"
 #include "support/BlockMask.h"
 #include "tools/launch/HostArguments.h"
 
@@ -182,6 +184,27 @@ cl::opt<std::string> DeviceName("device",
 cl::opt<std::string> MaxStepsText("max-steps", cl::desc("Interpreter: stop after this many steps of work (an op's elements, a dot's multiply-adds; 0: no limit)"),
                                   cl::value_desc("N"), cl::init("4000000000"), cl::sub(RunCommand),
                                   cl::cat(KilnCategory));
+
+cl::opt<std::string> RepeatText("repeat",
+                                cl::desc("On a GPU: run N times on the same device buffers (default 1); a kernel's files "
+                                         "get the first launch's results, a graph's the last run's"),
+                                cl::value_desc("N"), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<bool> TimeRuns("time", cl::desc("On a GPU: time each launch (each run of a graph) with device events"),
+                       cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<std::string> GraphModeText("graph-mode",
+                                   cl::desc("How a GPU runs a graph: persistent (one megakernel whose workers run "
+                                            "the launches' programs as tasks; the default on CUDA) or launches "
+                                            "(one launch after another; the default on Level Zero)"),
+                                   cl::value_desc("persistent|launches"), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<std::string> GraphWaitTimeoutText(
+    "graph-wait-timeout",
+    cl::desc("The persistent kernel's watchdog: a task that waits longer than this for the tasks it depends on "
+             "stops the run with an error (milliseconds, default 10000)"),
+    cl::value_desc("MS"), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<std::string> GraphWorkersText("graph-workers",
+                                      cl::desc("Programs of the persistent kernel (default: as many as the GPU "
+                                               "runs at once)"),
+                                      cl::value_desc("N"), cl::sub(RunCommand), cl::cat(KilnCategory));
 
 /// Parses --max-steps; reports E0600 on a malformed value.
 std::optional<uint64_t> maxSteps(DiagnosticEngine &diags) {
@@ -598,6 +621,35 @@ std::optional<BlockMaskStats> knownMask(const ir::Kernel &kernel, const SemaOpti
   return launch::maskArgumentStats(host, 0, *spec);
 }
 
+/// `--emit=llvm|ptx` of a graph: its persistent kernel (codegen/Megakernel.cpp).
+int emitGraph(const ir::Module &module, const ir::Kernel &graph, const EmitPlan &plan, DiagnosticEngine &diags,
+              TimingReport *timing) {
+  if (plan.kind != EmitKind::LLVM && plan.kind != EmitKind::PTX) {
+    diags.error(graph.loc, DiagCode::Unsupported)
+            .hint("--emit=ptx prints its persistent kernel; dslc run --kernel " + graph.name + " runs it")
+        << "graph '" << graph.name << "' has no " << emitName(plan.kind) << " yet";
+    return driver::ExitUserError;
+  }
+  std::vector<const ir::Kernel *> kinds;
+  for (const auto &k : module.kernels)
+    kinds.push_back(k.get());
+  if (kinds.empty()) {
+    diags.error(graph.loc, DiagCode::Unsupported) << "graph '" << graph.name << "' launches no kernel";
+    return driver::ExitUserError;
+  }
+  codegen::CodegenOptions cg;
+  cg.libdevicePath = LibdevicePath;
+  std::optional<codegen::CodegenResult> result;
+  {
+    TimingReport::Scope timer(timing, "codegen: the persistent kernel of graph '" + graph.name + "'");
+    result = codegen::generateMegakernel(module, graph, kinds, plan.target, diags, cg);
+  }
+  if (!result)
+    return driver::ExitUserError;
+  const std::string &out = plan.kind == EmitKind::LLVM ? result->llvmIR : result->ptx;
+  return writeOutput(OutputFile, out, diags) ? driver::ExitSuccess : driver::ExitUserError;
+}
+
 int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingReport *timing,
             const EmitPlan &plan, bool emit = true) {
   bool ok = true;
@@ -628,8 +680,16 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
     if (!mask)
       return driver::ExitUserError;
   }
+  // A graph's code is its persistent kernel: its kernels share one num_warps and keep
+  // each reduction in one program (RunGraph.h).
+  const bool graphCode = !module->graphs.empty() && generatesCode(plan.kind);
+  if (graphCode)
+    dslc::unifyNumWarps(*module);
   if (!NoOptimize) {
-    ir::runPipeline(*module, pipelineOptions(timing, diags, *split, std::nullopt, plan.target, mask), diags);
+    ir::runPipeline(*module,
+                    pipelineOptions(timing, diags, graphCode && *split == 0 ? 1 : *split, std::nullopt, plan.target,
+                                    mask),
+                    diags);
   }
 
   if (!generatesCode(plan.kind)) {
@@ -645,13 +705,8 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
     return writeOutput(OutputFile, text, diags) ? driver::ExitSuccess : driver::ExitUserError;
   }
 
-  if (!module->graphs.empty()) {
-    const ir::Kernel &graph = *module->graphs.front();
-    diags.error(graph.loc, DiagCode::Unsupported)
-            .hint("--emit=tir prints it; dslc run --kernel " + graph.name + " runs it on the interpreter")
-        << "graph '" << graph.name << "' is not compiled for GPUs yet";
-    return driver::ExitUserError;
-  }
+  if (!module->graphs.empty())
+    return emitGraph(*module, *module->graphs.front(), plan, diags, timing);
   const ir::Kernel *kernel = singleKernel(*module, "code generation compiles one", diags);
   if (!kernel)
     return driver::ExitUserError;
@@ -707,8 +762,82 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
 
 enum class RunDevice { Auto, Interp, Cuda, LevelZero };
 
-/// `dslc run FILE --kernel GRAPH --arg ...`: the graph's launches one after another, on
-/// the interpreter (graphs are not compiled for GPUs yet).
+/// The GPU `dslc run` was asked for (or, with Auto, the best present, saying which and
+/// why unless stderr holds only JSON diagnostics). False, after a diagnostic, when one
+/// was asked for and cannot be opened; `gpu` stays null for the interpreter.
+bool openDevice(RunDevice device, std::unique_ptr<kiln::Runtime> &gpu, DiagnosticEngine &diags,
+                TimingReport *timing, const char *what) {
+  std::string choice;
+  if (device == RunDevice::Cuda || device == RunDevice::LevelZero) {
+    TimingReport::Scope timer(timing, "run: open the device");
+    launch::OpenedRuntime opened =
+        launch::openRuntime(device == RunDevice::Cuda ? launch::GpuKind::Cuda : launch::GpuKind::LevelZero);
+    if (!opened.runtime) {
+      launch::reportRuntimeError(diags, opened.status, opened.error,
+                                 std::string("--device interp runs the ") + what + " on the reference interpreter");
+      return false;
+    }
+    gpu = std::move(opened.runtime);
+  } else if (device == RunDevice::Auto) {
+    TimingReport::Scope timer(timing, "run: find a device");
+    launch::OpenedRuntime cuda = launch::openRuntime(launch::GpuKind::Cuda);
+    if (cuda.runtime) {
+      gpu = std::move(cuda.runtime);
+      choice = "running on " + launch::describeDevice(*gpu) + ": a CUDA device is present (the order is CUDA, Level Zero, the interpreter)";
+    } else {
+      launch::OpenedRuntime ze = launch::openRuntime(launch::GpuKind::LevelZero);
+      if (ze.runtime) {
+        gpu = std::move(ze.runtime);
+        choice = "running on " + launch::describeDevice(*gpu) + ": " + launch::joinLines(cuda.error);
+      } else {
+        choice = "running on the reference interpreter: " + launch::joinLines(cuda.error) + "; " + launch::joinLines(ze.error);
+      }
+    }
+  }
+  if (!choice.empty() && Diagnostics != DiagStyle::Json)
+    std::cerr << "dslc: " << choice << "\n";
+  return true;
+}
+
+/// --repeat, --time and the --graph-* options. Reports E0900 and returns nullopt when a
+/// value is malformed.
+std::optional<launch::GraphRunOptions> gpuRunOptions(DiagnosticEngine &diags) {
+  launch::GraphRunOptions o;
+  bool ok = true;
+  auto count = [&](const cl::opt<std::string> &opt, const char *name, int64_t most, int64_t &out) {
+    if (!opt.getNumOccurrences())
+      return;
+    out = countOption(opt, most);
+    if (out < 1) {
+      diags.error(Location::commandLine(), DiagCode::BadOption)
+          << "--" << name << " needs a number from 1 to " << most << ", got '" << std::string(opt) << "'";
+      ok = false;
+    }
+  };
+  int64_t repeat = 1, timeoutMs = 10000, workers = 0;
+  count(RepeatText, "repeat", 1'000'000, repeat);
+  count(GraphWaitTimeoutText, "graph-wait-timeout", 3'600'000, timeoutMs);
+  count(GraphWorkersText, "graph-workers", 1'000'000, workers);
+  o.runs = static_cast<uint64_t>(repeat);
+  o.waitTimeoutNs = static_cast<uint64_t>(timeoutMs) * 1'000'000;
+  o.workers = static_cast<uint32_t>(workers);
+  o.time = TimeRuns;
+  o.timeOut = &std::cerr;
+  if (GraphModeText.getNumOccurrences()) {
+    if (auto mode = launch::parseGraphMode(GraphModeText)) {
+      o.mode = *mode;
+    } else {
+      diags.error(Location::commandLine(), DiagCode::BadOption)
+              .hint("persistent: one megakernel; launches: the graph's launches one by one")
+          << "--graph-mode takes persistent or launches, got '" << std::string(GraphModeText) << "'";
+      ok = false;
+    }
+  }
+  return ok ? std::optional(o) : std::nullopt;
+}
+
+/// `dslc run FILE --kernel GRAPH --arg ...`: the graph on a GPU (one persistent kernel,
+/// or launch by launch), or launch by launch on the interpreter.
 int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split, DiagnosticEngine &diags,
              TimingReport *timing) {
   const ir::Kernel &graph = *module.graphs.front();
@@ -717,31 +846,65 @@ int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split
         << "graph '" << graph.name << "' launches its kernels on the grids it computes; --grid is for kernels";
     return driver::ExitUserError;
   }
-  if (device == RunDevice::Cuda || device == RunDevice::LevelZero) {
-    diags.error(Location::commandLine(), DiagCode::Unsupported).hint("run it with --device interp")
-        << "graphs are not compiled for GPUs yet, so graph '" << graph.name << "' cannot run on --device "
-        << DeviceName;
+  std::optional<launch::GraphRunOptions> gpuOptions = gpuRunOptions(diags);
+  if (!gpuOptions)
     return driver::ExitUserError;
-  }
-  if (device == RunDevice::Auto && Diagnostics != DiagStyle::Json)
-    std::cerr << "dslc: running graph '" << graph.name
-              << "' on the reference interpreter, launch by launch: graphs are not compiled for GPUs yet\n";
   auto host = launch::bindArguments(driver::signatureOf(graph), std::vector<std::string>(Args.begin(), Args.end()),
                                     diags);
   if (!host)
     return driver::ExitUserError;
-  // The launched kernels get the pipeline they would on the GPU (sm_90's options).
-  if (!NoOptimize)
-    ir::runPipeline(module, pipelineOptions(timing, diags, split, std::nullopt, codegen::Target::SM90, std::nullopt),
-                    diags);
-  interp::RunOptions runOptions;
-  runOptions.maxSteps = steps;
-  bool ran;
-  {
-    TimingReport::Scope timer(timing, "run: interpreter");
-    ran = driver::runGraphOnInterpreter(module, graph, *host, runOptions, diags);
+  std::unique_ptr<kiln::Runtime> gpu;
+  if (!openDevice(device, gpu, diags, timing, "graph"))
+    return driver::ExitUserError;
+
+  if (!gpu) {
+    // The launched kernels get the pipeline they would on the GPU (sm_90's options).
+    if (!NoOptimize)
+      ir::runPipeline(module, pipelineOptions(timing, diags, split, std::nullopt, codegen::Target::SM90, std::nullopt),
+                      diags);
+    interp::RunOptions runOptions;
+    runOptions.maxSteps = steps;
+    bool ran;
+    {
+      TimingReport::Scope timer(timing, "run: interpreter");
+      ran = driver::runGraphOnInterpreter(module, graph, *host, runOptions, diags);
+    }
+    if (!ran)
+      return driver::ExitUserError;
+    return launch::writeBack(*host, diags) ? driver::ExitSuccess : driver::ExitUserError;
   }
-  if (!ran)
+
+  std::optional<codegen::Target> target = codegen::targetForDevice(gpu->target());
+  if (!target) {
+    diags.error(Location::commandLine(), DiagCode::DeviceError)
+            .hint("--device interp runs the graph on the reference interpreter")
+        << launch::describeDevice(*gpu) << " runs " << gpu->target()
+        << " code, and Kiln generates code for sm_80 and newer NVIDIA GPUs and for spirv64";
+    return driver::ExitUserError;
+  }
+  if (!codegen::isNvptxTarget(*target)) {
+    if (GraphModeText.getNumOccurrences() && gpuOptions->mode == launch::GraphMode::Persistent) {
+      diags.error(Location::commandLine(), DiagCode::Unsupported).hint("--graph-mode=launches runs it launch by launch")
+          << "graph '" << graph.name << "' cannot run as one persistent kernel on " << launch::describeDevice(*gpu)
+          << ": SPIR-V gives no forward-progress guarantee between work-groups";
+      return driver::ExitUserError;
+    }
+    gpuOptions->mode = launch::GraphMode::Launches;
+  }
+  const bool persistent = gpuOptions->mode == launch::GraphMode::Persistent;
+  // A worker runs every kind of task, so the persistent kernel's kernels share one
+  // num_warps, and none may split its reduction over extra programs.
+  if (persistent)
+    dslc::unifyNumWarps(module);
+  if (!NoOptimize)
+    ir::runPipeline(module,
+                    pipelineOptions(timing, diags, persistent && split == 0 ? 1 : split, std::nullopt, *target,
+                                    std::nullopt),
+                    diags);
+  codegen::CodegenOptions cg;
+  cg.libdevicePath = LibdevicePath;
+  cg.emitSpirvAsm = false;
+  if (!dslc::runGraphOnDevice(module, graph, *host, *gpu, *target, cg, *gpuOptions, diags, timing))
     return driver::ExitUserError;
   return launch::writeBack(*host, diags) ? driver::ExitSuccess : driver::ExitUserError;
 }
@@ -801,38 +964,9 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   if (!host)
     return driver::ExitUserError;
 
-  // The device: as asked, or the best present — saying which and why, except under
-  // --diagnostics=json, where stderr holds only diagnostics.
   std::unique_ptr<kiln::Runtime> gpu;
-  std::string choice;
-  if (device == RunDevice::Cuda || device == RunDevice::LevelZero) {
-    TimingReport::Scope timer(timing, "run: open the device");
-    launch::OpenedRuntime opened =
-        launch::openRuntime(device == RunDevice::Cuda ? launch::GpuKind::Cuda : launch::GpuKind::LevelZero);
-    if (!opened.runtime) {
-      launch::reportRuntimeError(diags, opened.status, opened.error,
-                                 "--device interp runs the kernel on the reference interpreter");
-      return driver::ExitUserError;
-    }
-    gpu = std::move(opened.runtime);
-  } else if (device == RunDevice::Auto) {
-    TimingReport::Scope timer(timing, "run: find a device");
-    launch::OpenedRuntime cuda = launch::openRuntime(launch::GpuKind::Cuda);
-    if (cuda.runtime) {
-      gpu = std::move(cuda.runtime);
-      choice = "running on " + launch::describeDevice(*gpu) + ": a CUDA device is present (the order is CUDA, Level Zero, the interpreter)";
-    } else {
-      launch::OpenedRuntime ze = launch::openRuntime(launch::GpuKind::LevelZero);
-      if (ze.runtime) {
-        gpu = std::move(ze.runtime);
-        choice = "running on " + launch::describeDevice(*gpu) + ": " + launch::joinLines(cuda.error);
-      } else {
-        choice = "running on the reference interpreter: " + launch::joinLines(cuda.error) + "; " + launch::joinLines(ze.error);
-      }
-    }
-  }
-  if (!choice.empty() && Diagnostics != DiagStyle::Json)
-    std::cerr << "dslc: " << choice << "\n";
+  if (!openDevice(device, gpu, diags, timing, "kernel"))
+    return driver::ExitUserError;
 
   // The device's target; the interpreter runs what sm_90 would (its SMs and clusters).
   std::optional<codegen::Target> target = gpu ? codegen::targetForDevice(gpu->target()) : codegen::Target::SM90;
@@ -844,6 +978,8 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
     return driver::ExitUserError;
   }
   // Runs a kernel whose pipeline has run, on the interpreter or the GPU.
+  // --repeat and --time apply to the kernel the user named, not to the mask builders.
+  const launch::GraphRunOptions *timed = nullptr;
   auto execute = [&](ir::Module &m, launch::HostArguments &h, const std::array<int64_t, 3> &g) -> bool {
     const ir::Kernel &k = *m.kernels.front();
     if (!gpu) {
@@ -877,6 +1013,11 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
     launch::GpuLaunchOptions launchOptions;
     launchOptions.grid = g;
     launchOptions.tool = "dslc";
+    if (timed) {
+      launchOptions.repeat = timed->runs;
+      launchOptions.time = timed->time;
+      launchOptions.timeOut = timed->timeOut;
+    }
     return launch::runBundle(*gpu, bytes, h, launchOptions, diags, timing);
   };
 
@@ -889,6 +1030,10 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
     ir::runPipeline(*module, pipelineOptions(timing, diags, *split, programs, *target, maskStats(kernel, *host)),
                     diags);
   }
+  std::optional<launch::GraphRunOptions> gpuOptions = gpuRunOptions(diags);
+  if (!gpuOptions)
+    return driver::ExitUserError;
+  timed = &*gpuOptions;
   if (!execute(*module, *host, *grid))
     return driver::ExitUserError;
   return launch::writeBack(*host, diags) ? driver::ExitSuccess : driver::ExitUserError;
@@ -997,7 +1142,8 @@ int main(int argc, char **argv) {
       "  dslc FILE [--kernel K] --emit=llvm|ptx|spirv|spirv-asm|bundle [--target=sm_80|sm_90|sm_90a|spirv64]\n"
       "       [--assume-multiple NAME=N]... [-o OUT]\n"
       "  dslc run FILE --kernel K --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device cuda|ze|interp]\n"
-      "  dslc run FILE --kernel GRAPH [--arg NAME=VALUE]...   (a graph's launches in order, on the interpreter)\n\n"
+      "  dslc run FILE --kernel GRAPH [--arg NAME=VALUE]... [--graph-mode=persistent|launches]\n"
+      "       (a graph: one persistent kernel on CUDA, its launches in order elsewhere)\n\n"
       "FILE is Kiln source (.kiln) or Tile IR text (.tir). Exit status: 0 success, 1 an error\n"
       "in the input, the options or the run (reported with a code, see docs/diagnostics.md),\n"
       "70 a compiler bug. docs/dslc.md describes every option with examples.\n");

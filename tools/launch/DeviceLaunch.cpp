@@ -107,15 +107,13 @@ void reportRuntimeError(DiagnosticEngine &diags, kiln_status status, const std::
     d.hint(hint);
 }
 
-namespace {
-
-/// One launch argument for parameter `p` from a host argument.
-kiln_arg toArg(const rt::BundleParam &p, const HostArg &a, const std::vector<kiln::Buffer> &buffers) {
+kiln_arg launchArgument(const rt::BundleParam &p, const HostArg &a, const std::vector<kiln::Buffer> &buffers,
+                        uint64_t byteOffset) {
   kiln_arg out{};
   if (p.pointer) {
     out.kind = KILN_ARG_BUFFER;
     out.value.buffer.buffer = a.kind == HostArg::Kind::Buffer ? buffers[a.buffer].handle() : nullptr;
-    out.value.buffer.offset = 0;
+    out.value.buffer.offset = byteOffset;
     return out;
   }
   if (a.kind == HostArg::Kind::Float) {
@@ -141,6 +139,8 @@ kiln_arg toArg(const rt::BundleParam &p, const HostArg &a, const std::vector<kil
   return out;
 }
 
+namespace {
+
 std::string formatMs(double ms) {
   std::ostringstream os;
   os << std::setprecision(4) << std::fixed << ms;
@@ -149,9 +149,64 @@ std::string formatMs(double ms) {
 
 } // namespace
 
+std::string timeSummary(const std::vector<double> &times, const std::string &one, const std::string &many) {
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  double sum = 0;
+  for (double t : times)
+    sum += t;
+  const size_t n = sorted.size();
+  if (n == 0)
+    return "no " + many;
+  const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  return std::to_string(n) + " " + (n == 1 ? one : many) + ": min " + formatMs(sorted.front()) +
+         " ms, median " + formatMs(median) + " ms, mean " + formatMs(sum / static_cast<double>(n)) + " ms, max " +
+         formatMs(sorted.back()) + " ms";
+}
+
+std::vector<kiln::Buffer> uploadBuffers(kiln::Runtime &runtime, const HostArguments &host) {
+  std::vector<kiln::Buffer> buffers;
+  buffers.reserve(host.buffers.size());
+  for (const HostBuffer &b : host.buffers) {
+    buffers.push_back(runtime.alloc(b.data.size(), rt::toCDType(b.dtype)));
+    buffers.back().write(b.data.data(), b.data.size());
+  }
+  return buffers;
+}
+
+std::vector<std::vector<std::byte>> downloadBuffers(const std::vector<kiln::Buffer> &buffers,
+                                                    const HostArguments &host) {
+  std::vector<std::vector<std::byte>> results(host.buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    results[i].resize(host.buffers[i].data.size());
+    buffers[i].read(results[i].data(), results[i].size());
+  }
+  return results;
+}
+
+void adoptChangedBuffers(HostArguments &host, std::vector<std::vector<std::byte>> &results) {
+  for (size_t i = 0; i < host.buffers.size(); ++i)
+    if (results[i] != host.buffers[i].data) {
+      host.buffers[i].data = std::move(results[i]);
+      host.buffers[i].written = true;
+    }
+}
+
+bool reportingRuntimeErrors(DiagnosticEngine &diags, const std::function<bool()> &body) {
+  try {
+    return body();
+  } catch (const kiln::RuntimeError &e) {
+    reportRuntimeError(diags, e.status(), e.what());
+    return false;
+  } catch (const std::bad_alloc &) {
+    reportRuntimeError(diags, KILN_ERROR_OUT_OF_MEMORY, "out of host memory");
+    return false;
+  }
+}
+
 bool runBundle(kiln::Runtime &runtime, std::span<const uint8_t> bundleBytes, HostArguments &host,
                const GpuLaunchOptions &options, DiagnosticEngine &diags, TimingReport *timing) {
-  try {
+  return reportingRuntimeErrors(diags, [&] {
     std::string error;
     std::optional<rt::Bundle> bundle = rt::parseBundle(bundleBytes, error);
     if (!bundle) {
@@ -172,15 +227,11 @@ bool runBundle(kiln::Runtime &runtime, std::span<const uint8_t> bundleBytes, Hos
     std::vector<kiln::Buffer> buffers;
     {
       TimingReport::Scope timer(timing, "run: upload");
-      buffers.reserve(host.buffers.size());
-      for (const HostBuffer &b : host.buffers) {
-        buffers.push_back(runtime.alloc(b.data.size(), rt::toCDType(b.dtype)));
-        buffers.back().write(b.data.data(), b.data.size());
-      }
+      buffers = uploadBuffers(runtime, host);
     }
     std::vector<kiln_arg> args;
     for (size_t i = 0; i < host.args.size(); ++i)
-      args.push_back(toArg(bundle->params[i], host.args[i], buffers));
+      args.push_back(launchArgument(bundle->params[i], host.args[i], buffers));
     kiln::Grid grid(options.grid[0], options.grid[1], options.grid[2]);
 
     std::vector<double> times;
@@ -204,13 +255,10 @@ bool runBundle(kiln::Runtime &runtime, std::span<const uint8_t> bundleBytes, Hos
       launchOnce();
       runtime.synchronize();
     }
-    std::vector<std::vector<std::byte>> results(host.buffers.size());
+    std::vector<std::vector<std::byte>> results;
     {
       TimingReport::Scope timer(timing, "run: download");
-      for (size_t i = 0; i < buffers.size(); ++i) {
-        results[i].resize(host.buffers[i].data.size());
-        buffers[i].read(results[i].data(), results[i].size());
-      }
+      results = downloadBuffers(buffers, host);
     }
     if (options.repeat > 1) {
       TimingReport::Scope timer(timing, "run: " + std::to_string(options.repeat - 1) + " more launches");
@@ -219,35 +267,16 @@ bool runBundle(kiln::Runtime &runtime, std::span<const uint8_t> bundleBytes, Hos
       runtime.synchronize();
     }
     if (options.time && options.timeOut && !times.empty()) {
-      std::vector<double> sorted = times;
-      std::sort(sorted.begin(), sorted.end());
-      double sum = 0;
-      for (double t : times)
-        sum += t;
-      size_t n = sorted.size();
-      double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
       std::ostream &os = *options.timeOut;
       os << options.tool << ": " << bundle->kernelName << " on " << describeDevice(runtime) << ", grid "
-         << options.grid[0] << "," << options.grid[1] << "," << options.grid[2] << ", " << n
-         << (n == 1 ? " launch" : " launches") << ": min " << formatMs(sorted.front()) << " ms, median "
-         << formatMs(median) << " ms, mean " << formatMs(sum / static_cast<double>(n)) << " ms, max "
-         << formatMs(sorted.back()) << " ms\n";
+         << options.grid[0] << "," << options.grid[1] << "," << options.grid[2] << ", " << timeSummary(times, "launch", "launches")
+         << "\n";
       os.flush();
     }
     // Only now, with every step done, does the host side change.
-    for (size_t i = 0; i < host.buffers.size(); ++i)
-      if (results[i] != host.buffers[i].data) {
-        host.buffers[i].data = std::move(results[i]);
-        host.buffers[i].written = true;
-      }
+    adoptChangedBuffers(host, results);
     return true;
-  } catch (const kiln::RuntimeError &e) {
-    reportRuntimeError(diags, e.status(), e.what());
-    return false;
-  } catch (const std::bad_alloc &) {
-    reportRuntimeError(diags, KILN_ERROR_OUT_OF_MEMORY, "out of host memory");
-    return false;
-  }
+  });
 }
 
 } // namespace kiln::launch

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+#===- graph_checks.py - Graphs on the GPU against the interpreter -------------===#
+#
+# Runs graphs through `dslc run` on the reference interpreter (launch by launch: the
+# meaning) and on a CUDA GPU as one persistent kernel and launch by launch, on fresh
+# random inputs, and compares. Also: repeated runs of the persistent kernel in one
+# process (its counters carry over from run to run), the watchdog (a wait that can
+# never be met, injected with KILN_TEST_GRAPH_UNREACHABLE_WAIT, must end the run with
+# an error in bounded time and change no file), and the time per run of a 64-launch
+# graph in both GPU modes. Called by tests/gpu/jit-on-device.sh; prints one line per
+# check, "PASS name: detail" or "FAIL name: detail", and exits 1 if any failed.
+#
+# Usage: graph_checks.py --dslc BIN --repo REPO --work DIR [--dslc-library-path PATH]
+#
+#===---------------------------------------------------------------------------===#
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+results = []
+
+
+def record(ok, name, detail):
+    results.append(ok)
+    print("%s %s: %s" % ("PASS" if ok else "FAIL", name, detail), flush=True)
+
+
+def dslc(args, env=None, timeout=600):
+    full = dict(os.environ)
+    if ARGS.dslc_library_path:
+        full["LD_LIBRARY_PATH"] = ARGS.dslc_library_path
+    full.update(env or {})
+    start = time.monotonic()
+    p = subprocess.run([ARGS.dslc] + args, capture_output=True, text=True, env=full, timeout=timeout)
+    return p, time.monotonic() - start
+
+
+def run_graph(source, graph, arrays, scalars, device, extra=(), defines=(), env=None, tag=None):
+    """Writes `arrays` as .npy files, runs the graph, returns (process, outputs, seconds)."""
+    folder = os.path.join(ARGS.work, tag or device)
+    os.makedirs(folder, exist_ok=True)
+    args = ["run", source, "--kernel", graph, "--device", device] + list(defines) + list(extra)
+    for name, a in arrays.items():
+        path = os.path.join(folder, name + ".npy")
+        np.save(path, a)
+        args += ["--arg", "%s=%s" % (name, path)]
+    for name, v in scalars.items():
+        args += ["--arg", "%s=%s" % (name, v)]
+    p, seconds = dslc(args, env=env)
+    outs = {name: np.load(os.path.join(folder, name + ".npy")) for name in arrays}
+    return p, outs, seconds
+
+
+def compare(name, source, graph, arrays, scalars, defines=(), rtol=1e-4, atol=1e-5, extra_gpu=()):
+    ref, ref_out, _ = run_graph(source, graph, arrays, scalars, "interp", defines=defines, tag="ref")
+    if ref.returncode != 0:
+        record(False, name, "the interpreter failed: " + ref.stderr.strip()[-400:])
+        return
+    for mode in ("persistent", "launches"):
+        p, out, _ = run_graph(source, graph, arrays, scalars, "cuda", ("--graph-mode=" + mode,) + tuple(extra_gpu),
+                              defines, tag=mode)
+        if p.returncode != 0:
+            record(False, "%s, %s" % (name, mode), "exit %d: %s" % (p.returncode, p.stderr.strip()[-600:]))
+            continue
+        worst, where = 0.0, ""
+        for k in arrays:
+            a, b = out[k], ref_out[k]
+            bad = ~np.isclose(a, b, rtol=rtol, atol=atol)
+            if bad.any():
+                worst = max(worst, float(np.abs(a - b).max()))
+                where += " %s: %d of %d differ" % (k, int(bad.sum()), a.size)
+        record(not where, "%s, %s" % (name, mode),
+               "matches the interpreter" if not where else "largest difference %.3g;%s" % (worst, where))
+
+
+def main():
+    rng = np.random.default_rng()
+    example = os.path.join(ARGS.repo, "examples", "graph.kiln")
+    chain = os.path.join(ARGS.repo, "tests", "graphs", "chain.kiln")
+
+    # The example: RMS norm then a SiLU residual, 3 layers, rows that fit the default
+    # tile and longer ones with NP raised.
+    for rows, n, defines in ((96, 200, ()), (33, 700, ("-D", "NP=1024"))):
+        x = rng.standard_normal((rows, n)).astype(np.float32)
+        compare("examples/graph.kiln %dx%d" % (rows, n), example, "residual_stack",
+                {"x": x, "h": np.full((rows, n), np.nan, np.float32)}, {"rows": rows, "n": n, "eps": 1e-5},
+                defines)
+    # 32 layers: 64 launches whose tasks depend across programs.
+    x = rng.standard_normal((64, 256)).astype(np.float32)
+    compare("examples/graph.kiln, 32 layers", example, "residual_stack",
+            {"x": x, "h": np.zeros((64, 256), np.float32)}, {"rows": 64, "n": 256, "eps": 1e-5},
+            ("-D", "LAYERS=32"))
+    # Views of one buffer, consts by name, and the `if` both ways; sizes off the blocks.
+    for n, twice in ((1000, 1), (77, 0), (4099, 1)):
+        x = rng.standard_normal(n).astype(np.float32)
+        compare("chain n=%d twice=%d" % (n, twice), chain, "chain",
+                {"x": x, "tmp": np.full(n, np.nan, np.float32), "out": np.full(2 * n, np.nan, np.float32)},
+                {"n": n, "twice": twice})
+    # Five runs in one process: the counters keep growing; the graph is idempotent, so
+    # the last run's results must still be the interpreter's.
+    n = 5000
+    x = rng.standard_normal(n).astype(np.float32)
+    compare("chain, 5 runs of the persistent kernel", chain, "chain",
+            {"x": x, "tmp": np.zeros(n, np.float32), "out": np.zeros(2 * n, np.float32)}, {"n": n, "twice": 1},
+            extra_gpu=("--repeat", "5"))
+
+    # The watchdog: a wait that can never be met stops the run, reports it, changes no file.
+    arrays = {"x": x, "tmp": np.zeros(n, np.float32), "out": np.zeros(2 * n, np.float32)}
+    p, out, seconds = run_graph(chain, "chain", arrays, {"n": n, "twice": 1}, "cuda",
+                                ("--graph-mode=persistent", "--graph-wait-timeout=300"),
+                                env={"KILN_TEST_GRAPH_UNREACHABLE_WAIT": "1"}, tag="watchdog")
+    stopped = "the persistent kernel stopped" in p.stderr and "waited more than 300 ms" in p.stderr
+    unchanged = all(np.array_equal(out[k], arrays[k]) for k in arrays)
+    record(p.returncode == 1 and stopped and unchanged and seconds < 60, "watchdog",
+           "exit %d after %.1f s, %s; files %s" % (p.returncode, seconds,
+                                                    (re.findall(r"the persistent kernel stopped[^\"\n]*", p.stderr)
+                                                     or [p.stderr.strip()[-300:]])[0],
+                                                    "unchanged" if unchanged else "CHANGED"))
+
+    # Time per run, 64 launches of small kernels: the launch overhead a megakernel removes.
+    x = rng.standard_normal((8, 1024)).astype(np.float32)
+    for mode in ("persistent", "launches"):
+        p, _, _ = run_graph(example, "residual_stack", {"x": x, "h": np.zeros((8, 1024), np.float32)},
+                            {"rows": 8, "n": 1024, "eps": 1e-5}, "cuda",
+                            ("--graph-mode=" + mode, "--repeat", "50", "--time"),
+                            ("-D", "LAYERS=32", "-D", "NP=1024"), tag="time-" + mode)
+        line = [l for l in p.stderr.splitlines() if "graph residual_stack on" in l]
+        record(p.returncode == 0 and bool(line), "time, 32 layers of 8x1024, " + mode,
+               line[0] if line else p.stderr.strip()[-300:])
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dslc", required=True)
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--dslc-library-path", default="",
+                        help="LD_LIBRARY_PATH for dslc (the libraries jit-on-device.sh carries)")
+    ARGS = parser.parse_args()
+    os.makedirs(ARGS.work, exist_ok=True)
+    sys.exit(main())

@@ -1,0 +1,310 @@
+//===- GraphRun.cpp - Running a graph's launches on a GPU ----------------------===//
+#include "tools/launch/GraphRun.h"
+
+#include "runtime/Bundle.h"
+#include "runtime/DTypes.h"
+#include "support/FloatFormats.h"
+#include "support/TaskTable.h"
+#include "tools/launch/DeviceLaunch.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <ostream>
+
+namespace kiln::launch {
+
+std::optional<GraphMode> parseGraphMode(std::string_view name) {
+  if (name == "launches")
+    return GraphMode::Launches;
+  if (name == "persistent")
+    return GraphMode::Persistent;
+  return std::nullopt;
+}
+
+namespace {
+
+/// A scalar argument's bits in the parameter's dtype, as the launch table holds them.
+uint64_t scalarBits(DType d, const HostArg &a) {
+  const bool isFloatValue = a.kind == HostArg::Kind::Float;
+  if (dtypeIsFloat(d)) {
+    const double v = isFloatValue ? a.f : static_cast<double>(a.i);
+    switch (d) {
+    case DType::F64: {
+      uint64_t bits;
+      std::memcpy(&bits, &v, 8);
+      return bits;
+    }
+    case DType::F32: {
+      const float f = static_cast<float>(v);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      return bits;
+    }
+    case DType::F16: return doubleToF16Bits(v);
+    case DType::BF16: return doubleToBF16Bits(v);
+    case DType::F8E4M3: return doubleToF8E4M3Bits(v);
+    case DType::F8E5M2: return doubleToF8E5M2Bits(v);
+    default: break;
+    }
+  }
+  const int64_t v = isFloatValue ? floatToIntDType(d, a.f) : wrapToIntDType(d, a.i);
+  const unsigned bits = rt::dtypeSizeBytes(d) * 8;
+  return bits >= 64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(v) & ((uint64_t{1} << bits) - 1);
+}
+
+/// The tasks of a launch (its programs).
+uint64_t taskCount(const PlannedLaunch &l) {
+  return static_cast<uint64_t>(l.grid[0]) * static_cast<uint64_t>(l.grid[1]) * static_cast<uint64_t>(l.grid[2]);
+}
+
+/// The device-side state of one graph run by the persistent kernel: the counters that
+/// persist from run to run and the host's record of where they stand.
+struct PersistentState {
+  kiln::Kernel kernel;
+  kiln::Buffer table, sync;
+  unsigned recordWords = 0;
+  uint32_t workers = 0;
+  uint32_t claimed = 0;              ///< the claim counter after the last run
+  std::vector<uint32_t> slotCounts;  ///< each slot's counter after the last run
+};
+
+} // namespace
+
+bool runGraphOnGpu(kiln::Runtime &runtime, const CompiledGraph &graph, const std::vector<PlannedLaunch> &launches,
+                   HostArguments &host, const GraphRunOptions &options, DiagnosticEngine &diags,
+                   TimingReport *timing) {
+  auto fail = [&](kiln_status status, const std::string &message, const std::string &hint = "") {
+    reportRuntimeError(diags, status, "graph '" + graph.name + "': " + message, hint);
+    return false;
+  };
+  return reportingRuntimeErrors(diags, [&] {
+    // The kernels' signatures (their bundles), checked once.
+    std::vector<rt::Bundle> signatures;
+    for (const std::vector<uint8_t> &bytes : graph.kernels) {
+      std::string error;
+      std::optional<rt::Bundle> b = rt::parseBundle(bytes, error);
+      if (!b)
+        return fail(KILN_ERROR_INVALID_BUNDLE, "invalid bundle: " + error);
+      signatures.push_back(std::move(*b));
+    }
+    for (const PlannedLaunch &l : launches)
+      if (l.kernel >= signatures.size() || l.args.size() != signatures[l.kernel].params.size())
+        KILN_ICE("a planned launch does not match its kernel");
+
+    std::vector<kiln::Buffer> buffers;
+    {
+      TimingReport::Scope timer(timing, "run: upload");
+      buffers = uploadBuffers(runtime, host);
+    }
+
+    // One run, launch by launch or as one persistent kernel: what goes before the timed
+    // part (the table's upload), then the launches.
+    std::function<void()> prepare = [] {}, runOnce;
+    std::vector<kiln::Kernel> kernels;
+    PersistentState persistent;
+    std::vector<std::vector<kiln_arg>> launchArgs;
+    if (options.mode == GraphMode::Launches) {
+      TimingReport::Scope timer(timing, "run: load the kernels (" + runtime.target() + ")");
+      for (const std::vector<uint8_t> &bytes : graph.kernels)
+        kernels.push_back(runtime.load_bundle_bytes(bytes));
+      for (const PlannedLaunch &l : launches) {
+        std::vector<kiln_arg> args;
+        for (size_t i = 0; i < l.args.size(); ++i)
+          args.push_back(launchArgument(signatures[l.kernel].params[i], l.args[i].value, buffers, l.args[i].byteOffset));
+        launchArgs.push_back(std::move(args));
+      }
+      runOnce = [&] {
+        for (size_t i = 0; i < launches.size(); ++i)
+          kernels[launches[i].kernel].launch_args(
+              kiln::Grid(launches[i].grid[0], launches[i].grid[1], launches[i].grid[2]), launchArgs[i]);
+      };
+    } else {
+      if (graph.megakernel.empty())
+        KILN_ICE("persistent mode without a megakernel");
+      {
+        TimingReport::Scope timer(timing, "run: load the persistent kernel (" + runtime.target() + ")");
+        persistent.kernel = runtime.load_bundle_bytes(graph.megakernel);
+      }
+      std::string error;
+      std::optional<rt::Bundle> mega = rt::parseBundle(graph.megakernel, error);
+      if (!mega)
+        return fail(KILN_ERROR_INVALID_BUNDLE, "invalid bundle: " + error);
+      for (const rt::ConstValue &c : mega->consts)
+        if (c.name == "RECORD_WORDS")
+          persistent.recordWords = static_cast<unsigned>(std::get<int64_t>(c.value));
+      if (persistent.recordWords < tasks::kRecordHeaderWords)
+        return fail(KILN_ERROR_INVALID_BUNDLE, "the persistent kernel's bundle does not say its record size");
+      persistent.workers = options.workers ? options.workers : persistent.kernel.info().resident_programs();
+      if (persistent.workers == 0)
+        return fail(KILN_ERROR_LAUNCH, "not one program of the persistent kernel fits on " + describeDevice(runtime),
+                    "--graph-mode=launches runs the kernels one by one");
+
+      // The table: one record per launch; the waits normalised to one per launch.
+      std::vector<std::vector<unsigned>> after;
+      for (const PlannedLaunch &l : launches)
+        after.push_back(l.after);
+      const std::vector<int> waits = tasks::singleWaits(after);
+      uint64_t total = 0;
+      std::vector<uint64_t> words(launches.size() * persistent.recordWords, 0);
+      for (size_t i = 0; i < launches.size(); ++i) {
+        const PlannedLaunch &l = launches[i];
+        const rt::Bundle &sig = signatures[l.kernel];
+        uint64_t *rec = &words[i * persistent.recordWords];
+        rec[0] = l.kernel | (total << 32);
+        rec[1] = static_cast<uint64_t>(l.grid[0]) | (static_cast<uint64_t>(l.grid[1]) << 32);
+        rec[2] = static_cast<uint64_t>(l.grid[2]) | (uint64_t{0xffffffffu} << 32); // wait slot: set per run
+        rec[3] = static_cast<uint64_t>(l.slot) << 32;
+        for (size_t a = 0; a < l.args.size(); ++a) {
+          const rt::BundleParam &p = sig.params[a];
+          const GraphArgument &g = l.args[a];
+          if (p.pointer) {
+            const uint64_t address = buffers[g.value.buffer].device_address() + g.byteOffset;
+            if (address % p.divisibility)
+              return fail(KILN_ERROR_ARGUMENT_MISMATCH,
+                          "argument '" + p.name + "' of " + l.what + " starts " + std::to_string(g.byteOffset) +
+                              " bytes into its buffer, which is not a multiple of " + std::to_string(p.divisibility) +
+                              " as the compiled kernel assumes",
+                          "--graph-mode=launches checks and passes such views one launch at a time");
+            rec[tasks::kRecordHeaderWords + a] = address;
+          } else {
+            const uint64_t bits = scalarBits(p.dtype, g.value);
+            if (p.divisibility > 1 && static_cast<int64_t>(wrapToIntDType(p.dtype, g.value.i)) % p.divisibility)
+              return fail(KILN_ERROR_ARGUMENT_MISMATCH, "argument '" + p.name + "' of " + l.what +
+                                                            " is not a multiple of " + std::to_string(p.divisibility) +
+                                                            " as the compiled kernel assumes");
+            rec[tasks::kRecordHeaderWords + a] = bits;
+          }
+        }
+        total += taskCount(l);
+      }
+      if (total > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()) - persistent.workers)
+        return fail(KILN_ERROR_INVALID_VALUE, "one run has " + std::to_string(total) + " tasks; at most " +
+                                                  std::to_string(std::numeric_limits<int32_t>::max()) + " are supported");
+      persistent.table = runtime.alloc(std::max<size_t>(words.size() * 8, 8), KILN_DTYPE_U64);
+      const size_t syncWords = tasks::kFirstCounterWord + graph.slots;
+      persistent.sync = runtime.alloc(syncWords * 4, KILN_DTYPE_U32);
+      persistent.sync.fill(0);
+      persistent.slotCounts.assign(graph.slots, 0);
+      persistent.claimed = 0;
+
+      prepare = [&, words, waits]() mutable {
+        // Each wait's absolute target: where the counter it waits on ends this run.
+        for (size_t i = 0; i < launches.size(); ++i) {
+          uint64_t *rec = &words[i * persistent.recordWords];
+          uint32_t slot = 0xffffffffu, target = 0;
+          if (waits[i] >= 0) {
+            const PlannedLaunch &w = launches[static_cast<size_t>(waits[i])];
+            slot = w.slot;
+            target = persistent.slotCounts[w.slot] + static_cast<uint32_t>(taskCount(w));
+          }
+          rec[2] = (rec[2] & 0xffffffffu) | (static_cast<uint64_t>(slot) << 32);
+          rec[3] = (rec[3] & ~uint64_t{0xffffffffu}) | target;
+        }
+        // Fault injection for the watchdog's test (docs/testing.md): the last wait
+        // asks for one task more than its launch has, so it can never be met.
+        if (const char *fault = std::getenv("KILN_TEST_GRAPH_UNREACHABLE_WAIT"); fault && *fault == '1')
+          for (size_t i = launches.size(); i-- > 0;)
+            if (waits[i] >= 0) {
+              words[i * persistent.recordWords + 3] += 1;
+              break;
+            }
+        persistent.table.write(words.data(), words.size() * 8);
+      };
+      runOnce = [&, total] {
+        std::array<kiln_arg, tasks::kNumParams> args{};
+        args[0] = kiln::detail::toArg(persistent.table);
+        args[1] = kiln::detail::toArg(static_cast<int32_t>(launches.size()));
+        args[2] = kiln::detail::toArg(static_cast<int32_t>(total));
+        args[3] = kiln::detail::toArg(persistent.sync);
+        args[4] = kiln::detail::toArg(persistent.claimed);
+        args[5] = kiln::detail::toArg(static_cast<int64_t>(std::min<uint64_t>(
+            options.waitTimeoutNs, static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))));
+        persistent.kernel.launch_args(kiln::Grid(persistent.workers), args);
+        persistent.claimed += static_cast<uint32_t>(total) + persistent.workers;
+        for (const PlannedLaunch &l : launches)
+          persistent.slotCounts[l.slot] += static_cast<uint32_t>(taskCount(l));
+      };
+    }
+
+    // The persistent kernel's watchdog record, read after a run.
+    auto checkStopped = [&]() -> bool {
+      if (options.mode != GraphMode::Persistent)
+        return true;
+      uint32_t head[tasks::kFirstCounterWord] = {};
+      persistent.sync.read(head, sizeof head);
+      if (head[tasks::kAbortWord] == 0)
+        return true;
+      const uint32_t task = head[tasks::kErrorTaskWord], slot = head[tasks::kErrorSlotWord];
+      // Which launch the task belongs to, and which it waited for.
+      std::string who = "task " + std::to_string(task), whom = "slot " + std::to_string(slot);
+      uint64_t first = 0;
+      for (const PlannedLaunch &l : launches) {
+        if (task >= first && task < first + taskCount(l))
+          who = "task " + std::to_string(task) + " (program " + std::to_string(task - first) + " of " + l.what + ")";
+        if (l.slot == slot)
+          whom = l.what;
+        first += taskCount(l);
+      }
+      // Counters and the claim are left mid-run: start the next run from zero.
+      persistent.sync.fill(0);
+      persistent.claimed = 0;
+      std::fill(persistent.slotCounts.begin(), persistent.slotCounts.end(), 0);
+      return fail(KILN_ERROR_LAUNCH,
+                  "the persistent kernel stopped: " + who + " waited more than " +
+                      std::to_string(options.waitTimeoutNs / 1'000'000) + " ms for " + whom + " (its counter was at " +
+                      std::to_string(head[tasks::kErrorSeenWord]) + ", waiting for " +
+                      std::to_string(head[tasks::kErrorTargetWord]) + ")",
+                  "--graph-wait-timeout sets the limit in milliseconds");
+    };
+
+    std::vector<double> times;
+    kiln::Event start, end;
+    if (options.time) {
+      start = runtime.create_event();
+      end = runtime.create_event();
+    }
+    {
+      TimingReport::Scope timer(timing, "run: " + std::to_string(options.runs) + " run" +
+                                            (options.runs == 1 ? "" : "s") + " of the graph");
+      for (uint64_t r = 0; r < std::max<uint64_t>(options.runs, 1); ++r) {
+        prepare();
+        if (options.time)
+          start.record();
+        runOnce();
+        if (options.time) {
+          end.record();
+          end.synchronize();
+          times.push_back(kiln::Event::elapsed_ms(start, end));
+        }
+        runtime.synchronize();
+        if (!checkStopped())
+          return false;
+      }
+    }
+    std::vector<std::vector<std::byte>> results;
+    {
+      TimingReport::Scope timer(timing, "run: download");
+      results = downloadBuffers(buffers, host);
+    }
+    if (options.time && options.timeOut && !times.empty()) {
+      uint64_t tasksPerRun = 0;
+      for (const PlannedLaunch &l : launches)
+        tasksPerRun += taskCount(l);
+      std::ostream &os = *options.timeOut;
+      os << options.tool << ": graph " << graph.name << " on " << describeDevice(runtime) << ", "
+         << (options.mode == GraphMode::Persistent
+                 ? "one persistent kernel of " + std::to_string(persistent.workers) + " workers"
+                 : std::string("launch by launch"))
+         << ", " << launches.size() << " launches, " << tasksPerRun << " tasks, " << timeSummary(times, "run", "runs")
+         << "\n";
+      os.flush();
+    }
+    adoptChangedBuffers(host, results);
+    return true;
+  });
+}
+
+} // namespace kiln::launch
