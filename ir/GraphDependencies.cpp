@@ -3,6 +3,7 @@
 
 #include "ir/Provenance.h"
 #include "support/Location.h"
+#include "support/TaskTable.h"
 
 #include <algorithm>
 #include <functional>
@@ -191,6 +192,13 @@ void printGraphDependencies(const Module &module, const Kernel &graph, const Gra
   };
   os << "graph '" << graph.name << "': " << deps.launches.size() << " launch" << (deps.launches.size() == 1 ? "" : "es")
      << ", each program of each a task\n";
+  // The persistent kernel's events: each launch waits on one earlier launch's count of
+  // finished tasks (support/TaskTable.h), here as if every launch runs and every
+  // may-alias dependency holds; the host recomputes them for the launches of each run.
+  std::vector<std::vector<unsigned>> after(deps.launches.size());
+  for (const GraphDependency &d : deps.dependencies)
+    after[d.to].push_back(d.from);
+  const std::vector<int> waits = tasks::singleWaits(after);
   for (unsigned j = 0; j < deps.launches.size(); ++j) {
     const GraphLaunch &l = deps.launches[j];
     os << "  launch " << j << ": " << l.op->stringAttr("kernel") << " at "
@@ -231,6 +239,10 @@ void printGraphDependencies(const Module &module, const Kernel &graph, const Gra
       os << " (launch " << d.from << "'s " << paramName(*from.kernel, d.fromArg) << ", this one's "
          << paramName(*l.kernel, d.toArg) << ")\n";
     }
+    if (waits[j] < 0)
+      os << "    event: none; its tasks start as soon as workers claim them\n";
+    else
+      os << "    event: waits until every task of launch " << waits[j] << " is done\n";
   }
   os << "dependencies order whole launches: the ranges each program reads and writes are not analysed yet\n";
 }

@@ -71,6 +71,8 @@ def compare(name, source, graph, arrays, scalars, defines=(), rtol=1e-4, atol=1e
         worst, where = 0.0, ""
         for k in arrays:
             a, b = out[k], ref_out[k]
+            if a.dtype.kind == "V":  # bf16 as raw bits: must be unchanged bit for bit
+                a, b = a.view(np.uint16).astype(np.float32), b.view(np.uint16).astype(np.float32)
             bad = ~np.isclose(a, b, rtol=rtol, atol=atol)
             if bad.any():
                 worst = max(worst, float(np.abs(a - b).max()))
@@ -102,6 +104,14 @@ def main():
         compare("chain n=%d twice=%d" % (n, twice), chain, "chain",
                 {"x": x, "tmp": np.full(n, np.nan, np.float32), "out": np.full(2 * n, np.nan, np.float32)},
                 {"n": n, "twice": twice})
+    # The decode chain (stdlib/decode_chain.kiln), small: 4 layers of 512, bf16 weights.
+    n, layers = 512, 4
+    w = (rng.standard_normal(layers * n * n) / np.sqrt(n)).astype(np.float32)
+    w16 = ((w.view(np.uint32) + 0x8000) >> 16).astype(np.uint16).view(np.dtype("V2"))
+    compare("stdlib/decode_chain.kiln 4x512", os.path.join(ARGS.repo, "stdlib", "decode_chain.kiln"),
+            "decode_chain", {"w": w16, "g": (1 + 0.1 * rng.standard_normal(layers * n)).astype(np.float32),
+                             "h": rng.standard_normal(n).astype(np.float32), "y": np.zeros(n, np.float32)},
+            {"n": n, "eps": 1e-5}, ("-D", "LAYERS=4", "-D", "NP=512"), rtol=1e-3, atol=1e-4)
     # Five runs in one process: the counters keep growing; the graph is idempotent, so
     # the last run's results must still be the interpreter's.
     n = 5000

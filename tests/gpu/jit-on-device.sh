@@ -25,8 +25,10 @@
 #         graphs                  tests/gpu/graph_checks.py: graphs as one persistent
 #                                 kernel and launch by launch against the interpreter,
 #                                 repeated runs, the watchdog, time per run,
+#         graph-bench             bench/graph_bench.py: the decode chain, persistent,
+#                                 launch by launch and in PyTorch, same process,
 #       and prints a PASS/FAIL/SKIP table. PARTs (softmax, autotune, dslc, sparse,
-#       encoder, graphs) run only those steps.
+#       encoder, graphs, graph-bench) run only those steps.
 #
 # Environment: KILN_JOBS (default 2) is the build's parallelism; KILN_GPU_LOG_DIR, when
 # set, keeps the logs of `run` (otherwise they are under the /tmp folder it prints).
@@ -158,8 +160,8 @@ run() {
   local -a parts=("$@")
   local part
   for part in "${parts[@]}"; do
-    [[ " softmax autotune dslc sparse encoder graphs " == *" $part "* ]] ||
-      die "unknown part '$part' (softmax, autotune, dslc, sparse, encoder, graphs)"
+    [[ " softmax autotune dslc sparse encoder graphs graph-bench " == *" $part "* ]] ||
+      die "unknown part '$part' (softmax, autotune, dslc, sparse, encoder, graphs, graph-bench)"
   done
   [[ -f "$out/bin.tar.zst" && -f "$out/libs.tar.zst" ]] ||
     die "no $out/bin.tar.zst or libs.tar.zst; run '$0 prepare' on the build machine first"
@@ -417,6 +419,24 @@ EOF
       done < <(grep -E '^(PASS|FAIL) ' "$logs/graphs.log")
       if (( rc != 0 )) && ! grep -q '^FAIL ' "$logs/graphs.log"; then
         record "graphs on the GPU" FAIL "graph_checks.py exit $rc"
+      fi
+    fi
+  fi
+
+  # ---- graph-bench: the decode chain as one persistent kernel, launch by launch, and
+  # in PyTorch (eager and one CUDA graph), same process (bench/graph_bench.py)
+  if wanted graph-bench; then
+    if [[ -n "$missing" ]]; then
+      record "graph bench" SKIP "$missing"
+    else
+      say "bench/graph_bench.py"
+      # KILN_GRAPH_BENCH_VARIANTS: graph consts to time ('ROWS=8,BK=512;ROWS=4,BK=1024').
+      step graph-bench py "$repo/bench/graph_bench.py" --dslc "$bin/dslc" --repo "$repo" --work "$tmp/graph-bench" \
+        --dslc-library-path "$LD_LIBRARY_PATH" ${KILN_GRAPH_BENCH_VARIANTS:+--variants "$KILN_GRAPH_BENCH_VARIANTS"}
+      if (( rc == 0 )); then
+        record "graph bench" PASS "$(grep -c '^| ' "$logs/graph-bench.log") table lines (log graph-bench)"
+      else
+        record "graph bench" FAIL "exit $rc"
       fi
     fi
   fi

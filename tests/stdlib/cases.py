@@ -167,6 +167,40 @@ for _suffix, _sizes, _block in _ROWS:
         tol=Tol(1e-5, 1e-5)))
 
 
+# ---- decode_chain: norm_matvec, silu_rmsnorm -------------------------------------------------
+
+def _silu_rms(x, g, eps):
+    s = f64(x)
+    s = s / (1 + np.exp(-s))
+    return s / np.sqrt((s * s).mean() + eps) * f64(g)
+
+
+# n a multiple of 16 (the kernel promises it): several column blocks with a ragged tail,
+# exact blocks, and rows that end inside the last program.
+for _suffix, _n, _defines_nm in ((".ragged", 400, {"BK": 128, "NP": 512}),
+                                 (".exact", 512, {"BK": 256, "NP": 512, "ROWS": 16}),
+                                 (".one_block", 48, {"BK": 64, "NP": 64, "ROWS": 4})):
+    for _norm in (True, False):
+        CASES.append(Case(
+            name="stdlib.norm_matvec%s%s" % (_suffix, "" if _norm else ".plain"), file="stdlib/decode_chain.kiln",
+            kernel="norm_matvec", sizes={"n": _n, "programs": -(-_n // _defines_nm.get("ROWS", 8))},
+            defines=dict(_defines_nm, NORM=_norm), grid=("programs",),
+            args=[Arr("w", "bf16", ("n", "n"), normal(0.05)), Arr("x", "f32", "n", normal(2.0)),
+                  Arr("g", "f32", "n", normal(1.0, 1.0)), Arr("y", "f32", "n"),
+                  Scalar("n", "i32", "n"), Scalar("eps", "f32", 1e-5)],
+            ref=(lambda v, s: {"y": f64(v.w) @ _silu_rms(v.x, v.g, float(v.eps))}) if _norm
+            else (lambda v, s: {"y": f64(v.w) @ f64(v.x)}),
+            tol=Tol(1e-4, 1e-4)))
+for _suffix, _n, _np in (("", 1000, 1024), (".exact", 256, 256)):
+    CASES.append(Case(
+        name="stdlib.silu_rmsnorm" + _suffix, file="stdlib/decode_chain.kiln", kernel="silu_rmsnorm",
+        sizes={"n": _n}, defines={"NP": _np}, grid=(1,),
+        args=[Arr("y", "f32", "n", normal(3.0)), Arr("g", "f32", "n", normal(1.0, 1.0)), Arr("h", "f32", "n"),
+              Scalar("n", "i32", "n"), Scalar("eps", "f32", 1e-5)],
+        ref=lambda v, s: {"h": _silu_rms(v.y, v.g, float(v.eps))},
+        tol=Tol(1e-5, 1e-5)))
+
+
 # ---- fp8 per-token quantization ----------------------------------------------------------
 
 def _quant(name, sizes, block, gen):

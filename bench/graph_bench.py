@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+#===- graph_bench.py - The decode chain: a persistent kernel against its peers ---===#
+#
+# stdlib/decode_chain.kiln at n = 4096, 8 layers (256 MiB of bf16 weights), batch 1, on
+# one GPU, in one process so that every figure comes from the same device state:
+#
+#   Kiln, persistent     dslc run --graph-mode=persistent --time --repeat R
+#   Kiln, launches       dslc run --graph-mode=launches   --time --repeat R
+#   PyTorch eager        torch.mv on the bf16 weights, SiLU and RMS norm in f32
+#   PyTorch CUDA graph   the same step captured once and replayed
+#   floor                the weights' bytes at the copy bandwidth measured here
+#
+# Kiln's result after one run is checked against PyTorch's in f64 first. Prints a
+# markdown table (docs/benchmarks.md's format) and "PASS"/"FAIL" lines for the caller
+# (tests/gpu/jit-on-device.sh run graph-bench).
+#
+# Usage: graph_bench.py --dslc BIN --repo REPO --work DIR [--dslc-library-path PATH]
+#                       [--n 4096] [--layers 8] [--repeat 100] [--variants 'ROWS=8,BK=512;...']
+#
+#===---------------------------------------------------------------------------===#
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+
+def dslc(args):
+    env = dict(os.environ)
+    if ARGS.dslc_library_path:
+        env["LD_LIBRARY_PATH"] = ARGS.dslc_library_path
+    return subprocess.run([ARGS.dslc] + args, capture_output=True, text=True, env=env, timeout=600)
+
+
+def median_ms(fn, runs):
+    start = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    end = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    for _ in range(3):
+        fn()
+    for i in range(runs):
+        start[i].record()
+        fn()
+        end[i].record()
+    torch.cuda.synchronize()
+    return float(np.median([s.elapsed_time(e) for s, e in zip(start, end)]))
+
+
+def main():
+    n, layers, eps = ARGS.n, ARGS.layers, 1e-5
+    rng = np.random.default_rng(5)
+    w32 = (rng.standard_normal((layers, n, n)) / np.sqrt(n)).astype(np.float32)
+    w16 = torch.from_numpy(w32).to(torch.bfloat16)
+    g = (1 + 0.1 * rng.standard_normal((layers, n))).astype(np.float32)
+    h0 = rng.standard_normal(n).astype(np.float32)
+    os.makedirs(ARGS.work, exist_ok=True)
+    path = lambda name: os.path.join(ARGS.work, name + ".npy")
+    np.save(path("w"), w16.view(torch.int16).numpy().view(np.dtype("V2")).reshape(-1))
+    np.save(path("g"), g.reshape(-1))
+    np.save(path("y"), np.zeros(2 * n, np.float32))
+    source = os.path.join(ARGS.repo, "stdlib", "decode_chain.kiln")
+    base = ["run", source, "--kernel", "decode_chain", "--device", "cuda", "-D", "LAYERS=%d" % layers,
+            "--arg", "w=" + path("w"), "--arg", "g=" + path("g"), "--arg", "h=" + path("h"),
+            "--arg", "y=" + path("y"), "--arg", "n=%d" % n, "--arg", "eps=%g" % eps]
+
+    # The reference in f64 from the same bf16 weights.
+    wd = w16.to(torch.float64).cuda()
+    gd = torch.from_numpy(g).to(torch.float64).cuda()
+    x = torch.from_numpy(h0).to(torch.float64).cuda()
+    for l in range(layers):
+        s = torch.nn.functional.silu(wd[l] @ x)
+        x = s * torch.rsqrt((s * s).mean() + eps) * gd[l]
+    reference = x.cpu().numpy()
+    del wd
+
+    ok = True
+    times = {}
+    for variant in ARGS.variants.split(";"):
+        defines = []
+        for d in filter(None, variant.split(",")):
+            defines += ["-D", d]
+        label = " (%s)" % variant if variant else ""
+        for mode in ("persistent", "launches"):
+            np.save(path("h"), h0)
+            once = dslc(base + defines + ["--graph-mode=" + mode])
+            if once.returncode != 0:
+                print("FAIL decode chain%s, %s: %s" % (label, mode, once.stderr.strip()[-500:]))
+                ok = False
+                continue
+            got = np.load(path("h"))
+            err = float(np.abs(got - reference).max())
+            good = bool(np.allclose(got, reference, rtol=2e-3, atol=2e-3))
+            ok &= good
+            print("%s decode chain%s, %s: largest difference from f64 %.3g"
+                  % ("PASS" if good else "FAIL", label, mode, err))
+            timed = dslc(base + defines + ["--graph-mode=" + mode, "--time", "--repeat", str(ARGS.repeat)])
+            m = re.search(r"median ([0-9.]+) ms", timed.stderr)
+            if timed.returncode != 0 or not m:
+                print("FAIL decode chain%s, %s, timed: %s" % (label, mode, timed.stderr.strip()[-500:]))
+                ok = False
+                continue
+            name = "one persistent kernel" if mode == "persistent" else "launch by launch"
+            times["Kiln, %s%s" % (name, label)] = float(m.group(1))
+            workers = re.search(r"persistent kernel of (\d+) workers", timed.stderr)
+            if workers:
+                print("INFO persistent kernel%s: %s workers" % (label, workers.group(1)))
+
+    # PyTorch, eager and in one CUDA graph, on the same bf16 weights.
+    wt = w16.cuda()
+    gt = torch.from_numpy(g).cuda()
+    h = torch.from_numpy(h0).cuda()
+
+    def step():
+        x = h
+        for l in range(layers):
+            s = torch.nn.functional.silu(torch.mv(wt[l], x.to(torch.bfloat16)).float())
+            x = s * torch.rsqrt((s * s).mean() + eps) * gt[l]
+        h.copy_(x)
+
+    times["PyTorch eager"] = median_ms(step, ARGS.repeat)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        step()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    times["PyTorch, one CUDA graph"] = median_ms(graph.replay, ARGS.repeat)
+    # The floor: the weights once, at the device-to-device copy bandwidth (reads + writes).
+    src = wt.view(-1)
+    dst = torch.empty_like(src)
+    copy_ms = median_ms(lambda: dst.copy_(src), ARGS.repeat)
+    weight_bytes = src.numel() * 2
+    bandwidth = 2 * weight_bytes / (copy_ms * 1e-3)
+    times["floor: the weights at the copy bandwidth"] = weight_bytes / bandwidth * 1e3
+
+    graph_ms = times.get("PyTorch, one CUDA graph")
+    print()
+    print("| decode chain, n %d, %d layers, bf16 weights (%.0f MiB) | µs | vs PyTorch CUDA graph | GB/s |"
+          % (n, layers, weight_bytes / 2**20))
+    print("| --- | --- | --- | --- |")
+    for name, ms in times.items():
+        print("| %s | %.1f | %.2fx | %.0f |" % (name, ms * 1e3, graph_ms / ms, weight_bytes / (ms * 1e-3) / 1e9))
+    print("\ncopy bandwidth %.0f GB/s; %s" % (bandwidth / 1e9, torch.cuda.get_device_name()))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dslc", required=True)
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--dslc-library-path", default="")
+    parser.add_argument("--n", type=int, default=4096)
+    parser.add_argument("--layers", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=100)
+    parser.add_argument("--variants", default="",
+                        help="';'-separated sets of graph consts to time, e.g. 'ROWS=8,BK=512;ROWS=4'")
+    ARGS = parser.parse_args()
+    sys.exit(main())
