@@ -80,7 +80,7 @@ def main():
     for variant in ARGS.variants.split(";"):
         defines = []
         for d in filter(None, variant.split(",")):
-            defines += ["-D", d]
+            defines += [d] if d.startswith("--") else ["-D", d]
         label = " (%s)" % variant if variant else ""
         for mode in ("persistent", "launches"):
             np.save(path("h"), h0)
@@ -106,6 +106,10 @@ def main():
             workers = re.search(r"persistent kernel of (\d+) workers", timed.stderr)
             if workers:
                 print("INFO persistent kernel%s: %s workers" % (label, workers.group(1)))
+                traced = dslc(base + defines + ["--trace", os.path.join(ARGS.work, "trace.json")])
+                for line in traced.stderr.splitlines():
+                    if "trace of graph" in line:
+                        print("INFO" + label + " " + line.split(": ", 1)[1])
 
     # PyTorch, eager and in one CUDA graph, on the same bf16 weights.
     wt = w16.cuda()
@@ -158,6 +162,7 @@ if __name__ == "__main__":
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=100)
     parser.add_argument("--variants", default="",
-                        help="';'-separated sets of graph consts to time, e.g. 'ROWS=8,BK=512;ROWS=4'")
+                        help="';'-separated sets of graph consts (and dslc options such as --num-warps=8) "
+                             "to time, e.g. 'ROWS=8,BK=512;ROWS=4,--num-warps=8'")
     ARGS = parser.parse_args()
     sys.exit(main())

@@ -15,7 +15,9 @@
 //   run       every thread calls the launched kernel, lowered in task mode (Lowering's
 //             asTask) and inlined here, with the task's program id and grid
 //   trigger   after a barrier, thread 0 adds one to the launch's own counter with a
-//             release at GPU scope, publishing the task's stores to its waiters
+//             release at GPU scope, publishing the task's stores to its waiters (and,
+//             given a trace buffer, first writes when it claimed, started and ended
+//             the task)
 //
 // Claiming in order makes the scheme deadlock-free whatever the residency: a task waits
 // only on smaller task numbers, all claimed earlier by workers that are running them.
@@ -106,20 +108,20 @@ private:
 llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vector<llvm::Function *> &tasks,
                                          const std::vector<const ir::Kernel *> &kinds) {
   auto *global = llvm::PointerType::get(ctx, 1);
-  llvm::Type *params[tasks::kNumParams] = {global, b.getInt32Ty(), b.getInt32Ty(),
-                                           global, b.getInt32Ty(), b.getInt64Ty()};
+  llvm::Type *params[tasks::kNumParams] = {global, b.getInt32Ty(), b.getInt32Ty(), global,
+                                           b.getInt32Ty(), b.getInt64Ty(), global};
   auto *fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
   fn = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, name, mod);
   fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   fn->addFnAttr("nvvm.maxntid", std::to_string(threads));
-  const char *names[tasks::kNumParams] = {"table", "launches", "tasks", "sync", "claim_base", "timeout_ns"};
+  const char *names[tasks::kNumParams] = {"table", "launches", "tasks", "sync", "claim_base", "timeout_ns", "trace"};
   for (unsigned i = 0; i < tasks::kNumParams; ++i)
     fn->getArg(i)->setName(names[i]);
   table = fn->getArg(0);
   llvm::Value *numLaunches = fn->getArg(1), *numTasks = fn->getArg(2);
   sync = fn->getArg(3);
-  llvm::Value *claimBase = fn->getArg(4), *timeout = fn->getArg(5);
+  llvm::Value *claimBase = fn->getArg(4), *timeout = fn->getArg(5), *trace = fn->getArg(6);
 
   // What thread 0 tells the others: [0] the task (all ones: none left), [1] its launch,
   // [2] nonzero when its wait failed.
@@ -134,6 +136,10 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   llvm::Value *tid = b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, llvm::ArrayRef<llvm::Value *>{},
                                        {}, "tid");
   llvm::Value *leader = b.CreateICmpEQ(tid, i32(0), "leader");
+  // Thread 0's timestamps of the current task, for the trace.
+  llvm::Value *claimedAt = b.CreateAlloca(b.getInt64Ty(), nullptr, "claimed.at");
+  llvm::Value *startedAt = b.CreateAlloca(b.getInt64Ty(), nullptr, "started.at");
+  llvm::Value *tracing = b.CreateICmpNE(trace, llvm::ConstantPointerNull::get(global), "tracing");
   llvm::BasicBlock *claim = block("claim"), *leaderClaim = block("claim.leader"), *take = block("claim.take"),
                    *search = block("claim.search"), *searchStep = block("claim.search.step"),
                    *found = block("claim.found"), *none = block("claim.none"), *claimed = block("claimed"),
@@ -151,6 +157,7 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
                                           llvm::Align(4), llvm::AtomicOrdering::Monotonic,
                                           ctx.getOrInsertSyncScopeID("device"));
   llvm::Value *task = b.CreateSub(ticket, claimBase, "task");
+  b.CreateStore(globalTimer(), claimedAt);
   b.CreateCondBr(b.CreateICmpULT(task, numTasks), search, none);
   // The launch of the task: the last record whose first task is <= task (binary search
   // over [lo, hi), lo's first task always <= task).
@@ -237,6 +244,7 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   b.CreateStore(i32(1), ctlAt(2));
   b.CreateBr(waited);
   b.SetInsertPoint(ready);
+  b.CreateStore(globalTimer(), startedAt);
   b.CreateStore(i32(0), ctlAt(2));
   b.CreateBr(waited);
 
@@ -268,6 +276,24 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   barrier();
   b.CreateCondBr(leader, trigger, claim);
   b.SetInsertPoint(trigger);
+  llvm::BasicBlock *traced = block("trace"), *publish = block("publish");
+  b.CreateCondBr(tracing, traced, publish);
+  b.SetInsertPoint(traced);
+  {
+    llvm::Value *at = b.CreateInBoundsGEP(b.getInt64Ty(), trace,
+                                          b.CreateMul(b.CreateZExt(myTask, b.getInt64Ty()),
+                                                      b.getInt64(tasks::kTraceWords)));
+    llvm::Value *worker = b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                                            llvm::ArrayRef<llvm::Value *>{});
+    llvm::Value *sm = b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_smid, llvm::ArrayRef<llvm::Value *>{});
+    llvm::Value *words[tasks::kTraceWords] = {
+        b.CreateLoad(b.getInt64Ty(), claimedAt), b.CreateLoad(b.getInt64Ty(), startedAt), globalTimer(),
+        b.CreateOr(b.CreateZExt(worker, b.getInt64Ty()), b.CreateShl(b.CreateZExt(sm, b.getInt64Ty()), 32))};
+    for (unsigned w = 0; w < tasks::kTraceWords; ++w)
+      b.CreateStore(words[w], b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), at, w));
+  }
+  b.CreateBr(publish);
+  b.SetInsertPoint(publish);
   b.CreateFence(llvm::AtomicOrdering::Release, ctx.getOrInsertSyncScopeID("device"));
   b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, syncWord(b.CreateAdd(ownSlot, i32(tasks::kFirstCounterWord))), i32(1),
                     llvm::Align(4), llvm::AtomicOrdering::Release, ctx.getOrInsertSyncScopeID("device"));

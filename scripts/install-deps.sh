@@ -10,6 +10,7 @@ packages=(
   libze-dev
   googletest libgtest-dev
   spirv-tools llvm-spirv-15 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+  nlohmann-json3-dev
   clang libclang-rt-14-dev
 )
 

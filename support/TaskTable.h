@@ -47,8 +47,15 @@ inline constexpr unsigned kFirstCounterWord = 8;
 inline constexpr uint32_t kErrorWaitTimeout = 1;
 
 /// The megakernel's parameters, in order (docs/graphs.md has the table):
-///   table: *u64, launches: i32, tasks: i32, sync: *u32, claim_base: u32, timeout_ns: i64
-inline constexpr unsigned kNumParams = 6;
+///   table: *u64, launches: i32, tasks: i32, sync: *u32, claim_base: u32, timeout_ns: i64,
+///   trace: *u64 (null: no trace)
+inline constexpr unsigned kNumParams = 7;
+
+/// With a trace buffer, each task's thread 0 writes kTraceWords 64-bit words at
+/// trace[task * kTraceWords]: when it claimed the task, when its wait ended and when
+/// the task was done (%globaltimer, ns), and the worker (bits 0-31) and the SM it ran on
+/// (bits 32-63).
+inline constexpr unsigned kTraceWords = 4;
 
 /// Events, normalised (MPK): every task waits on at most one counter. `after[i]` lists
 /// the earlier launches (indices into one run's launches, all < i) that launch i must

@@ -16,6 +16,7 @@
 # Usage: test_run_graph.py --dslc build/tools/dslc [unittest options]
 #
 #===---------------------------------------------------------------------------===#
+import json
 import os
 import sys
 
@@ -72,9 +73,9 @@ class RunGraph(clitest.CliTestCase):
             with self.subTest(n=n, twice=twice):
                 self.run_chain(n, twice)
 
-    def rejected(self, code, *args, message=None):
+    def rejected(self, code, *args, message=None, env=None):
         before = clitest.snapshot(self.tmp)
-        errors = self.assertUserError(self.dslc(*args, "--diagnostics=json"), code, message)
+        errors = self.assertUserError(self.dslc(*args, "--diagnostics=json", env=env), code, message)
         after = clitest.snapshot(self.tmp)
         self.assertEqual(after, before, "a rejected run changed the folder")
         return errors
@@ -106,6 +107,7 @@ class RunGraph(clitest.CliTestCase):
         self.rejected("E0900", *args, "--graph-workers=0", message="--graph-workers needs a number")
         self.rejected("E0900", *args, "--graph-wait-timeout=soon", message="--graph-wait-timeout needs a number")
         self.rejected("E0900", *args, "--repeat=-1", message="--repeat needs a number")
+        self.rejected("E0900", *args, "--device", "interp", "--trace", "t.json", message="runs on the interpreter")
         # No driver: the usual device error, with the interpreter as the way out.
         errors = self.rejected("E0901", *args, "--device", "cuda")
         self.assertIn("--device interp runs the graph", errors[0].get("hint", ""))
@@ -131,6 +133,17 @@ class RunGraph(clitest.CliTestCase):
         r = self.dslc(*args, "--graph-mode=launches", env=env)
         self.assertOk(r)
         self.assertRegex(r.stderr, r"launch by launch, 4 launches, 12 tasks, 3 runs: ")
+        # --trace: a Chrome trace of the persistent run (the stand-in's timestamps are
+        # whatever its memory held, so only the shape is checked), and a summary line.
+        r = self.dslc(*args, "--trace", "trace.json", env=env)
+        self.assertOk(r)
+        self.assertIn("dslc: trace of graph chain in trace.json: 12 tasks on 264 workers over ", r.stderr)
+        with open(self.path("trace.json")) as f:
+            events = json.load(f)["traceEvents"]
+        self.assertEqual(sum(1 for e in events if e.get("cat") == "task"), 12)
+        self.assertEqual(sum(1 for e in events if e.get("name") == "thread_name"), 264)
+        self.rejected("E0900", *args, "--trace", "t.json", "--graph-mode=launches", env=env,
+                      message="--trace records the tasks of a persistent kernel")
         # With the `if` false, three launches.
         r = self.dslc(*self.chain_args(n), "--arg", "twice=0", "--device", "cuda", "--time", env=env)
         self.assertOk(r)

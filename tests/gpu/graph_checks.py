@@ -6,14 +6,15 @@
 # random inputs, and compares. Also: repeated runs of the persistent kernel in one
 # process (its counters carry over from run to run), the watchdog (a wait that can
 # never be met, injected with KILN_TEST_GRAPH_UNREACHABLE_WAIT, must end the run with
-# an error in bounded time and change no file), and the time per run of a 64-launch
-# graph in both GPU modes. Called by tests/gpu/jit-on-device.sh; prints one line per
+# an error in bounded time and change no file), the time per run of a 64-launch graph
+# in both GPU modes, and its trace (--trace: a slice per task on its worker's row). Called by tests/gpu/jit-on-device.sh; prints one line per
 # check, "PASS name: detail" or "FAIL name: detail", and exits 1 if any failed.
 #
 # Usage: graph_checks.py --dslc BIN --repo REPO --work DIR [--dslc-library-path PATH]
 #
 #===---------------------------------------------------------------------------===#
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -110,8 +111,8 @@ def main():
     w16 = ((w.view(np.uint32) + 0x8000) >> 16).astype(np.uint16).view(np.dtype("V2"))
     compare("stdlib/decode_chain.kiln 4x512", os.path.join(ARGS.repo, "stdlib", "decode_chain.kiln"),
             "decode_chain", {"w": w16, "g": (1 + 0.1 * rng.standard_normal(layers * n)).astype(np.float32),
-                             "h": rng.standard_normal(n).astype(np.float32), "y": np.zeros(n, np.float32)},
-            {"n": n, "eps": 1e-5}, ("-D", "LAYERS=4", "-D", "NP=512"), rtol=1e-3, atol=1e-4)
+                             "h": rng.standard_normal(n).astype(np.float32), "y": np.zeros(2 * n, np.float32)},
+            {"n": n, "eps": 1e-5}, ("-D", "LAYERS=4", "-D", "NP=512", "-D", "BK=128"), rtol=1e-3, atol=1e-4)
     # Five runs in one process: the counters keep growing; the graph is idempotent, so
     # the last run's results must still be the interpreter's.
     n = 5000
@@ -143,6 +144,24 @@ def main():
         line = [l for l in p.stderr.splitlines() if "graph residual_stack on" in l]
         record(p.returncode == 0 and bool(line), "time, 32 layers of 8x1024, " + mode,
                line[0] if line else p.stderr.strip()[-300:])
+    # The trace: one slice per task on its worker's row, none overlapping on a row.
+    trace = os.path.join(ARGS.work, "trace.json")
+    p, _, _ = run_graph(example, "residual_stack", {"x": x, "h": np.zeros((8, 1024), np.float32)},
+                        {"rows": 8, "n": 1024, "eps": 1e-5}, "cuda", ("--trace", trace),
+                        ("-D", "LAYERS=32", "-D", "NP=1024"), tag="trace")
+    problem = "exit %d: %s" % (p.returncode, p.stderr.strip()[-300:]) if p.returncode else ""
+    if not problem:
+        with open(trace) as f:
+            events = json.load(f)["traceEvents"]
+        slices = [e for e in events if e.get("cat") == "task"]
+        rows = {}
+        for e in slices:
+            rows.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"]))
+        overlapping = sum(1 for r in rows.values() for a, b in zip(sorted(r), sorted(r)[1:]) if b[0] < a[1] - 1e-3)
+        if len(slices) != 768 or overlapping or any(e["dur"] < 0 for e in slices):
+            problem = "%d task slices (want 768), %d overlapping on a row" % (len(slices), overlapping)
+    summary = [l for l in p.stderr.splitlines() if "trace of graph" in l]
+    record(not problem, "trace, 32 layers of 8x1024", problem or (summary[0] if summary else "no summary line"))
     return 0 if all(results) else 1
 
 

@@ -7,6 +7,7 @@
 #include "tools/driver/KernelArguments.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 namespace kiln::dslc {
@@ -21,13 +22,12 @@ void unifyNumWarps(ir::Module &module) {
 
 namespace {
 
-std::string describeLaunch(const ir::Module &module, const ir::Op &op) {
-  std::string s = "the launch of kernel '" + op.stringAttr("kernel") + "'";
+/// "g.kiln:8:5", or "" where the launch has no location.
+std::string whereIs(const ir::Module &module, const ir::Op &op) {
   const Location &loc = op.loc();
-  if (loc.valid() && !loc.isCommandLine() && loc.file < module.sources->size())
-    s += " at " + std::string(module.sources->name(loc.file)) + ":" + std::to_string(loc.line) + ":" +
-         std::to_string(loc.col);
-  return s;
+  if (!loc.valid() || loc.isCommandLine() || loc.file >= module.sources->size())
+    return "";
+  return std::string(module.sources->name(loc.file)) + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col);
 }
 
 /// The bundle of the megakernel: its ABI (support/TaskTable.h) as parameters, and the
@@ -39,7 +39,8 @@ rt::Bundle megakernelBundle(const ir::Module &module, const ir::Kernel &graph, c
   b.entry = result.entry;
   b.params = {{"table", DType::U64, true, 1},     {"launches", DType::I32, false, 1},
               {"tasks", DType::I32, false, 1},    {"sync", DType::U32, true, 1},
-              {"claim_base", DType::U32, false, 1}, {"timeout_ns", DType::I64, false, 1}};
+              {"claim_base", DType::U32, false, 1}, {"timeout_ns", DType::I64, false, 1},
+              {"trace", DType::U64, true, 1}};
   b.consts = {rt::ConstValue{"RECORD_WORDS", static_cast<int64_t>(recordWords)}};
   b.numWarps = static_cast<uint32_t>(numWarps);
   b.sharedBytes = static_cast<uint32_t>(result.sharedBytes);
@@ -114,7 +115,9 @@ bool runGraphOnDevice(ir::Module &module, const ir::Kernel &graph, launch::HostA
       }
       l.args.push_back(g);
     }
-    l.what = describeLaunch(module, *call.op);
+    const std::string where = whereIs(module, *call.op);
+    l.what = "the launch of kernel '" + call.kernel->name + "'" + (where.empty() ? "" : " at " + where);
+    l.label = call.kernel->name + (where.empty() ? "" : " (" + std::string(std::filesystem::path(where).filename()) + ")");
     runIndexOfSlot[l.slot] = static_cast<unsigned>(launches.size());
     launches.push_back(std::move(l));
   }

@@ -201,6 +201,11 @@ cl::opt<std::string> GraphWaitTimeoutText(
     cl::desc("The persistent kernel's watchdog: a task that waits longer than this for the tasks it depends on "
              "stops the run with an error (milliseconds, default 10000)"),
     cl::value_desc("MS"), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<std::string> TracePath("trace",
+                               cl::desc("A graph run as one persistent kernel: write its last run's tasks as a "
+                                        "Chrome / Perfetto trace (a row per worker, a slice per task) and print "
+                                        "how the workers spent their time"),
+                               cl::value_desc("trace.json"), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<std::string> GraphWorkersText("graph-workers",
                                       cl::desc("Programs of the persistent kernel (default: as many as the GPU "
                                                "runs at once)"),
@@ -823,6 +828,7 @@ std::optional<launch::GraphRunOptions> gpuRunOptions(DiagnosticEngine &diags) {
   o.workers = static_cast<uint32_t>(workers);
   o.time = TimeRuns;
   o.timeOut = &std::cerr;
+  o.tracePath = TracePath;
   if (GraphModeText.getNumOccurrences()) {
     if (auto mode = launch::parseGraphMode(GraphModeText)) {
       o.mode = *mode;
@@ -857,6 +863,12 @@ int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split
   if (!openDevice(device, gpu, diags, timing, "graph"))
     return driver::ExitUserError;
 
+  if (!gpu && TracePath.getNumOccurrences()) {
+    diags.error(Location::commandLine(), DiagCode::BadOption).hint("run it with --device cuda")
+        << "--trace records the tasks of a persistent kernel on a GPU; graph '" << graph.name
+        << "' runs on the interpreter";
+    return driver::ExitUserError;
+  }
   if (!gpu) {
     // The launched kernels get the pipeline they would on the GPU (sm_90's options).
     if (!NoOptimize)
@@ -892,6 +904,11 @@ int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split
     gpuOptions->mode = launch::GraphMode::Launches;
   }
   const bool persistent = gpuOptions->mode == launch::GraphMode::Persistent;
+  if (!persistent && !gpuOptions->tracePath.empty()) {
+    diags.error(Location::commandLine(), DiagCode::BadOption).hint("leave out --graph-mode=launches")
+        << "--trace records the tasks of a persistent kernel, and graph '" << graph.name << "' runs launch by launch";
+    return driver::ExitUserError;
+  }
   // A worker runs every kind of task, so the persistent kernel's kernels share one
   // num_warps, and none may split its reduction over extra programs.
   if (persistent)
@@ -1033,6 +1050,11 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   std::optional<launch::GraphRunOptions> gpuOptions = gpuRunOptions(diags);
   if (!gpuOptions)
     return driver::ExitUserError;
+  if (TracePath.getNumOccurrences()) {
+    diags.error(Location::commandLine(), DiagCode::BadOption).hint("--time times a kernel's launches")
+        << "--trace records the tasks of a graph's persistent kernel; '" << kernel.name << "' is a kernel";
+    return driver::ExitUserError;
+  }
   timed = &*gpuOptions;
   if (!execute(*module, *host, *grid))
     return driver::ExitUserError;

@@ -3,16 +3,20 @@
 
 #include "runtime/Bundle.h"
 #include "runtime/DTypes.h"
+#include "support/AtomicFile.h"
 #include "support/FloatFormats.h"
 #include "support/TaskTable.h"
 #include "tools/launch/DeviceLaunch.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
 #include <ostream>
+
+#include <nlohmann/json.hpp>
 
 namespace kiln::launch {
 
@@ -64,12 +68,78 @@ uint64_t taskCount(const PlannedLaunch &l) {
 /// persist from run to run and the host's record of where they stand.
 struct PersistentState {
   kiln::Kernel kernel;
-  kiln::Buffer table, sync;
+  kiln::Buffer table, sync, trace;
   unsigned recordWords = 0;
   uint32_t workers = 0;
   uint32_t claimed = 0;              ///< the claim counter after the last run
   std::vector<uint32_t> slotCounts;  ///< each slot's counter after the last run
 };
+
+/// What a trace says of one run: the Chrome / Perfetto trace (JSON) and a summary line.
+struct TraceReport {
+  std::string json;
+  std::string summary;
+};
+
+/// Builds the trace of one persistent run from its task records (support/TaskTable.h):
+/// a row per worker, on it a "wait" slice from claim to start and a slice named after
+/// the task's launch from start to end, in microseconds from the first claim.
+TraceReport traceReport(const std::string &graph, const std::vector<PlannedLaunch> &launches,
+                        const std::vector<uint64_t> &words, uint32_t workers) {
+  uint64_t first = UINT64_MAX, last = 0;
+  const size_t tasks = words.size() / tasks::kTraceWords;
+  for (size_t t = 0; t < tasks; ++t) {
+    first = std::min(first, words[t * tasks::kTraceWords]);
+    last = std::max(last, words[t * tasks::kTraceWords + 2]);
+  }
+  std::vector<uint64_t> busy(workers, 0), waiting(workers, 0);
+  nlohmann::json events = nlohmann::json::array();
+  auto us = [&](uint64_t ns) { return static_cast<double>(ns - first) / 1000.0; };
+  size_t t = 0;
+  for (size_t l = 0; l < launches.size(); ++l) {
+    const uint64_t count = static_cast<uint64_t>(launches[l].grid[0] * launches[l].grid[1] * launches[l].grid[2]);
+    for (uint64_t p = 0; p < count; ++p, ++t) {
+      const uint64_t *w = &words[t * tasks::kTraceWords];
+      const uint32_t worker = static_cast<uint32_t>(w[3]), sm = static_cast<uint32_t>(w[3] >> 32);
+      if (worker < workers) {
+        waiting[worker] += w[1] - w[0];
+        busy[worker] += w[2] - w[1];
+      }
+      const nlohmann::json args = {{"launch", l}, {"program", p}, {"task", t}, {"sm", sm}};
+      if (w[1] > w[0])
+        events.push_back({{"name", "wait"}, {"cat", "wait"}, {"ph", "X"}, {"pid", 0}, {"tid", worker},
+                          {"ts", us(w[0])}, {"dur", static_cast<double>(w[1] - w[0]) / 1000.0}, {"args", args}});
+      events.push_back({{"name", launches[l].label}, {"cat", "task"}, {"ph", "X"}, {"pid", 0}, {"tid", worker},
+                        {"ts", us(w[1])}, {"dur", static_cast<double>(w[2] - w[1]) / 1000.0}, {"args", args}});
+    }
+  }
+  for (uint32_t w = 0; w < workers; ++w)
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", w},
+                      {"args", {{"name", "worker " + std::to_string(w)}}}});
+  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "graph " + graph}}}});
+  const nlohmann::json trace = {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+
+  const double span = static_cast<double>(last - first) * workers;
+  uint64_t busySum = 0, waitSum = 0;
+  for (uint32_t w = 0; w < workers; ++w) {
+    busySum += busy[w];
+    waitSum += waiting[w];
+  }
+  auto percent = [&](double part) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f%%", span > 0 ? 100.0 * part / span : 0.0);
+    return std::string(text);
+  };
+  char spanText[32];
+  std::snprintf(spanText, sizeof spanText, "%.1f", static_cast<double>(last - first) / 1000.0);
+  TraceReport r;
+  r.json = trace.dump() + "\n";
+  r.summary = std::to_string(tasks) + " tasks on " + std::to_string(workers) + " workers over " + spanText +
+              " us from the first claim to the last task's end; of the workers' time, " + percent(busySum) +
+              " running tasks, " + percent(waitSum) + " waiting on events, " +
+              percent(span - static_cast<double>(busySum + waitSum)) + " idle (claiming, or done)";
+  return r;
+}
 
 } // namespace
 
@@ -184,6 +254,8 @@ bool runGraphOnGpu(kiln::Runtime &runtime, const CompiledGraph &graph, const std
         return fail(KILN_ERROR_INVALID_VALUE, "one run has " + std::to_string(total) + " tasks; at most " +
                                                   std::to_string(std::numeric_limits<int32_t>::max()) + " are supported");
       persistent.table = runtime.alloc(std::max<size_t>(words.size() * 8, 8), KILN_DTYPE_U64);
+      // No trace: a buffer of 0 bytes, which the kernel sees as a null pointer.
+      persistent.trace = runtime.alloc(options.tracePath.empty() ? 0 : total * tasks::kTraceWords * 8, KILN_DTYPE_U64);
       const size_t syncWords = tasks::kFirstCounterWord + graph.slots;
       persistent.sync = runtime.alloc(syncWords * 4, KILN_DTYPE_U32);
       persistent.sync.fill(0);
@@ -222,6 +294,7 @@ bool runGraphOnGpu(kiln::Runtime &runtime, const CompiledGraph &graph, const std
         args[4] = kiln::detail::toArg(persistent.claimed);
         args[5] = kiln::detail::toArg(static_cast<int64_t>(std::min<uint64_t>(
             options.waitTimeoutNs, static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))));
+        args[6] = kiln::detail::toArg(persistent.trace);
         persistent.kernel.launch_args(kiln::Grid(persistent.workers), args);
         persistent.claimed += static_cast<uint32_t>(total) + persistent.workers;
         for (const PlannedLaunch &l : launches)
@@ -301,6 +374,20 @@ bool runGraphOnGpu(kiln::Runtime &runtime, const CompiledGraph &graph, const std
          << ", " << launches.size() << " launches, " << tasksPerRun << " tasks, " << timeSummary(times, "run", "runs")
          << "\n";
       os.flush();
+    }
+    if (!options.tracePath.empty() && options.mode == GraphMode::Persistent) {
+      std::vector<uint64_t> words(persistent.trace.size_bytes() / 8);
+      persistent.trace.read(words.data(), words.size() * 8);
+      const TraceReport report = traceReport(graph.name, launches, words, persistent.workers);
+      const std::string error = writeFileAtomically(
+          options.tracePath, std::span(reinterpret_cast<const uint8_t *>(report.json.data()), report.json.size()));
+      if (!error.empty()) {
+        diags.error(Location::commandLine(), DiagCode::FileNotWritable) << error;
+        return false;
+      }
+      if (options.timeOut)
+        *options.timeOut << options.tool << ": trace of graph " << graph.name << " in " << options.tracePath << ": "
+                         << report.summary << "\n";
     }
     adoptChangedBuffers(host, results);
     return true;

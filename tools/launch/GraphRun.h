@@ -44,6 +44,7 @@ struct PlannedLaunch {
   std::vector<GraphArgument> args;
   std::vector<unsigned> after; ///< the earlier launches of this run (indices) it must follow
   std::string what;            ///< "the launch of kernel 'copy' at g.kiln:8:5", for messages
+  std::string label;           ///< "copy (g.kiln:8:5)", for traces
 };
 
 /// A graph's code.
@@ -69,6 +70,10 @@ struct GraphRunOptions {
   std::ostream *timeOut = nullptr;
   uint64_t waitTimeoutNs = 10'000'000'000ull; ///< the persistent kernel's watchdog
   uint32_t workers = 0;                       ///< 0: as many as are resident at once
+  /// Persistent mode: write the last run's tasks as a Chrome / Perfetto trace here (one
+  /// row per worker, a slice per task and per wait) and print each worker's busy,
+  /// waiting and idle shares.
+  std::string tracePath;
   std::string tool = "dslc";
 };
 
