@@ -5,6 +5,7 @@
 # one GPU, in one process so that every figure comes from the same device state:
 #
 #   Kiln, persistent     dslc run --graph-mode=persistent --time --repeat R
+#   Kiln, CUDA graph     dslc run --graph-mode=cuda-graph --time --repeat R
 #   Kiln, launches       dslc run --graph-mode=launches   --time --repeat R
 #   PyTorch eager        torch.mv on the bf16 weights, SiLU and RMS norm in f32
 #   PyTorch CUDA graph   the same step captured once and replayed
@@ -82,7 +83,7 @@ def main():
         for d in filter(None, variant.split(",")):
             defines += [d] if d.startswith("--") else ["-D", d]
         label = " (%s)" % variant if variant else ""
-        for mode in ("persistent", "launches"):
+        for mode in ("persistent", "cuda-graph", "launches"):
             np.save(path("h"), h0)
             once = dslc(base + defines + ["--graph-mode=" + mode])
             if once.returncode != 0:
@@ -101,7 +102,8 @@ def main():
                 print("FAIL decode chain%s, %s, timed: %s" % (label, mode, timed.stderr.strip()[-500:]))
                 ok = False
                 continue
-            name = "one persistent kernel" if mode == "persistent" else "launch by launch"
+            name = {"persistent": "one persistent kernel", "cuda-graph": "its launches in one CUDA graph",
+                    "launches": "launch by launch"}[mode]
             times["Kiln, %s%s" % (name, label)] = float(m.group(1))
             workers = re.search(r"persistent kernel of (\d+) workers", timed.stderr)
             if workers:

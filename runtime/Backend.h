@@ -60,6 +60,14 @@ public:
   virtual Status elapsedMsUntil(DeviceEvent &end, float &ms) = 0;
 };
 
+/// Launches recorded once and replayed as a whole (a CUDA graph).
+class DeviceRecording {
+public:
+  virtual ~DeviceRecording() = default;
+  /// Runs the recorded launches again, in order, on the device's queue.
+  virtual Status replay() = 0;
+};
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -83,6 +91,14 @@ public:
   virtual Status copy(uint64_t dst, uint64_t src, size_t bytes) = 0;
   virtual Status synchronize() = 0;
   virtual Status createEvent(std::unique_ptr<DeviceEvent> &out) = 0;
+  /// From beginRecording to endRecording, launches are recorded instead of run.
+  virtual Status beginRecording() {
+    return Status(KILN_ERROR_UNSUPPORTED, "this device cannot record launches");
+  }
+  virtual Status endRecording(std::unique_ptr<DeviceRecording> &out) {
+    (void)out;
+    return Status(KILN_ERROR_UNSUPPORTED, "this device cannot record launches");
+  }
 };
 
 /// Creates a backend on device `deviceIndex`. Failures: KILN_ERROR_NO_DRIVER when the

@@ -113,6 +113,10 @@ struct kiln_event {
   std::unique_ptr<DeviceEvent> device;
   bool recorded = false;
 };
+struct kiln_recording {
+  std::shared_ptr<RuntimeState> state;
+  std::unique_ptr<kiln::rt::DeviceRecording> device;
+};
 /// A block mask on the device: its three arrays are ordinary buffers of the runtime
 /// (registered like any other, so a launch resolves them as it resolves the caller's),
 /// owned by the mask and never handed out.
@@ -869,6 +873,54 @@ kiln_status kiln_event_create(kiln_runtime *runtime, kiln_event **out) {
     *out = event.release();
     return KILN_SUCCESS;
   });
+}
+
+kiln_status kiln_runtime_begin_recording(kiln_runtime *runtime) {
+  return guarded([&] {
+    if (!runtime)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_runtime_begin_recording: null runtime");
+    RuntimeState &rt = *runtime->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (Status s = rt.backend->beginRecording(); !s.ok())
+      return fail(s);
+    return KILN_SUCCESS;
+  });
+}
+
+kiln_status kiln_runtime_end_recording(kiln_runtime *runtime, kiln_recording **out) {
+  return guarded([&] {
+    if (!runtime || !out)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_runtime_end_recording: null runtime or `out`");
+    *out = nullptr;
+    auto recording = std::make_unique<kiln_recording>();
+    recording->state = runtime->state;
+    RuntimeState &rt = *runtime->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (Status s = rt.backend->endRecording(recording->device); !s.ok())
+      return fail(s);
+    *out = recording.release();
+    return KILN_SUCCESS;
+  });
+}
+
+kiln_status kiln_recording_replay(kiln_recording *recording) {
+  return guarded([&] {
+    if (!recording)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_recording_replay: null recording");
+    RuntimeState &rt = *recording->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (Status s = recording->device->replay(); !s.ok())
+      return failAfterLaunch(rt, s);
+    return KILN_SUCCESS;
+  });
+}
+
+void kiln_recording_destroy(kiln_recording *recording) {
+  if (!recording)
+    return;
+  std::shared_ptr<RuntimeState> state = recording->state;
+  std::lock_guard<std::mutex> lock(state->mutex);
+  delete recording;
 }
 
 void kiln_event_destroy(kiln_event *event) {

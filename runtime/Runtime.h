@@ -413,6 +413,31 @@ private:
   kiln_event *h_ = nullptr;
 };
 
+/// Launches recorded once (Runtime::begin_recording / end_recording) and replayed with
+/// one call: a CUDA graph.
+class Recording {
+public:
+  Recording() = default;
+  explicit Recording(kiln_recording *handle) : h_(handle) {}
+  ~Recording() { kiln_recording_destroy(h_); }
+  Recording(Recording &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  Recording &operator=(Recording &&o) noexcept {
+    if (this != &o) {
+      kiln_recording_destroy(h_);
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  Recording(const Recording &) = delete;
+  Recording &operator=(const Recording &) = delete;
+
+  void replay() { detail::check(kiln_recording_replay(h_)); }
+  kiln_recording *handle() const { return h_; }
+
+private:
+  kiln_recording *h_ = nullptr;
+};
+
 class Runtime {
 public:
   struct Options {
@@ -541,6 +566,13 @@ public:
     kiln_event *e = nullptr;
     detail::check(kiln_event_create(h_, &e));
     return Event(e);
+  }
+  /// Until end_recording, launches are recorded instead of run (CUDA only).
+  void begin_recording() { detail::check(kiln_runtime_begin_recording(h_)); }
+  Recording end_recording() {
+    kiln_recording *r = nullptr;
+    detail::check(kiln_runtime_end_recording(h_, &r));
+    return Recording(r);
   }
 
 private:

@@ -86,6 +86,7 @@ typedef struct kiln_runtime kiln_runtime;
 typedef struct kiln_kernel kiln_kernel;
 typedef struct kiln_buffer kiln_buffer;
 typedef struct kiln_event kiln_event;
+typedef struct kiln_recording kiln_recording;
 typedef struct kiln_block_mask kiln_block_mask;
 
 typedef struct kiln_runtime_options {
@@ -278,6 +279,16 @@ kiln_status kiln_event_record(kiln_event *event);
 kiln_status kiln_event_synchronize(kiln_event *event);
 /* Milliseconds of device time between two recorded events of one runtime. */
 kiln_status kiln_event_elapsed_ms(const kiln_event *start, const kiln_event *end, float *ms);
+
+/* Recordings (a CUDA graph): between kiln_runtime_begin_recording and
+ * kiln_runtime_end_recording, kiln_launch records its launches instead of running
+ * them; kiln_recording_replay runs them all again, in order, with one call. Only
+ * launches may happen while recording (buffer copies and synchronization fail).
+ * KILN_ERROR_UNSUPPORTED on Level Zero. */
+kiln_status kiln_runtime_begin_recording(kiln_runtime *runtime);
+kiln_status kiln_runtime_end_recording(kiln_runtime *runtime, kiln_recording **out);
+kiln_status kiln_recording_replay(kiln_recording *recording);
+void kiln_recording_destroy(kiln_recording *recording);
 
 #ifdef __cplusplus
 } /* extern "C" */

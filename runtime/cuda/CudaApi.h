@@ -53,6 +53,12 @@ namespace kiln::rt {
   X(cuStreamDestroy)                                                                     \
   X(cuEventCreate)                                                                       \
   X(cuEventRecord)                                                                       \
+  X(cuStreamBeginCapture)                                                                \
+  X(cuStreamEndCapture)                                                                  \
+  X(cuGraphInstantiate)                                                                  \
+  X(cuGraphLaunch)                                                                       \
+  X(cuGraphExecDestroy)                                                                  \
+  X(cuGraphDestroy)                                                                      \
   X(cuEventSynchronize)                                                                  \
   X(cuEventElapsedTime)                                                                  \
   X(cuEventDestroy)

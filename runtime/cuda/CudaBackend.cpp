@@ -96,6 +96,8 @@ public:
   Status copy(uint64_t dst, uint64_t src, size_t bytes) override;
   Status synchronize() override;
   Status createEvent(std::unique_ptr<DeviceEvent> &out) override;
+  Status beginRecording() override;
+  Status endRecording(std::unique_ptr<DeviceRecording> &out) override;
 
   /// Makes the context current on the calling thread (the driver tracks it per thread).
   Status enter() {
@@ -292,6 +294,60 @@ Status CudaBackend::createEvent(std::unique_ptr<DeviceEvent> &out) {
   if (r != CUDA_SUCCESS)
     return fail(r, "cuEventCreate", KILN_ERROR_DRIVER);
   out = std::make_unique<CudaEvent>(*this, e);
+  return Status();
+}
+
+// ---- recordings (CUDA graphs) ------------------------------------------------------------
+
+namespace {
+
+class CudaRecording final : public DeviceRecording {
+public:
+  CudaRecording(CudaBackend &backend, CUgraph graph, CUgraphExec exec)
+      : backend_(backend), graph_(graph), exec_(exec) {}
+  ~CudaRecording() override {
+    if (backend_.enter().ok()) {
+      (void)backend_.api.cuGraphExecDestroy(exec_);
+      (void)backend_.api.cuGraphDestroy(graph_);
+    }
+  }
+  Status replay() override {
+    if (Status s = backend_.enter(); !s.ok())
+      return s;
+    CUresult r = backend_.api.cuGraphLaunch(exec_, backend_.stream);
+    return r == CUDA_SUCCESS ? Status() : backend_.fail(r, "cuGraphLaunch", KILN_ERROR_LAUNCH);
+  }
+
+private:
+  CudaBackend &backend_;
+  CUgraph graph_;
+  CUgraphExec exec_;
+};
+
+} // namespace
+
+Status CudaBackend::beginRecording() {
+  if (Status s = enter(); !s.ok())
+    return s;
+  // Thread-local: another thread's unrelated driver calls do not break the capture.
+  CUresult r = api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+  return r == CUDA_SUCCESS ? Status() : fail(r, "cuStreamBeginCapture", KILN_ERROR_DRIVER);
+}
+
+Status CudaBackend::endRecording(std::unique_ptr<DeviceRecording> &out) {
+  if (Status s = enter(); !s.ok())
+    return s;
+  CUgraph graph = nullptr;
+  CUresult r = api.cuStreamEndCapture(stream, &graph);
+  if (r != CUDA_SUCCESS)
+    return fail(r, "cuStreamEndCapture", KILN_ERROR_DRIVER);
+  CUgraphExec exec = nullptr;
+  r = api.cuGraphInstantiate(&exec, graph, 0);
+  if (r != CUDA_SUCCESS) {
+    (void)api.cuGraphDestroy(graph);
+    return fail(r, "cuGraphInstantiate", KILN_ERROR_DRIVER);
+  }
+  out = std::make_unique<CudaRecording>(*this, graph, exec);
   return Status();
 }
 

@@ -103,7 +103,8 @@ class RunGraph(clitest.CliTestCase):
     def test_graph_options_are_checked(self):
         args = self.chain_args() + ("--arg", "twice=0")
         self.rejected("E0606", *args, "--grid", "1", message="--grid is for kernels")
-        self.rejected("E0900", *args, "--graph-mode=megakernel", message="--graph-mode takes persistent or launches")
+        self.rejected("E0900", *args, "--graph-mode=megakernel",
+                      message="--graph-mode takes persistent, cuda-graph or launches")
         self.rejected("E0900", *args, "--graph-workers=0", message="--graph-workers needs a number")
         self.rejected("E0900", *args, "--graph-wait-timeout=soon", message="--graph-wait-timeout needs a number")
         self.rejected("E0900", *args, "--repeat=-1", message="--repeat needs a number")
@@ -133,6 +134,11 @@ class RunGraph(clitest.CliTestCase):
         r = self.dslc(*args, "--graph-mode=launches", env=env)
         self.assertOk(r)
         self.assertRegex(r.stderr, r"launch by launch, 4 launches, 12 tasks, 3 runs: ")
+        # Recorded once as a CUDA graph, replayed per run: each run is still the four
+        # launches' quarter milliseconds of stand-in time.
+        r = self.dslc(*args, "--graph-mode=cuda-graph", env=env)
+        self.assertOk(r)
+        self.assertRegex(r.stderr, r"its launches in one CUDA graph, 4 launches, 12 tasks, 3 runs: min 1\.0000 ms")
         # --trace: a Chrome trace of the persistent run (the stand-in's timestamps are
         # whatever its memory held, so only the shape is checked), and a summary line.
         r = self.dslc(*args, "--trace", "trace.json", env=env)

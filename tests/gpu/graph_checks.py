@@ -2,12 +2,12 @@
 #===- graph_checks.py - Graphs on the GPU against the interpreter -------------===#
 #
 # Runs graphs through `dslc run` on the reference interpreter (launch by launch: the
-# meaning) and on a CUDA GPU as one persistent kernel and launch by launch, on fresh
-# random inputs, and compares. Also: repeated runs of the persistent kernel in one
+# meaning) and on a CUDA GPU as one persistent kernel, as one CUDA graph and launch by
+# launch, on fresh random inputs, and compares. Also: repeated runs of the persistent kernel in one
 # process (its counters carry over from run to run), the watchdog (a wait that can
 # never be met, injected with KILN_TEST_GRAPH_UNREACHABLE_WAIT, must end the run with
 # an error in bounded time and change no file), the time per run of a 64-launch graph
-# in both GPU modes, and its trace (--trace: a slice per task on its worker's row). Called by tests/gpu/jit-on-device.sh; prints one line per
+# in the three GPU modes, and its trace (--trace: a slice per task on its worker's row). Called by tests/gpu/jit-on-device.sh; prints one line per
 # check, "PASS name: detail" or "FAIL name: detail", and exits 1 if any failed.
 #
 # Usage: graph_checks.py --dslc BIN --repo REPO --work DIR [--dslc-library-path PATH]
@@ -63,7 +63,7 @@ def compare(name, source, graph, arrays, scalars, defines=(), rtol=1e-4, atol=1e
     if ref.returncode != 0:
         record(False, name, "the interpreter failed: " + ref.stderr.strip()[-400:])
         return
-    for mode in ("persistent", "launches"):
+    for mode in ("persistent", "cuda-graph", "launches"):
         p, out, _ = run_graph(source, graph, arrays, scalars, "cuda", ("--graph-mode=" + mode,) + tuple(extra_gpu),
                               defines, tag=mode)
         if p.returncode != 0:
@@ -136,13 +136,15 @@ def main():
 
     # Time per run, 64 launches of small kernels: the launch overhead a megakernel removes.
     x = rng.standard_normal((8, 1024)).astype(np.float32)
-    for mode in ("persistent", "launches"):
+    # The persistent kernel also with fewer workers than the GPU holds (each one polls).
+    for mode, extra in (("persistent", ()), ("persistent", ("--graph-workers=16",)),
+                        ("persistent", ("--graph-workers=132",)), ("cuda-graph", ()), ("launches", ())):
         p, _, _ = run_graph(example, "residual_stack", {"x": x, "h": np.zeros((8, 1024), np.float32)},
                             {"rows": 8, "n": 1024, "eps": 1e-5}, "cuda",
-                            ("--graph-mode=" + mode, "--repeat", "50", "--time"),
+                            ("--graph-mode=" + mode, "--repeat", "50", "--time") + extra,
                             ("-D", "LAYERS=32", "-D", "NP=1024"), tag="time-" + mode)
         line = [l for l in p.stderr.splitlines() if "graph residual_stack on" in l]
-        record(p.returncode == 0 and bool(line), "time, 32 layers of 8x1024, " + mode,
+        record(p.returncode == 0 and bool(line), "time, 32 layers of 8x1024, " + " ".join((mode,) + extra),
                line[0] if line else p.stderr.strip()[-300:])
     # The trace: one slice per task on its worker's row, none overlapping on a row.
     trace = os.path.join(ARGS.work, "trace.json")

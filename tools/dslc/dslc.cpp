@@ -193,9 +193,11 @@ cl::opt<bool> TimeRuns("time", cl::desc("On a GPU: time each launch (each run of
                        cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<std::string> GraphModeText("graph-mode",
                                    cl::desc("How a GPU runs a graph: persistent (one megakernel whose workers run "
-                                            "the launches' programs as tasks; the default on CUDA) or launches "
-                                            "(one launch after another; the default on Level Zero)"),
-                                   cl::value_desc("persistent|launches"), cl::sub(RunCommand), cl::cat(KilnCategory));
+                                            "the launches' programs as tasks; the default on CUDA), cuda-graph (the "
+                                            "launches recorded once as a CUDA graph) or launches (one launch after "
+                                            "another; the only mode on Level Zero)"),
+                                   cl::value_desc("persistent|cuda-graph|launches"), cl::sub(RunCommand),
+                                   cl::cat(KilnCategory));
 cl::opt<std::string> GraphWaitTimeoutText(
     "graph-wait-timeout",
     cl::desc("The persistent kernel's watchdog: a task that waits longer than this for the tasks it depends on "
@@ -834,8 +836,8 @@ std::optional<launch::GraphRunOptions> gpuRunOptions(DiagnosticEngine &diags) {
       o.mode = *mode;
     } else {
       diags.error(Location::commandLine(), DiagCode::BadOption)
-              .hint("persistent: one megakernel; launches: the graph's launches one by one")
-          << "--graph-mode takes persistent or launches, got '" << std::string(GraphModeText) << "'";
+              .hint("persistent: one megakernel; cuda-graph: its launches in a CUDA graph; launches: one by one")
+          << "--graph-mode takes persistent, cuda-graph or launches, got '" << std::string(GraphModeText) << "'";
       ok = false;
     }
   }
@@ -901,6 +903,11 @@ int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split
           << ": SPIR-V gives no forward-progress guarantee between work-groups";
       return driver::ExitUserError;
     }
+    if (gpuOptions->mode == launch::GraphMode::CudaGraph) {
+      diags.error(Location::commandLine(), DiagCode::Unsupported).hint("--graph-mode=launches runs it launch by launch")
+          << "CUDA graphs need a CUDA device, and " << launch::describeDevice(*gpu) << " is not one";
+      return driver::ExitUserError;
+    }
     gpuOptions->mode = launch::GraphMode::Launches;
   }
   const bool persistent = gpuOptions->mode == launch::GraphMode::Persistent;
@@ -913,10 +920,13 @@ int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split
   // num_warps, and none may split its reduction over extra programs.
   if (persistent)
     dslc::unifyNumWarps(module);
+  // A split kernel's launch zeroes its workspace, which a CUDA graph's recording cannot
+  // hold: there too every reduction stays in one program.
+  const bool oneProgramReductions = persistent || gpuOptions->mode == launch::GraphMode::CudaGraph;
   if (!NoOptimize)
     ir::runPipeline(module,
-                    pipelineOptions(timing, diags, persistent && split == 0 ? 1 : split, std::nullopt, *target,
-                                    std::nullopt),
+                    pipelineOptions(timing, diags, oneProgramReductions && split == 0 ? 1 : split, std::nullopt,
+                                    *target, std::nullopt),
                     diags);
   codegen::CodegenOptions cg;
   cg.libdevicePath = LibdevicePath;
@@ -1164,7 +1174,7 @@ int main(int argc, char **argv) {
       "  dslc FILE [--kernel K] --emit=llvm|ptx|spirv|spirv-asm|bundle [--target=sm_80|sm_90|sm_90a|spirv64]\n"
       "       [--assume-multiple NAME=N]... [-o OUT]\n"
       "  dslc run FILE --kernel K --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device cuda|ze|interp]\n"
-      "  dslc run FILE --kernel GRAPH [--arg NAME=VALUE]... [--graph-mode=persistent|launches]\n"
+      "  dslc run FILE --kernel GRAPH [--arg NAME=VALUE]... [--graph-mode=persistent|cuda-graph|launches]\n"
       "       (a graph: one persistent kernel on CUDA, its launches in order elsewhere)\n\n"
       "FILE is Kiln source (.kiln) or Tile IR text (.tir). Exit status: 0 success, 1 an error\n"
       "in the input, the options or the run (reported with a code, see docs/diagnostics.md),\n"

@@ -7,6 +7,7 @@
 //
 //   launches     each launch as its own kernel launch, in order: the baseline, and what
 //                a device without forward-progress guarantees between programs gets
+//   cuda-graph   the same launches recorded once as a CUDA graph and replayed per run
 //   persistent   one launch of the megakernel (codegen/Megakernel.cpp) over as many
 //                workers as the device holds at once, with the launch table of
 //                support/TaskTable.h; a wait that times out is reported as an error
@@ -55,9 +56,9 @@ struct CompiledGraph {
   unsigned slots = 0;                        ///< `launch` statements in the graph's body
 };
 
-enum class GraphMode { Launches, Persistent };
+enum class GraphMode { Launches, CudaGraph, Persistent };
 
-/// "launches", "persistent" -> GraphMode.
+/// "launches", "cuda-graph", "persistent" -> GraphMode.
 std::optional<GraphMode> parseGraphMode(std::string_view name);
 
 struct GraphRunOptions {

@@ -150,6 +150,34 @@ TEST_F(CppApi, EventsAndMoves) {
   EXPECT_EQ(fake.launchCount(), 3);
 }
 
+TEST_F(CppApi, RecordedLaunchesReplayWithOneCall) {
+  kiln::Runtime rt;
+  auto k = rt.load_bundle(path);
+  kiln::Buffer x = rt.alloc<float>(4);
+  kiln::Event a = rt.create_event(), b = rt.create_event();
+  // Recorded launches do not run: no fake device time passes while recording.
+  a.record();
+  rt.begin_recording();
+  k.launch({1}, x, x, x, 4);
+  k.launch({2}, x, x, x, 4);
+  k.launch({3}, x, x, x, 4);
+  kiln::Recording recording = rt.end_recording();
+  b.record();
+  b.synchronize();
+  EXPECT_FLOAT_EQ(kiln::Event::elapsed_ms(a, b), 0.0f);
+  // Each replay runs the three launches (a quarter millisecond each on the stand-in).
+  a.record();
+  recording.replay();
+  recording.replay();
+  b.record();
+  b.synchronize();
+  EXPECT_FLOAT_EQ(kiln::Event::elapsed_ms(a, b), 1.5f);
+  // Ending a recording that never began is the driver's error, passed on.
+  EXPECT_NE(thrown([&] { rt.end_recording(); }).status(), KILN_SUCCESS);
+  // The resident programs of a kernel: the stand-in's 2 per SM times 132 SMs.
+  EXPECT_EQ(k.info().resident_programs(), 264u);
+}
+
 TEST_F(CppApi, ConstsAreReadWithTheValuesTheKernelWasCompiledWith) {
   kiln::Runtime rt;
   auto k = rt.load_bundle(path);

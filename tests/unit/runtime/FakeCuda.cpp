@@ -45,6 +45,13 @@ struct CUstream_st {
 struct CUevent_st {
   double timeMs = -1; ///< fake device time when recorded
 };
+/// A captured stream: the fake device time of each launch it holds.
+struct CUgraph_st {
+  std::vector<double> launchMs;
+};
+struct CUgraphExec_st {
+  std::vector<double> launchMs;
+};
 
 namespace {
 
@@ -76,6 +83,10 @@ struct State {
   int contextRefs = 0;
   double nowMs = 0;
   int launches = 0;
+  CUstream_st *capturing = nullptr;   ///< the stream being captured, if any
+  std::vector<double> captured;       ///< its launches so far
+  std::set<CUgraph_st *> graphs;
+  std::set<CUgraphExec_st *> execs;
   LastLaunch last;
   std::vector<LaunchShape> shapes; ///< every launch's grid and block, in order
   /// (text in the PTX, milliseconds): a launch of a kernel whose module's PTX contains
@@ -473,7 +484,69 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
       ms = cost;
       break;
     }
-  state.nowMs += ms;
+  // A launch on a capturing stream is recorded, not run: no device time passes.
+  if (stream && stream == state.capturing)
+    state.captured.push_back(ms);
+  else
+    state.nowMs += ms;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode) {
+  FAKE_ENTER("cuStreamBeginCapture");
+  if (!stream || !state.streams.count(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (state.capturing)
+    return CUDA_ERROR_ILLEGAL_STATE;
+  state.capturing = stream;
+  state.captured.clear();
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamEndCapture(CUstream stream, CUgraph *graph) {
+  FAKE_ENTER("cuStreamEndCapture");
+  if (!stream || stream != state.capturing)
+    return CUDA_ERROR_ILLEGAL_STATE;
+  auto *g = new CUgraph_st{state.captured};
+  state.graphs.insert(g);
+  state.capturing = nullptr;
+  state.captured.clear();
+  *graph = g;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *exec, CUgraph graph, unsigned long long) {
+  FAKE_ENTER("cuGraphInstantiate");
+  if (!state.graphs.count(graph))
+    return CUDA_ERROR_INVALID_HANDLE;
+  auto *e = new CUgraphExec_st{graph->launchMs};
+  state.execs.insert(e);
+  *exec = e;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+  FAKE_ENTER("cuGraphLaunch");
+  if (!state.execs.count(exec) || (stream && !state.streams.count(stream)))
+    return CUDA_ERROR_INVALID_HANDLE;
+  for (double ms : exec->launchMs)
+    state.nowMs += ms;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec exec) {
+  FAKE_ENTER("cuGraphExecDestroy");
+  if (!state.execs.erase(exec))
+    return CUDA_ERROR_INVALID_HANDLE;
+  delete exec;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphDestroy(CUgraph graph) {
+  FAKE_ENTER("cuGraphDestroy");
+  if (!state.graphs.erase(graph))
+    return CUDA_ERROR_INVALID_HANDLE;
+  delete graph;
   return CUDA_SUCCESS;
 }
 
