@@ -197,6 +197,10 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   llvm::Value *gx = low(w1), *gy = high(w1), *gz = low(w2);
   llvm::Value *waitSlot = high(w2), *waitTarget = low(w3), *ownSlot = high(w3);
   llvm::Value *local = b.CreateSub(myTask, first);
+  // The arguments too, before the wait, so that their loads overlap it.
+  std::vector<llvm::Value *> argWords;
+  for (unsigned w = tasks::kRecordHeaderWords; w < recordWords; ++w)
+    argWords.push_back(recordWord(myLaunch, w));
   llvm::Value *px = b.CreateURem(local, gx, "pid.x");
   llvm::Value *rest = b.CreateUDiv(local, gx);
   llvm::Value *py = b.CreateURem(rest, gy, "pid.y");
@@ -264,8 +268,7 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
     std::vector<llvm::Value *> args;
     const size_t kernelParams = kinds[k]->params().size();
     for (size_t i = 0; i < kernelParams; ++i)
-      args.push_back(argument(recordWord(myLaunch, tasks::kRecordHeaderWords + static_cast<unsigned>(i)),
-                              taskFn->getArg(static_cast<unsigned>(i))->getType()));
+      args.push_back(argument(argWords[i], taskFn->getArg(static_cast<unsigned>(i))->getType()));
     args.insert(args.end(), {px, py, pz, gx, gy, gz});
     b.CreateCall(taskFn, args);
     b.CreateBr(taskDone);
