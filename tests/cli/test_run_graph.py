@@ -150,6 +150,11 @@ class RunGraph(clitest.CliTestCase):
         self.assertEqual(sum(1 for e in events if e.get("name") == "thread_name"), 264)
         self.rejected("E0900", *args, "--trace", "t.json", "--graph-mode=launches", env=env,
                       message="--trace records the tasks of a persistent kernel")
+        # A grid the graph computes as empty (n = 0) is refused at the launch, before
+        # anything runs, as the interpreter refuses it.
+        errors = self.rejected("E0606", *self.chain_args(0), "--arg", "twice=0", "--device", "cuda", env=env)
+        self.assertEqual(errors[0]["line"], 18)
+        self.assertIn("launches kernel 'scale' on grid (0, 1, 1)", errors[0]["message"])
         # With the `if` false, three launches.
         r = self.dslc(*self.chain_args(n), "--arg", "twice=0", "--device", "cuda", "--time", env=env)
         self.assertOk(r)

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 
 namespace kiln::dslc {
@@ -86,6 +87,14 @@ bool runGraphOnDevice(ir::Module &module, const ir::Kernel &graph, launch::HostA
   std::map<unsigned, unsigned> runIndexOfSlot;
   std::vector<launch::PlannedLaunch> launches;
   for (const interp::GraphLaunchCall &call : calls) {
+    // The interpreter refuses such a grid when it runs the launch; here nothing runs yet.
+    for (unsigned d = 0; d < 3; ++d)
+      if (call.grid[d] < 1 || call.grid[d] > std::numeric_limits<int32_t>::max()) {
+        diags.error(call.op->loc(), DiagCode::BadGrid)
+            << "graph '" << graph.name << "' launches kernel '" << call.kernel->name << "' on grid (" << call.grid[0]
+            << ", " << call.grid[1] << ", " << call.grid[2] << "); every dimension must be between 1 and 2147483647";
+        return false;
+      }
     launch::PlannedLaunch l;
     auto slot = slotOf.find(call.op);
     if (slot == slotOf.end())
