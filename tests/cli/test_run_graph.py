@@ -113,6 +113,20 @@ class RunGraph(clitest.CliTestCase):
         errors = self.rejected("E0901", *args, "--device", "cuda")
         self.assertIn("--device interp runs the graph", errors[0].get("hint", ""))
 
+    def test_on_the_stand_in_level_zero_driver(self):
+        # Level Zero runs a graph launch by launch (SPIR-V promises no forward progress
+        # between work-groups); the persistent kernel and CUDA graphs are refused there.
+        if not clitest.FAKE_DRIVERS.get("ze"):
+            self.skipTest("the stand-in Level Zero driver was not given (--fake-ze)")
+        env = {"KILN_ZE_LIBRARY": clitest.FAKE_DRIVERS["ze"]}
+        args = self.chain_args(200) + ("--arg", "twice=1", "--device", "ze")
+        r = self.dslc(*args, "--time", env=env)
+        self.assertOk(r)
+        self.assertRegex(r.stderr, r"\(Level Zero, spirv64\), launch by launch, 4 launches, 12 tasks, 1 run: ")
+        for mode in ("persistent", "cuda-graph"):
+            with self.subTest(mode=mode):
+                self.rejected("E0109", *args, "--graph-mode=" + mode, env=env)
+
     def test_on_the_stand_in_cuda_driver(self):
         if not clitest.FAKE_DRIVERS.get("cuda"):
             self.skipTest("the stand-in CUDA driver was not given (--fake-cuda)")
