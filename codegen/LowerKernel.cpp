@@ -367,7 +367,7 @@ Regs Lowering::gatherFromShared(const Type &srcType, const Type &dstType, int64_
 //===--------------------------------------------------------------------===//
 
 /// A PTX / SPIR-V friendly symbol for the entry point.
-static std::string entrySymbol(const std::string &name) {
+std::string entrySymbol(const std::string &name) {
   std::string s;
   for (char c : name)
     s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';

@@ -37,7 +37,6 @@
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/MDBuilder.h>
 
 namespace kiln::codegen {
 
@@ -307,13 +306,6 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   return fn;
 }
 
-std::string megakernelSymbol(const std::string &graph) {
-  std::string s;
-  for (char c : graph)
-    s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  return s + "_persistent";
-}
-
 } // namespace
 
 unsigned taskRecordWords(const std::vector<const ir::Kernel *> &kinds) {
@@ -379,7 +371,7 @@ std::optional<CodegenResult> generateMegakernel(const ir::Module &module, const 
         << targetName(target) << " allows at most " << limit;
     return std::nullopt;
   }
-  const std::string entry = megakernelSymbol(graph.name);
+  const std::string entry = detail::entrySymbol(graph.name) + "_persistent";
   MegakernelBuilder builder(mod, kinds.front()->numWarps * 32, taskRecordWords(kinds));
   builder.build(entry, taskFns, kinds);
 
