@@ -140,6 +140,17 @@ TraceReport traceReport(const std::string &graph, const std::vector<PlannedLaunc
               " us from the first claim to the last task's end; of the workers' time, " + percent(busySum) +
               " running tasks, " + percent(waitSum) + " waiting on events, " +
               percent(span - static_cast<double>(busySum + waitSum)) + " idle (claiming, or done)";
+  // Each worker's idle share of the run, as the spread across workers.
+  if (workers > 0 && last > first) {
+    std::vector<double> idle;
+    for (uint32_t w = 0; w < workers; ++w)
+      idle.push_back(static_cast<double>(last - first) - static_cast<double>(busy[w] + waiting[w]));
+    std::sort(idle.begin(), idle.end());
+    // percent() divides by the span of all workers; one worker's share is over one span.
+    auto share = [&](double v) { return percent(v * workers); };
+    r.summary += "; idle per worker: min " + share(idle.front()) + ", median " + share(idle[idle.size() / 2]) +
+                 ", max " + share(idle.back());
+  }
   return r;
 }
 
