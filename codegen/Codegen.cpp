@@ -14,6 +14,7 @@
 #include <llvm/IR/LLVMContext.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace kiln::codegen {
 
@@ -44,6 +45,15 @@ std::string_view targetName(Target target) {
 }
 
 bool isNvptxTarget(Target target) { return target != Target::SPIRV64; }
+
+std::string entrySymbol(const std::string &name) {
+  std::string s;
+  for (char c : name)
+    s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    s = "k_" + s;
+  return s;
+}
 bool hasClusters(Target target) { return target == Target::SM90 || target == Target::SM90a; }
 
 /// Largest dynamic shared memory per program (bytes), 0 when the runtime decides.

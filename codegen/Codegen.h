@@ -86,6 +86,10 @@ std::optional<CodegenResult> generate(const ir::Module &module, const ir::Kernel
 /// wait that outlasts the timeout stops every worker and leaves an error record. Every
 /// kind must have the same num_warps, and none a split grid. NVPTX targets only; the
 /// result's entry is `<graph>_persistent`.
+/// A kernel's (or graph's) name as its PTX / SPIR-V entry symbol: characters other than
+/// letters, digits and `_` become `_`, and a leading digit gets a `k_` prefix.
+std::string entrySymbol(const std::string &name);
+
 /// The 64-bit words of one launch record of the megakernel of `kinds`
 /// (support/TaskTable.h): the header and the most parameters any kind takes.
 unsigned taskRecordWords(const std::vector<const ir::Kernel *> &kinds);

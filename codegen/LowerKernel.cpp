@@ -366,16 +366,6 @@ Regs Lowering::gatherFromShared(const Type &srcType, const Type &dstType, int64_
 // The function
 //===--------------------------------------------------------------------===//
 
-/// A PTX / SPIR-V friendly symbol for the entry point.
-std::string entrySymbol(const std::string &name) {
-  std::string s;
-  for (char c : name)
-    s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
-    s = "k_" + s;
-  return s;
-}
-
 static DotPath dotPathQuery(const ir::Op &op, const void *ctx) {
   return static_cast<const Lowering *>(ctx)->dotPath(op);
 }

@@ -94,9 +94,7 @@ struct LoweringFailed {};
 bool checkSupported(const ir::Kernel &kernel, Target target, DiagnosticEngine &diags);
 /// Largest dynamic shared memory per program (bytes), 0 when the runtime decides.
 int64_t sharedLimit(Target target);
-/// A kernel's (or graph's) name as a PTX / SPIR-V symbol: other characters than letters,
-/// digits and `_` become `_`, and a leading digit gets a `k_` prefix.
-std::string entrySymbol(const std::string &name);
+
 
 enum class ReduceKind { Sum, Prod, Max, Min, Custom };
 

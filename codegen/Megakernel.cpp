@@ -371,7 +371,7 @@ std::optional<CodegenResult> generateMegakernel(const ir::Module &module, const 
         << targetName(target) << " allows at most " << limit;
     return std::nullopt;
   }
-  const std::string entry = detail::entrySymbol(graph.name) + "_persistent";
+  const std::string entry = entrySymbol(graph.name) + "_persistent";
   MegakernelBuilder builder(mod, kinds.front()->numWarps * 32, taskRecordWords(kinds));
   builder.build(entry, taskFns, kinds);
 

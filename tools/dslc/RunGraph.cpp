@@ -162,7 +162,9 @@ bool runGraphOnDevice(ir::Module &module, const ir::Kernel &graph, launch::HostA
   codegen::CodegenOptions unalignedOptions = codegenOptions;
   unalignedOptions.assumeAlignedPointers = false;
 
-  // The code: each kernel, and the megakernel over all of them.
+  // The code: each kernel on its own (the persistent mode needs only their signatures,
+  // as its megakernel holds their code), and the megakernel over all of them.
+  const bool persistent = options.mode == launch::GraphMode::Persistent;
   launch::CompiledGraph compiled;
   compiled.name = graph.name;
   compiled.slots = static_cast<unsigned>(deps.launches.size());
@@ -173,19 +175,18 @@ bool runGraphOnDevice(ir::Module &module, const ir::Kernel &graph, launch::HostA
     for (size_t i = 0; i < kinds.size(); ++i) {
       const ir::Kernel *k = kinds[i];
       const codegen::CodegenOptions &cg = unaligned[i] ? unalignedOptions : codegenOptions;
-      std::optional<codegen::CodegenResult> result = codegen::generate(module, *k, target, diags, cg);
+      std::optional<codegen::CodegenResult> result = codegen::CodegenResult{};
+      if (!persistent)
+        result = codegen::generate(module, *k, target, diags, cg);
       if (!result)
         return false;
-      // An instance's name (`scale[BLOCK=128]`) is no identifier; its entry symbol is.
       rt::Bundle bundle = codegen::makeBundle(module, *k, target, cg, *result);
-      bundle.kernelName = result->entry;
-      std::string error;
-      compiled.kernels.push_back(rt::serializeBundle(bundle, error));
-      if (compiled.kernels.back().empty())
-        KILN_ICE("code generation made an invalid bundle: " + error);
+      // An instance's name (`scale[BLOCK=128]`) is no identifier.
+      bundle.kernelName = codegen::entrySymbol(k->name);
+      compiled.kernels.push_back(std::move(bundle));
     }
   }
-  if (options.mode == launch::GraphMode::Persistent && !kinds.empty()) {
+  if (persistent && !kinds.empty()) {
     TimingReport::Scope timer(timing, "codegen: the persistent kernel");
     std::optional<codegen::CodegenResult> mega =
         codegen::generateMegakernel(module, graph, kinds, target, diags, codegenOptions, unaligned);

@@ -1,16 +1,15 @@
 //===- GraphRun.cpp - Running a graph's launches on a GPU ----------------------===//
 #include "tools/launch/GraphRun.h"
 
+#include "runtime/Args.h"
 #include "runtime/Bundle.h"
 #include "runtime/DTypes.h"
 #include "support/AtomicFile.h"
-#include "support/FloatFormats.h"
 #include "support/TaskTable.h"
 #include "tools/launch/DeviceLaunch.h"
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -31,35 +30,6 @@ std::optional<GraphMode> parseGraphMode(std::string_view name) {
 }
 
 namespace {
-
-/// A scalar argument's bits in the parameter's dtype, as the launch table holds them.
-uint64_t scalarBits(DType d, const HostArg &a) {
-  const bool isFloatValue = a.kind == HostArg::Kind::Float;
-  if (dtypeIsFloat(d)) {
-    const double v = isFloatValue ? a.f : static_cast<double>(a.i);
-    switch (d) {
-    case DType::F64: {
-      uint64_t bits;
-      std::memcpy(&bits, &v, 8);
-      return bits;
-    }
-    case DType::F32: {
-      const float f = static_cast<float>(v);
-      uint32_t bits;
-      std::memcpy(&bits, &f, 4);
-      return bits;
-    }
-    case DType::F16: return doubleToF16Bits(v);
-    case DType::BF16: return doubleToBF16Bits(v);
-    case DType::F8E4M3: return doubleToF8E4M3Bits(v);
-    case DType::F8E5M2: return doubleToF8E5M2Bits(v);
-    default: break;
-    }
-  }
-  const int64_t v = isFloatValue ? floatToIntDType(d, a.f) : wrapToIntDType(d, a.i);
-  const unsigned bits = rt::dtypeSizeBytes(d) * 8;
-  return bits >= 64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(v) & ((uint64_t{1} << bits) - 1);
-}
 
 /// The tasks of a launch (its programs).
 uint64_t taskCount(const PlannedLaunch &l) {
@@ -99,7 +69,7 @@ TraceReport traceReport(const std::string &graph, const std::vector<PlannedLaunc
   auto us = [&](uint64_t ns) { return static_cast<double>(ns - first) / 1000.0; };
   size_t t = 0;
   for (size_t l = 0; l < launches.size(); ++l) {
-    const uint64_t count = static_cast<uint64_t>(launches[l].grid[0] * launches[l].grid[1] * launches[l].grid[2]);
+    const uint64_t count = taskCount(launches[l]);
     for (uint64_t p = 0; p < count; ++p, ++t) {
       const uint64_t *w = &words[t * tasks::kTraceWords];
       const uint32_t worker = static_cast<uint32_t>(w[3]), sm = static_cast<uint32_t>(w[3] >> 32);
@@ -164,15 +134,7 @@ bool runGraphOnGpu(kiln::Runtime &runtime, const CompiledGraph &graph, const std
     return false;
   };
   return reportingRuntimeErrors(diags, [&] {
-    // The kernels' signatures (their bundles), checked once.
-    std::vector<rt::Bundle> signatures;
-    for (const std::vector<uint8_t> &bytes : graph.kernels) {
-      std::string error;
-      std::optional<rt::Bundle> b = rt::parseBundle(bytes, error);
-      if (!b)
-        return fail(KILN_ERROR_INVALID_BUNDLE, "invalid bundle: " + error);
-      signatures.push_back(std::move(*b));
-    }
+    const std::vector<rt::Bundle> &signatures = graph.kernels;
     for (const PlannedLaunch &l : launches)
       if (l.kernel >= signatures.size() || l.args.size() != signatures[l.kernel].params.size())
         KILN_ICE("a planned launch does not match its kernel");
@@ -188,17 +150,23 @@ bool runGraphOnGpu(kiln::Runtime &runtime, const CompiledGraph &graph, const std
     std::function<void()> prepare = [] {}, runOnce;
     std::vector<kiln::Kernel> kernels;
     PersistentState persistent;
+    // Each launch's arguments, as a launch of its kernel takes them.
     std::vector<std::vector<kiln_arg>> launchArgs;
+    for (const PlannedLaunch &l : launches) {
+      std::vector<kiln_arg> args;
+      for (size_t i = 0; i < l.args.size(); ++i)
+        args.push_back(launchArgument(signatures[l.kernel].params[i], l.args[i].value, buffers, l.args[i].byteOffset));
+      launchArgs.push_back(std::move(args));
+    }
     kiln::Recording recording;
     if (options.mode != GraphMode::Persistent) {
       TimingReport::Scope timer(timing, "run: load the kernels (" + runtime.target() + ")");
-      for (const std::vector<uint8_t> &bytes : graph.kernels)
+      for (const rt::Bundle &bundle : graph.kernels) {
+        std::string error;
+        const std::vector<uint8_t> bytes = rt::serializeBundle(bundle, error);
+        if (bytes.empty())
+          return fail(KILN_ERROR_INVALID_BUNDLE, "invalid bundle: " + error);
         kernels.push_back(runtime.load_bundle_bytes(bytes));
-      for (const PlannedLaunch &l : launches) {
-        std::vector<kiln_arg> args;
-        for (size_t i = 0; i < l.args.size(); ++i)
-          args.push_back(launchArgument(signatures[l.kernel].params[i], l.args[i].value, buffers, l.args[i].byteOffset));
-        launchArgs.push_back(std::move(args));
       }
       runOnce = [&] {
         for (size_t i = 0; i < launches.size(); ++i)
@@ -240,6 +208,13 @@ bool runGraphOnGpu(kiln::Runtime &runtime, const CompiledGraph &graph, const std
       const std::vector<int> waits = tasks::singleWaits(after);
       uint64_t total = 0;
       std::vector<uint64_t> words(launches.size() * persistent.recordWords, 0);
+      rt::BufferResolver resolveBuffer = [](const kiln_buffer *b, std::string &) -> std::optional<rt::BufferRef> {
+        return rt::BufferRef{kiln_buffer_device_address(b), kiln_buffer_size(b), rt::fromCDType(kiln_buffer_dtype(b))};
+      };
+      rt::MaskResolver noMasks = [](const kiln_block_mask *, std::string &why) -> std::optional<rt::MaskRef> {
+        why = "a graph's launches take no block mask";
+        return std::nullopt;
+      };
       for (size_t i = 0; i < launches.size(); ++i) {
         const PlannedLaunch &l = launches[i];
         const rt::Bundle &sig = signatures[l.kernel];
@@ -248,27 +223,14 @@ bool runGraphOnGpu(kiln::Runtime &runtime, const CompiledGraph &graph, const std
         rec[1] = static_cast<uint64_t>(l.grid[0]) | (static_cast<uint64_t>(l.grid[1]) << 32);
         rec[2] = static_cast<uint64_t>(l.grid[2]) | (uint64_t{0xffffffffu} << 32); // wait slot: set per run
         rec[3] = static_cast<uint64_t>(l.slot) << 32;
-        for (size_t a = 0; a < l.args.size(); ++a) {
-          const rt::BundleParam &p = sig.params[a];
-          const GraphArgument &g = l.args[a];
-          if (p.pointer) {
-            const uint64_t address = buffers[g.value.buffer].device_address() + g.byteOffset;
-            if (address % p.divisibility)
-              return fail(KILN_ERROR_ARGUMENT_MISMATCH,
-                          "argument '" + p.name + "' of " + l.what + " starts " + std::to_string(g.byteOffset) +
-                              " bytes into its buffer, which is not a multiple of " + std::to_string(p.divisibility) +
-                              " as the compiled kernel assumes",
-                          "--graph-mode=launches checks and passes such views one launch at a time");
-            rec[tasks::kRecordHeaderWords + a] = address;
-          } else {
-            const uint64_t bits = scalarBits(p.dtype, g.value);
-            if (p.divisibility > 1 && static_cast<int64_t>(wrapToIntDType(p.dtype, g.value.i)) % p.divisibility)
-              return fail(KILN_ERROR_ARGUMENT_MISMATCH, "argument '" + p.name + "' of " + l.what +
-                                                            " is not a multiple of " + std::to_string(p.divisibility) +
-                                                            " as the compiled kernel assumes");
-            rec[tasks::kRecordHeaderWords + a] = bits;
-          }
-        }
+        // The argument words are what a launch of the kernel would pass: the runtime's
+        // own packing, with its checks (dtypes, ranges, the divisibility compiled in).
+        rt::PackedArgs packed;
+        if (std::optional<rt::ArgsError> error =
+                rt::packLaunchArgs(sig.kernelName, sig.params, sig.blockMasks, launchArgs[i], resolveBuffer,
+                                   noMasks, packed))
+          return fail(error->status, error->message + " (in " + l.what + ")");
+        std::copy(packed.slots.begin(), packed.slots.end(), rec + tasks::kRecordHeaderWords);
         total += taskCount(l);
       }
       if (total > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()) - persistent.workers)

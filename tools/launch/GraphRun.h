@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/Bundle.h"
 #include "runtime/Runtime.h"
 #include "support/Diagnostics.h"
 #include "support/Timing.h"
@@ -51,9 +52,11 @@ struct PlannedLaunch {
 /// A graph's code.
 struct CompiledGraph {
   std::string name;
-  std::vector<std::vector<uint8_t>> kernels; ///< one bundle per kernel the graph launches
-  std::vector<uint8_t> megakernel;           ///< the persistent kernel's bundle (persistent mode)
-  unsigned slots = 0;                        ///< `launch` statements in the graph's body
+  /// One bundle per kernel the graph launches, in PlannedLaunch::kernel's numbering. In
+  /// the persistent mode only their signatures are used, and they carry no code.
+  std::vector<rt::Bundle> kernels;
+  std::vector<uint8_t> megakernel; ///< the persistent kernel's bundle (persistent mode)
+  unsigned slots = 0;              ///< `launch` statements in the graph's body
 };
 
 enum class GraphMode { Launches, CudaGraph, Persistent };
