@@ -47,9 +47,22 @@ Layout Layout::forType(const Type &type, int64_t numThreads, int64_t maxVec) {
   return forElements(type.numElements(), numThreads, maxVec);
 }
 
+/// How many times an op is taken to run per run of its enclosing loop: trip counts are
+/// rarely constants, and this only ranks accesses in a loop above those outside it.
+static constexpr int64_t kAssumedTripCount = 8;
+
+static int64_t loopDepth(const ir::Op &op) {
+  int64_t depth = 0;
+  for (const ir::Op *p = op.parentOp(); p; p = p->parentOp())
+    if (p->kind() == ir::OpKind::For || p->kind() == ir::OpKind::While)
+      ++depth;
+  return depth;
+}
+
 int64_t chunkLimit(const ir::Kernel &kernel) {
-  int64_t widest = 0; // bytes of the widest element of a global tile access
-  bool any = false;
+  // Bytes moved by global tile accesses of 2-byte-or-narrower elements and of wider ones,
+  // each access weighted by its loop depth.
+  int64_t narrowBytes = 0, wideBytes = 0;
   const AxisAnalysis axis(kernel, AxisOptions{});
   ir::walk(*kernel.body, [&](ir::Op &op) {
     if (op.kind() != ir::OpKind::Load && op.kind() != ir::OpKind::Store)
@@ -61,10 +74,12 @@ int64_t chunkLimit(const ir::Kernel &kernel) {
     // block's bitmap words, a gather) is made element by element at any chunk size.
     if (axis.info(op.operand(0)).contiguity.back() == 1 && pt.shape.back() > 1)
       return;
-    any = true;
-    widest = std::max<int64_t>(widest, dtypeBytes(pt.dtype)); // the pointee
+    int64_t bytes = pt.numElements() * dtypeBytes(pt.dtype); // of the pointees
+    for (int64_t d = loopDepth(op); d > 0; --d)
+      bytes *= kAssumedTripCount;
+    (dtypeBytes(pt.dtype) <= 2 ? narrowBytes : wideBytes) += bytes;
   });
-  return any && widest <= 2 ? kWideChunkLimit : kDefaultChunkLimit;
+  return narrowBytes > wideBytes ? kWideChunkLimit : kDefaultChunkLimit;
 }
 
 int64_t Layout::numRounds() const {

@@ -73,10 +73,11 @@ struct Layout {
   bool operator==(const Layout &) const = default;
 };
 
-/// The widest chunk of every tile of `kernel`: 8 when each tile the kernel loads from
-/// or stores to global memory has elements of at most 2 bytes, so that a chunk is one
-/// 16-byte access (ld.global.v4.b32 for 8 x bf16); else kDefaultChunkLimit, because a
-/// chunk of 8 f32 would need two 16-byte accesses per thread, each warp-wide access
+/// The widest chunk of every tile of `kernel`: 8 when the global tile accesses of
+/// elements of at most 2 bytes move more bytes than the wider ones (an access
+/// in a loop weighs more than one outside it), so that a chunk of the traffic that
+/// matters is one 16-byte access (ld.global.v4.b32 for 8 x bf16); else kDefaultChunkLimit,
+/// because a chunk of 8 f32 needs two 16-byte accesses per thread, each warp-wide access
 /// then touching every other 16 bytes of twice the cache lines. Accesses with no
 /// consecutive addresses along the last axis (AxisInfo) use no vectors and do not count.
 int64_t chunkLimit(const ir::Kernel &kernel);
