@@ -50,4 +50,9 @@ bool specializeBlockLoops(Module &module);
 /// code generation sees ordinary tile ops. ExpandBlockMasks.cpp.
 bool expandBlockMasks(Module &module);
 
+/// In kernels with num_stages >= 2, loops without `dot` that write no memory load the
+/// next iteration's tiles at the top of each iteration and carry them, so that one
+/// iteration computes while the next one's loads are in flight. PrefetchLoads.cpp.
+bool prefetchLoads(Module &module);
+
 } // namespace kiln::ir

@@ -34,6 +34,8 @@ const std::vector<PassInfo> &passRegistry() {
        [](Module &m, const PipelineOptions &o) { return o.specializeBlockLoops && specializeBlockLoops(m); }},
       {"expand-block-masks", "turn block_elements into loads of the block's bitmap words",
        [](Module &m, const PipelineOptions &) { return expandBlockMasks(m); }},
+      {"prefetch-loads", "with num_stages >= 2, load a loop's next tiles while it computes on this iteration's",
+       [](Module &m, const PipelineOptions &) { return prefetchLoads(m); }},
       {"dce", "delete unused pure operations and dead loop-carried values",
        [](Module &m, const PipelineOptions &) { return eliminateDeadCode(m); }},
   };
@@ -65,6 +67,11 @@ const std::vector<std::string> &defaultPipeline() {
       "specialize-block-loops",
       "canonicalize",
       "expand-block-masks",
+      // Streaming loads ahead clones their address and mask computations for the next
+      // iteration; it comes after every pass that matches loops as written (fusion, the
+      // sparse loops' versions) and before the CSE that merges the clones' loop-invariant
+      // parts with the originals.
+      "prefetch-loads",
       "cse",
       // Last: remove what folding and merging left unused.
       "dce",

@@ -139,6 +139,8 @@ def spec_text(case, split=None):
     for flag in case.flags:
         if flag == "--fuse-quantized":
             lines.append("// @fuse-quantized")
+        elif flag.startswith("--num-stages="):
+            lines.append("// @num-stages %d" % int(flag.split("=", 1)[1]))
         elif flag.startswith("--reduction-split=") and not split:
             segments = int(flag.split("=", 1)[1])
             if segments > 1:

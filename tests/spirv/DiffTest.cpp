@@ -166,6 +166,7 @@ TEST_P(SpirvProgramExecution, MatchesInterpreter) {
   SemaOptions opts;
   opts.kernel = spec->kernel;
   opts.defines = spec->defines;
+  opts.numStages = spec->numStages;
   std::unique_ptr<ir::Module> module = compileFileToTileIR(
       std::string(KILN_SOURCE_DIR) + "/" + spec->source, diags, opts, sources);
   ASSERT_TRUE(module && !module->kernels.empty()) << diagText.str();

@@ -151,6 +151,10 @@ std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &erro
       ws >> spec.reductionSplit;
     } else if (key == "fuse-quantized") {
       spec.fuseQuantized = true;
+    } else if (key == "num-stages") {
+      int64_t n = 0;
+      ws >> n;
+      spec.numStages = n;
     } else if (key == "define") {
       std::string d;
       ws >> d;

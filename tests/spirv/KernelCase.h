@@ -102,6 +102,7 @@ struct CaseSpec {
   std::vector<std::pair<DType, std::pair<double, double>>> dtypeTol; ///< @tol DTYPE R A
   int64_t reductionSplit = 0;                                ///< .spec: --reduction-split
   bool fuseQuantized = false;                                ///< .spec: --fuse-quantized
+  std::optional<int64_t> numStages;                          ///< .spec: --num-stages
   std::vector<BlockMaskSpec> blockMasks;                     ///< @arg ... blockmask lines
 };
 

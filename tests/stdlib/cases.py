@@ -180,9 +180,11 @@ def _silu_rms(x, g, eps):
 for _suffix, _n, _defines_nm in ((".ragged", 400, {"BK": 128, "NP": 512}),
                                  (".exact", 512, {"BK": 256, "NP": 512, "ROWS": 16}),
                                  (".one_block", 48, {"BK": 64, "NP": 64, "ROWS": 4})):
-    for _norm in (True, False):
+    # Also with the weights streamed one iteration ahead (ir/transforms/PrefetchLoads.cpp).
+    for _norm, _stages in ((True, 1), (False, 1), (True, 2), (False, 2)):
         CASES.append(Case(
-            name="stdlib.norm_matvec%s%s" % (_suffix, "" if _norm else ".plain"), file="stdlib/decode_chain.kiln",
+            name="stdlib.norm_matvec%s%s%s" % (_suffix, "" if _norm else ".plain", "" if _stages == 1 else ".stages2"),
+            file="stdlib/decode_chain.kiln",
             kernel="norm_matvec", sizes={"n": _n, "programs": -(-_n // _defines_nm.get("ROWS", 8))},
             defines=dict(_defines_nm, NORM=_norm), grid=("programs",),
             args=[Arr("w", "bf16", ("n", "n"), normal(0.05)), Arr("x", "f32", "n", normal(2.0)),
@@ -190,7 +192,7 @@ for _suffix, _n, _defines_nm in ((".ragged", 400, {"BK": 128, "NP": 512}),
                   Scalar("n", "i32", "n"), Scalar("eps", "f32", 1e-5)],
             ref=(lambda v, s: {"y": f64(v.w) @ _silu_rms(v.x, v.g, float(v.eps))}) if _norm
             else (lambda v, s: {"y": f64(v.w) @ f64(v.x)}),
-            tol=Tol(1e-4, 1e-4)))
+            tol=Tol(1e-4, 1e-4), flags=() if _stages == 1 else ("--num-stages=2",)))
 for _suffix, _n, _np in (("", 1000, 1024), (".exact", 256, 256)):
     CASES.append(Case(
         name="stdlib.silu_rmsnorm" + _suffix, file="stdlib/decode_chain.kiln", kernel="silu_rmsnorm",

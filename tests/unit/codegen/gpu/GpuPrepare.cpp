@@ -158,6 +158,7 @@ int prepareFile(const fs::path &file, const fs::path &out, uint64_t seed, int &c
     SemaOptions opts;
     opts.kernel = spec->kernel;
     opts.defines = spec->defines;
+    opts.numStages = spec->numStages;
     module = compileFileToTileIR(std::string(KILN_SOURCE_DIR) + "/" + spec->source, diags, opts,
                                  sources);
 #else
