@@ -197,6 +197,10 @@ bool Sema::run(uint32_t main, bool specialize) {
   try {
     if (!loadProgram(main))
       return false;
+    // --kernel naming a graph compiles the kernels it launches: each one's attributes
+    // (@num_warps, ...) and early returns are needed, so none is skipped below.
+    const auto named = options.kernel ? globals.find(*options.kernel) : globals.end();
+    const bool namesGraph = named != globals.end() && named->second.kind == ast::ItemKind::Graph;
     for (const auto &m : files)
       for (const auto &item : m->items) {
         if (diags.reachedErrorLimit())
@@ -209,7 +213,7 @@ bool Sema::run(uint32_t main, bool specialize) {
         if (auto *f = ast::dyn_cast<ast::FunctionItem>(item.get())) {
           // With --kernel, another kernel is not compiled, so its errors (a misplaced
           // return as much as a type error in its body) do not stop this one.
-          if (f->kind == ast::ItemKind::Kernel && options.kernel && *options.kernel != f->name)
+          if (f->kind == ast::ItemKind::Kernel && options.kernel && !namesGraph && *options.kernel != f->name)
             continue;
           if (f->kind == ast::ItemKind::Kernel)
             lowerEarlyReturns(*f);
