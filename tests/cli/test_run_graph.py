@@ -193,6 +193,39 @@ class RunGraph(clitest.CliTestCase):
                     want = want + h / (1 + np.exp(-h))
                 np.testing.assert_allclose(self.load("x.npy"), want, rtol=1e-5, atol=1e-5)
 
+    def test_llama_decode_step(self):
+        # stdlib/llama_decode.kiln, two small layers, against tests/graphs/llama_reference.py
+        # in double precision: the hidden state and the caches' new rows. Segments of the
+        # attention that are empty (past the sequence) must merge to nothing.
+        sys.path.insert(0, os.path.join(clitest.REPO, "tests", "graphs"))
+        import llama_reference as ref
+        shape = {"LAYERS": 2, "HID": 128, "NQ": 4, "NKV": 2, "D": 32, "FF": 256, "SEGS": 4}
+        for pos, cap in ((150, 160), (5, 8)):
+            with self.subTest(pos=pos):
+                arrays, scalars = ref.inputs(self.rng, shape["LAYERS"], shape["HID"], shape["NQ"], shape["NKV"],
+                                             shape["D"], shape["FF"], cap, pos)
+                width = (shape["NQ"] + 2 * shape["NKV"]) * shape["D"]
+                scratch = {"qkv": width, "q": shape["NQ"] * shape["D"], "o": shape["NQ"] * shape["D"],
+                           "act": shape["FF"], "part": shape["NQ"] * shape["SEGS"] * (shape["D"] + 2)}
+                args = []
+                for name, a in list(arrays.items()) + [(k, np.full(n, np.nan, np.float32)) for k, n in scratch.items()]:
+                    self.npy(name + ".npy", a)
+                    args += ["--arg", "%s=%s.npy" % (name, name)]
+                for name, v in scalars.items():
+                    args += ["--arg", "%s=%s" % (name, v)]
+                defines = [a for k, v in shape.items() for a in ("-D", "%s=%d" % (k, v))]
+                self.assertOk(self.dslc("run", os.path.join(clitest.REPO, "stdlib", "llama_decode.kiln"),
+                                        "--kernel", "llama_decode", *defines, *args))
+                x, kc, vc = ref.step(arrays, pos, scalars["eps"], shape["LAYERS"], shape["NQ"], shape["NKV"],
+                                     shape["D"], shape["FF"])
+                np.testing.assert_allclose(self.load("x.npy"), x, rtol=1e-4, atol=1e-4)
+                # The caches: rows before pos unchanged bit for bit, row pos within a bf16 step.
+                got_k, got_v = ref.from_bf16(self.load("kc.npy")), ref.from_bf16(self.load("vc.npy"))
+                np.testing.assert_array_equal(got_k[:, :, :pos], ref.from_bf16(arrays["kc"])[:, :, :pos])
+                np.testing.assert_array_equal(got_v[:, :, pos + 1:], ref.from_bf16(arrays["vc"])[:, :, pos + 1:])
+                np.testing.assert_allclose(got_k[:, :, pos], kc[:, :, pos], rtol=1e-2, atol=1e-3)
+                np.testing.assert_allclose(got_v[:, :, pos], vc[:, :, pos], rtol=1e-2, atol=1e-3)
+
     def test_explain_graph(self):
         self.write("chain.kiln", CHAIN)
         result = self.dslc("chain.kiln", "--kernel", "chain", "--explain-graph", "-o", "chain.tir")

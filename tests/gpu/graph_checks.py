@@ -113,6 +113,20 @@ def main():
             "decode_chain", {"w": w16, "g": (1 + 0.1 * rng.standard_normal(layers * n)).astype(np.float32),
                              "h": rng.standard_normal(n).astype(np.float32), "y": np.zeros(2 * n, np.float32)},
             {"n": n, "eps": 1e-5}, ("-D", "LAYERS=4", "-D", "NP=512", "-D", "BK=128"), rtol=1e-3, atol=1e-4)
+    # The Llama-shaped decode step (stdlib/llama_decode.kiln), two small layers; the
+    # attention's later segments are empty.
+    sys.path.insert(0, os.path.join(ARGS.repo, "tests", "graphs"))
+    import llama_reference
+    shape = {"LAYERS": 2, "HID": 256, "NQ": 8, "NKV": 2, "D": 64, "FF": 512, "SEGS": 4}
+    arrays, scalars = llama_reference.inputs(rng, shape["LAYERS"], shape["HID"], shape["NQ"], shape["NKV"],
+                                             shape["D"], shape["FF"], 200, 150)
+    arrays.update({"qkv": np.zeros((shape["NQ"] + 2 * shape["NKV"]) * shape["D"], np.float32),
+                   "q": np.zeros(shape["NQ"] * shape["D"], np.float32), "o": np.zeros(shape["NQ"] * shape["D"], np.float32),
+                   "act": np.zeros(shape["FF"], np.float32),
+                   "part": np.zeros(shape["NQ"] * shape["SEGS"] * (shape["D"] + 2), np.float32)})
+    compare("stdlib/llama_decode.kiln, 2 small layers", os.path.join(ARGS.repo, "stdlib", "llama_decode.kiln"),
+            "llama_decode", arrays, scalars, [a for k, v in shape.items() for a in ("-D", "%s=%d" % (k, v))],
+            rtol=1e-2, atol=1e-3)  # a new cache row may round to the neighbouring bf16
     # Five runs in one process: the counters keep growing; the graph is idempotent, so
     # the last run's results must still be the interpreter's.
     n = 5000

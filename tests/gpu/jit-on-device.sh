@@ -27,8 +27,10 @@
 #                                 repeated runs, the watchdog, time per run,
 #         graph-bench             bench/graph_bench.py: the decode chain, persistent,
 #                                 launch by launch and in PyTorch, same process,
+#         llama-bench             bench/llama_bench.py: the Llama-3.2-1B-shaped decode
+#                                 step, checked against f64, then timed the same ways,
 #       and prints a PASS/FAIL/SKIP table. PARTs (softmax, autotune, dslc, sparse,
-#       encoder, graphs, graph-bench) run only those steps.
+#       encoder, graphs, graph-bench, llama-bench) run only those steps.
 #
 # Environment: KILN_JOBS (default 2) is the build's parallelism; KILN_GPU_LOG_DIR, when
 # set, keeps the logs of `run` (otherwise they are under the /tmp folder it prints).
@@ -160,8 +162,8 @@ run() {
   local -a parts=("$@")
   local part
   for part in "${parts[@]}"; do
-    [[ " softmax autotune dslc sparse encoder graphs graph-bench " == *" $part "* ]] ||
-      die "unknown part '$part' (softmax, autotune, dslc, sparse, encoder, graphs, graph-bench)"
+    [[ " softmax autotune dslc sparse encoder graphs graph-bench llama-bench " == *" $part "* ]] ||
+      die "unknown part '$part' (softmax, autotune, dslc, sparse, encoder, graphs, graph-bench, llama-bench)"
   done
   [[ -f "$out/bin.tar.zst" && -f "$out/libs.tar.zst" ]] ||
     die "no $out/bin.tar.zst or libs.tar.zst; run '$0 prepare' on the build machine first"
@@ -437,6 +439,23 @@ EOF
         record "graph bench" PASS "$(grep -c '^| ' "$logs/graph-bench.log") table lines (log graph-bench)"
       else
         record "graph bench" FAIL "exit $rc"
+      fi
+    fi
+  fi
+
+  # ---- llama-bench: the Llama-3.2-1B-shaped decode step (stdlib/llama_decode.kiln),
+  # checked against f64 and timed against PyTorch, same process (bench/llama_bench.py)
+  if wanted llama-bench; then
+    if [[ -n "$missing" ]]; then
+      record "llama bench" SKIP "$missing"
+    else
+      say "bench/llama_bench.py"
+      step llama-bench py "$repo/bench/llama_bench.py" --dslc "$bin/dslc" --repo "$repo" --work "$tmp/llama-bench" \
+        --dslc-library-path "$LD_LIBRARY_PATH"
+      if (( rc == 0 )); then
+        record "llama bench" PASS "$(grep -c '^| ' "$logs/llama-bench.log") table lines (log llama-bench)"
+      else
+        record "llama bench" FAIL "exit $rc"
       fi
     fi
   fi

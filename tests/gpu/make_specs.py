@@ -65,6 +65,9 @@ CUSTOM_FILLS = {
     # math.derived's magnitudes from 1e-9 to 0.5, even in log scale: the GPU check
     # compares with the interpreter, which signed uniform magnitudes exercise as well.
     "_log_magnitudes": "signed 1e-7 0.5",
+    # stdlib attend_combine's partial states: on the GPU every segment non-empty, with
+    # maxima and sums of one magnitude (the NumPy case also has empty segments).
+    "_combine_parts": "uniform 0.5 4",
 }
 
 # Cases whose run is expected to fail: the interpreter reports the error, a GPU has no

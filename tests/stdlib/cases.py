@@ -203,6 +203,111 @@ for _suffix, _n, _np in (("", 1000, 1024), (".exact", 256, 256)):
         tol=Tol(1e-5, 1e-5)))
 
 
+# ---- llama_decode: decode_matvec, rope_append, attend_partial, attend_combine ------------------
+
+def _silu(v):
+    return v / (1 + np.exp(-v))
+
+
+# The projections: the norm fused in front (a ragged last program of rows), the gate and
+# up rows paired by the SiLU epilogue, a plain product of one column block; with a residual.
+for _suffix, _m, _k, _defines_dm in ((".norm_residual", 100, 256, {"IN": 1, "RESIDUAL": True, "BK": 128, "NP": 256}),
+                                     (".glu", 64, 96, {"GLU": True, "BK": 64, "ROWS": 8}),
+                                     (".plain", 33, 48, {"BK": 64, "ROWS": 8})):
+    CASES.append(Case(
+        name="stdlib.decode_matvec" + _suffix, file="stdlib/llama_decode.kiln", kernel="decode_matvec",
+        sizes={"m": _m, "k": _k, "programs": -(-_m // _defines_dm.get("ROWS", 16)),
+               "outs": _m // 2 if _defines_dm.get("GLU") else _m},
+        defines=_defines_dm, grid=("programs",),
+        args=[Arr("w", "bf16", ("m", "k"), normal(0.1)), Arr("x", "f32", "k", normal(1.0)),
+              Arr("g", "f32", "k", normal(1.0, 1.0)), Arr("res", "f32", "m", normal(1.0)), Arr("y", "f32", "outs"),
+              Scalar("m", "i32", "m"), Scalar("k", "i32", "k"), Scalar("eps", "f32", 1e-5)],
+        ref=lambda v, s, d=_defines_dm: {"y": (lambda out: _silu(out[0::2]) * out[1::2] if d.get("GLU") else out)(
+            f64(v.w) @ (f64(v.x) / np.sqrt((f64(v.x) ** 2).mean() + float(v.eps)) * f64(v.g) if d.get("IN") else f64(v.x))
+            + (f64(v.res) if d.get("RESIDUAL") else 0))},
+        tol=Tol(1e-4, 1e-4)))
+
+
+def _rope_ref(v, s):
+    d = 32
+    heads = f64(v.qkv).reshape(8, d)
+    lo, hi = heads[:, : d // 2], heads[:, d // 2:]
+    rot = np.concatenate([lo * f64(v.cos) - hi * f64(v.sin), hi * f64(v.cos) + lo * f64(v.sin)], axis=1)
+    kc, vc = f64(v.kc).reshape(2, 6, d).copy(), f64(v.vc).reshape(2, 6, d).copy()
+    kc[:, 3], vc[:, 3] = rot[4:6], heads[6:8]
+    return {"q": rot[:4].ravel(), "kc": kc, "vc": vc}
+
+
+# 4 query and 2 key/value heads of 32: queries rotated, the new key (rotated) and value at
+# row 3 of a cache of 6, the other rows untouched.
+CASES.append(Case(
+    name="stdlib.rope_append", file="stdlib/llama_decode.kiln", kernel="rope_append",
+    defines={"NQ": 4, "NKV": 2, "D": 32}, grid=(8,),
+    args=[Arr("qkv", "f32", (8 * 32,), normal(1.0)), Arr("cos", "f32", (16,), normal(0.7)),
+          Arr("sin", "f32", (16,), normal(0.7)), Arr("q", "f32", (4 * 32,)),
+          Arr("kc", "bf16", (2, 6, 32), normal(1.0)), Arr("vc", "bf16", (2, 6, 32), normal(1.0)),
+          Scalar("pos", "i32", 3), Scalar("cap", "i32", 6)],
+    ref=_rope_ref, tol={"q": Tol(1e-5, 1e-5), "kc": Tol(1e-2, 1e-2), "vc": Tol(1e-2, 1e-2)}))
+
+
+def _partial_ref(v, s):
+    g, d, bn, segs, seq = 2, 32, 16, 8, 50
+    q = f64(v.q).reshape(2, g, d) * float(v.scale) * np.log2(np.e)
+    kc, vc = f64(v.kc).reshape(2, 64, d), f64(v.vc).reshape(2, 64, d)
+    chunk = -(-(-(-seq // bn)) // segs) * bn
+    part = np.zeros((2, segs, g, d + 2))
+    for kv in range(2):
+        for seg in range(segs):
+            lo, hi = seg * chunk, min(seg * chunk + chunk, seq)
+            if lo >= hi:
+                part[kv, seg, :, d] = -np.inf
+                continue
+            sc = q[kv] @ kc[kv, lo:hi].T
+            m = sc.max(axis=1)
+            p = np.exp2(sc - m[:, None])
+            part[kv, seg, :, :d] = p @ vc[kv, lo:hi]
+            part[kv, seg, :, d], part[kv, seg, :, d + 1] = m, p.sum(axis=1)
+    return {"part": part.ravel()}
+
+
+# Two key/value heads of 32 with 2 query heads each, 50 keys in blocks of 16 over 8
+# segments: 4 segments of one block (the last ragged), 4 empty.
+CASES.append(Case(
+    name="stdlib.attend_partial", file="stdlib/llama_decode.kiln", kernel="attend_partial",
+    defines={"G": 2, "D": 32, "BN": 16, "SEGS": 8}, grid=(2, 8),
+    args=[Arr("q", "f32", (4 * 32,), normal(1.0)), Arr("kc", "bf16", (2, 64, 32), normal(1.0)),
+          Arr("vc", "bf16", (2, 64, 32), normal(1.0)), Arr("part", "f32", (2 * 8 * 2 * 34,)),
+          Scalar("seq", "i32", 50), Scalar("cap", "i32", 64), Scalar("scale", "f32", 0.17677669)],
+    ref=_partial_ref, tol=Tol(1e-4, 1e-4)))
+
+
+def _combine_parts(rng, shape):
+    part = rng.normal(0.0, 1.0, size=(2, 8, 2, 34))
+    part[..., 32] = rng.normal(0.0, 3.0, size=(2, 8, 2))
+    part[..., 33] = rng.uniform(0.5, 4.0, size=(2, 8, 2))
+    part[:, 5:, :, 32] = -np.inf  # empty segments
+    part[:, 5:, :, 33] = 0.0
+    part[:, 5:, :, :32] = 0.0
+    return part.reshape(shape)
+
+
+def _combine_ref(v, s):
+    part = f64(v.part).reshape(2, 8, 2, 34)
+    o = np.zeros((4, 32))
+    for h in range(4):
+        seg = part[h // 2, :, h % 2]
+        w = np.exp2(seg[:, 32] - seg[:, 32].max())
+        o[h] = (seg[:, :32] * w[:, None]).sum(axis=0) / (seg[:, 33] * w).sum()
+    return {"o": o.ravel()}
+
+
+CASES.append(Case(
+    name="stdlib.attend_combine", file="stdlib/llama_decode.kiln", kernel="attend_combine",
+    defines={"G": 2, "D": 32, "SEGS": 8}, grid=(4,),
+    args=[Arr("part", "f32", (2 * 8 * 2 * 34,), _combine_parts), Arr("o", "f32", (4 * 32,))],
+    ref=_combine_ref, tol=Tol(1e-5, 1e-5)))
+
+
 # ---- fp8 per-token quantization ----------------------------------------------------------
 
 def _quant(name, sizes, block, gen):
