@@ -101,10 +101,10 @@ public:
 
 private:
   /// True when the loaded tile reaches a broadcast, a new axis or a permutation through
-  /// elementwise ops: code generation then lets each thread read the elements it needs
-  /// in the new layout itself (codegen/LowerShape.cpp, rematerialize), typically L1 hits
-  /// of a vector every row shares, where a carried tile would have to be exchanged
-  /// through shared memory, with two barriers, on every iteration.
+  /// elementwise ops: a vector every row of a tile shares, small and read from L1, which
+  /// is exchanged between threads through shared memory whether or not it streams
+  /// ahead. Streamed ahead, the decode chain's vectors made its products 1.7x slower on
+  /// the H200 (bench/results/2026-12-03-h200-decode-chain-c.md), so they stay.
   bool spreadAcrossThreads(const Op &load) const {
     std::unordered_set<const Value *> reached{load.result()};
     for (auto &owned : body_.ops()) {
