@@ -17,7 +17,7 @@
 # Prints PASS/FAIL lines and a markdown table (tests/gpu/jit-on-device.sh run llama-bench).
 #
 # Usage: llama_bench.py --dslc BIN --repo REPO --work DIR [--dslc-library-path PATH]
-#                       [--layers 16] [--pos 1024] [--repeat 20]
+#                       [--layers 16] [--pos 1024] [--repeat 20] [--variants 'ROWS_IN=32;...']
 #
 #===---------------------------------------------------------------------------===#
 import argparse
@@ -133,11 +133,14 @@ def main():
 
     ok = True
     times = {}
-    for mode in ("persistent", "cuda-graph", "launches"):
+    variants = [v for v in ARGS.variants.split(";")]
+    for variant, mode in [(v, m) for v in variants for m in ("persistent", "cuda-graph", "launches")]:
+        defines = [a for d in filter(None, variant.split(",")) for a in ("-D", d)]
+        label = " (%s)" % variant if variant else ""
         fresh_state()
-        once = dslc(base + ["--graph-mode=" + mode])
+        once = dslc(base + defines + ["--graph-mode=" + mode])
         if once.returncode != 0:
-            print("FAIL llama step, %s: %s" % (mode, once.stderr.strip()[-600:]))
+            print("FAIL llama step%s, %s: %s" % (label, mode, once.stderr.strip()[-600:]))
             ok = False
             continue
         got_x = np.load(path("x"))
@@ -149,25 +152,25 @@ def main():
         good = err < 2e-3 and np.allclose(got_k, want_k, rtol=2e-2, atol=2e-2) and \
             np.allclose(got_v, want_v, rtol=2e-2, atol=2e-2)
         ok &= bool(good)
-        print("%s llama step, %s: largest difference from f64 %.3g of the largest |x| (%.3g); new cache rows %s"
-              % ("PASS" if good else "FAIL", mode, err, scale,
+        print("%s llama step%s, %s: largest difference from f64 %.3g of the largest |x| (%.3g); new cache rows %s"
+              % ("PASS" if good else "FAIL", label, mode, err, scale,
                  "match" if good else "k %.3g, v %.3g" % (np.abs(got_k - want_k).max(), np.abs(got_v - want_v).max())))
-        timed = dslc(base + ["--graph-mode=" + mode, "--time", "--repeat", str(ARGS.repeat)])
+        timed = dslc(base + defines + ["--graph-mode=" + mode, "--time", "--repeat", str(ARGS.repeat)])
         m = re.search(r"median ([0-9.]+) ms", timed.stderr)
         if timed.returncode != 0 or not m:
-            print("FAIL llama step, %s, timed: %s" % (mode, timed.stderr.strip()[-500:]))
+            print("FAIL llama step%s, %s, timed: %s" % (label, mode, timed.stderr.strip()[-500:]))
             ok = False
             continue
         name = {"persistent": "one persistent kernel", "cuda-graph": "its launches in one CUDA graph",
                 "launches": "launch by launch"}[mode]
-        times["Kiln, " + name] = float(m.group(1))
+        times["Kiln, " + name + label] = float(m.group(1))
         if mode == "persistent":
             workers = re.search(r"persistent kernel of (\d+) workers", timed.stderr)
             print("INFO persistent kernel: %s workers" % (workers.group(1) if workers else "?"))
-            traced = dslc(base + ["--trace", os.path.join(ARGS.work, "trace.json")])
+            traced = dslc(base + defines + ["--trace", os.path.join(ARGS.work, "trace%s.json" % variants.index(variant))])
             for line in traced.stderr.splitlines():
                 if "trace of graph" in line:
-                    print("INFO " + line.split(": ", 1)[1])
+                    print("INFO" + label + " " + line.split(": ", 1)[1])
 
     # PyTorch in bf16: the usual modules' operations, eager and in one CUDA graph.
     x = x0.to(torch.bfloat16).view(1, HID).clone()
@@ -214,7 +217,7 @@ def main():
     times["floor: weights and cache at the copy bandwidth"] = moved / bandwidth * 1e3
 
     torch_graph = times["PyTorch, one CUDA graph"]
-    kiln_graph = times.get("Kiln, its launches in one CUDA graph")
+    kiln_graph = times.get("Kiln, its launches in one CUDA graph" + (" (%s)" % variants[0] if variants[0] else ""))
     print()
     print("| Llama-3.2-1B-shaped decode step, %d layers, cache %d, batch 1 (%.2f GB) | µs | vs PyTorch CUDA graph "
           "| vs Kiln CUDA graph | GB/s |" % (layers, cap, moved / 1e9))
@@ -237,5 +240,8 @@ if __name__ == "__main__":
     parser.add_argument("--layers", type=int, default=16)
     parser.add_argument("--pos", type=int, default=1024)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--variants", default="",
+                        help="';'-separated sets of the graph's consts to time, e.g. 'ROWS_IN=32;BK_OUT=1024' "
+                             "('' is the defaults); the first is the Kiln CUDA graph the table compares with")
     ARGS = parser.parse_args()
     sys.exit(main())

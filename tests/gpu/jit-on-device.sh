@@ -450,8 +450,9 @@ EOF
       record "llama bench" SKIP "$missing"
     else
       say "bench/llama_bench.py"
+      # KILN_LLAMA_BENCH_VARIANTS: graph consts to time (';ROWS_IN=32;BK_OUT=1024'; '' the defaults).
       step llama-bench py "$repo/bench/llama_bench.py" --dslc "$bin/dslc" --repo "$repo" --work "$tmp/llama-bench" \
-        --dslc-library-path "$LD_LIBRARY_PATH"
+        --dslc-library-path "$LD_LIBRARY_PATH" ${KILN_LLAMA_BENCH_VARIANTS:+--variants "$KILN_LLAMA_BENCH_VARIANTS"}
       if (( rc == 0 )); then
         record "llama bench" PASS "$(grep -c '^| ' "$logs/llama-bench.log") table lines (log llama-bench)"
       else
