@@ -9,13 +9,15 @@
 //   claim     thread 0 takes the next task number with one atomic add on the claim
 //             counter and finds its launch in the table by binary search
 //   wait      thread 0 spins (ld.acquire.gpu, with nanosleep backoff) until the counter
-//             of the one slot the launch waits on reaches its target; past the timeout
-//             (%globaltimer) it records which task waited on what and raises the abort
-//             word, which every worker checks, so a stuck graph ends instead of hanging
+//             of the one slot the launch waits on reaches its target — unless this
+//             worker already passed that launch's wait (counters only grow); past the
+//             timeout (%globaltimer) it records which task waited on what and raises
+//             the abort word, which every worker checks, so a stuck graph ends instead
+//             of hanging
 //   run       every thread calls the launched kernel, lowered in task mode (Lowering's
 //             asTask) and inlined here, with the task's program id and grid
-//   trigger   after a barrier, thread 0 adds one to the launch's own counter with a
-//             release at GPU scope, publishing the task's stores to its waiters (and,
+//   trigger   after a barrier, thread 0 fences at GPU scope and adds one to the
+//             launch's own counter, publishing the task's stores to its waiters (and,
 //             given a trace buffer, first writes when it claimed, started and ended
 //             the task)
 //
@@ -114,6 +116,11 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   fn->addFnAttr("nvvm.maxntid", std::to_string(threads));
+  // At least two workers per SM: register allocation over the union of every kind of
+  // task otherwise drifts above what two resident CTAs leave (170 registers for a
+  // matrix-vector product that takes 94 as its own kernel), halving the warps in
+  // flight of a memory-bound graph.
+  fn->addFnAttr("nvvm.minctasm", "2");
   const char *names[tasks::kNumParams] = {"table", "launches", "tasks", "sync", "claim_base", "timeout_ns", "trace"};
   for (unsigned i = 0; i < tasks::kNumParams; ++i)
     fn->getArg(i)->setName(names[i]);
@@ -139,6 +146,9 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   llvm::Value *claimedAt = b.CreateAlloca(b.getInt64Ty(), nullptr, "claimed.at");
   llvm::Value *startedAt = b.CreateAlloca(b.getInt64Ty(), nullptr, "started.at");
   llvm::Value *tracing = b.CreateICmpNE(trace, llvm::ConstantPointerNull::get(global), "tracing");
+  // The launch whose wait this worker last passed (thread 0's).
+  llvm::Value *passedLaunch = b.CreateAlloca(b.getInt32Ty(), nullptr, "passed.launch");
+  b.CreateStore(i32(~0u), passedLaunch);
   llvm::BasicBlock *claim = block("claim"), *leaderClaim = block("claim.leader"), *take = block("claim.take"),
                    *search = block("claim.search"), *searchStep = block("claim.search.step"),
                    *found = block("claim.found"), *none = block("claim.none"), *claimed = block("claimed"),
@@ -212,10 +222,13 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   b.CreateCondBr(leader, leaderWait, waited);
 
   // wait: thread 0, on the one counter the launch waits for (slot -1: none).
+  // A launch whose wait this worker already passed (its previous task's) needs none:
+  // counters only grow.
   b.SetInsertPoint(leaderWait);
   llvm::Value *counter = syncWord(b.CreateAdd(waitSlot, i32(tasks::kFirstCounterWord)));
   llvm::Value *start = globalTimer();
-  b.CreateCondBr(b.CreateICmpEQ(waitSlot, i32(~0u)), ready, spin);
+  llvm::Value *passed = b.CreateICmpEQ(b.CreateLoad(b.getInt32Ty(), passedLaunch), myLaunch);
+  b.CreateCondBr(b.CreateOr(b.CreateICmpEQ(waitSlot, i32(~0u)), passed), ready, spin);
   b.SetInsertPoint(spin);
   llvm::Value *seen = atomicLoad(counter, llvm::AtomicOrdering::Acquire);
   b.CreateCondBr(b.CreateICmpSGE(b.CreateSub(seen, waitTarget), i32(0)), ready, check);
@@ -247,6 +260,7 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   b.CreateStore(i32(1), ctlAt(2));
   b.CreateBr(waited);
   b.SetInsertPoint(ready);
+  b.CreateStore(myLaunch, passedLaunch);
   b.CreateStore(globalTimer(), startedAt);
   b.CreateStore(i32(0), ctlAt(2));
   b.CreateBr(waited);
@@ -296,9 +310,10 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   }
   b.CreateBr(publish);
   b.SetInsertPoint(publish);
+  // The fence makes the add a release of everything the barrier ordered before it.
   b.CreateFence(llvm::AtomicOrdering::Release, ctx.getOrInsertSyncScopeID("device"));
   b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, syncWord(b.CreateAdd(ownSlot, i32(tasks::kFirstCounterWord))), i32(1),
-                    llvm::Align(4), llvm::AtomicOrdering::Release, ctx.getOrInsertSyncScopeID("device"));
+                    llvm::Align(4), llvm::AtomicOrdering::Monotonic, ctx.getOrInsertSyncScopeID("device"));
   b.CreateBr(claim);
 
   b.SetInsertPoint(exit);
