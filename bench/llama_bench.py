@@ -166,7 +166,7 @@ def main():
         times["Kiln, " + name + label] = float(m.group(1))
         if mode == "persistent":
             workers = re.search(r"persistent kernel of (\d+) workers", timed.stderr)
-            print("INFO persistent kernel: %s workers" % (workers.group(1) if workers else "?"))
+            print("INFO persistent kernel%s: %s workers" % (label, workers.group(1) if workers else "?"))
             traced = dslc(base + defines + ["--trace", os.path.join(ARGS.work, "trace%s.json" % variants.index(variant))])
             for line in traced.stderr.splitlines():
                 if "trace of graph" in line:
