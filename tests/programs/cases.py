@@ -1588,3 +1588,18 @@ _register_file("cases_memory")
 _register_file("cases_sparse")
 _register_file("cases_mask_build")
 _register_file("cases_encoder")
+
+
+# ---- loads streamed ahead (num_stages) ------------------------------------------------
+
+def _pair_sums_ref(v, s):
+    x = np.zeros(-(-s["n"] // 64) * 64)
+    x[: s["n"]] = f64(v.x)
+    return {"out": x.reshape(-1, 64).sum(axis=0) ** 2}
+
+
+# Ragged, one block, none (the loops run no iteration: the streamed loads touch nothing).
+for _suffix, _n in ((".ragged", 300), (".one_block", 64), (".empty", 0)):
+    add("prefetch.nested" + _suffix, "prefetch_nested.kiln", "pair_sums", sizes={"n": _n}, grid=(1,),
+        args=[Arr("x", "f32", (max(_n, 1),), normal(1.0)), Arr("out", "f32", (64,)), Scalar("n", "i32", "n")],
+        ref=_pair_sums_ref, tol=Tol(1e-5, 1e-5))
