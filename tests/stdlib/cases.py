@@ -382,7 +382,16 @@ def _softmax_topk_ref(k):
 
 
 def _near_1000(rng, shape):
-    return 1000.0 + 3.0 * rng.standard_normal(shape)
+    """Logits near 1000 with no two equal in a row once in f32: candidates that tie may be
+    taken in either order by the fused forms (docs/fusion.md), and at 1000 f32 values are
+    6e-5 apart, so a row of normal draws sometimes holds an exact tie among its best."""
+    x = (1000.0 + 3.0 * rng.standard_normal(shape)).astype(np.float32)
+    for row in x.reshape(-1, shape[-1]):
+        while len(np.unique(row)) < row.size:
+            _, first = np.unique(row, return_index=True)
+            again = np.setdiff1d(np.arange(row.size), first)
+            row[again] = (1000.0 + 3.0 * rng.standard_normal(again.size)).astype(np.float32)
+    return x.astype(np.float64)
 
 
 def _ties_max_first(rng, shape):
