@@ -116,8 +116,11 @@ void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Ker
   }
   ASSERT_TRUE(device.run(*bitcode, gen->entry, dargs, grid, gen->numThreads, gen->sharedBytes, error)) << error;
   std::string mismatch;
-  for (size_t i = 0; i < buffers.size(); ++i)
-    mismatch += compareBuffers(expected[i], data[i], spec.rtol, spec.atol);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    // A spec's `@tol DTYPE R A` lines apply per element type, as in the GPU check.
+    const auto [rtol, atol] = toleranceFor(spec, expected[i].dtype);
+    mismatch += compareBuffers(expected[i], data[i], rtol, atol);
+  }
   EXPECT_EQ(mismatch, "") << "device results differ from the interpreter:\n" << mismatch;
   // Every program's arrival counter (the first word of its part) is back at 0, ready
   // for the next launch.
