@@ -22,31 +22,16 @@
 import argparse
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 import torch
 
+from graph_timing import MODE_NAMES, as_v2, cuda_graph_ms, median_ms, run_dslc
+
 
 def dslc(args):
-    env = dict(os.environ)
-    if ARGS.dslc_library_path:
-        env["LD_LIBRARY_PATH"] = ARGS.dslc_library_path
-    return subprocess.run([ARGS.dslc] + args, capture_output=True, text=True, env=env, timeout=600)
-
-
-def median_ms(fn, runs):
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
-    end = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
-    for _ in range(3):
-        fn()
-    for i in range(runs):
-        start[i].record()
-        fn()
-        end[i].record()
-    torch.cuda.synchronize()
-    return float(np.median([s.elapsed_time(e) for s, e in zip(start, end)]))
+    return run_dslc(ARGS.dslc, ARGS.dslc_library_path, args)
 
 
 def main():
@@ -58,7 +43,7 @@ def main():
     h0 = rng.standard_normal(n).astype(np.float32)
     os.makedirs(ARGS.work, exist_ok=True)
     path = lambda name: os.path.join(ARGS.work, name + ".npy")
-    np.save(path("w"), w16.view(torch.int16).numpy().view(np.dtype("V2")).reshape(-1))
+    np.save(path("w"), as_v2(w16).reshape(-1))
     np.save(path("g"), g.reshape(-1))
     np.save(path("y"), np.zeros(2 * n, np.float32))
     source = os.path.join(ARGS.repo, "stdlib", "decode_chain.kiln")
@@ -102,9 +87,7 @@ def main():
                 print("FAIL decode chain%s, %s, timed: %s" % (label, mode, timed.stderr.strip()[-500:]))
                 ok = False
                 continue
-            name = {"persistent": "one persistent kernel", "cuda-graph": "its launches in one CUDA graph",
-                    "launches": "launch by launch"}[mode]
-            times["Kiln, %s%s" % (name, label)] = float(m.group(1))
+            times["Kiln, %s%s" % (MODE_NAMES[mode], label)] = float(m.group(1))
             workers = re.search(r"persistent kernel of (\d+) workers", timed.stderr)
             if workers:
                 print("INFO persistent kernel%s: %s workers" % (label, workers.group(1)))
@@ -126,15 +109,7 @@ def main():
         h.copy_(x)
 
     times["PyTorch eager"] = median_ms(step, ARGS.repeat)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        step()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    times["PyTorch, one CUDA graph"] = median_ms(graph.replay, ARGS.repeat)
+    times["PyTorch, one CUDA graph"] = cuda_graph_ms(step, ARGS.repeat)
     # The floor: the weights once, at the device-to-device copy bandwidth (reads + writes).
     src = wt.view(-1)
     dst = torch.empty_like(src)

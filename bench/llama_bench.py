@@ -23,39 +23,19 @@
 import argparse
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from graph_timing import MODE_NAMES, as_v2, cuda_graph_ms, median_ms, run_dslc
+
 HID, NQ, NKV, D, FF, SEGS = 2048, 32, 8, 64, 8192, 32  # SEGS: the graph's default
 
 
 def dslc(args):
-    env = dict(os.environ)
-    if ARGS.dslc_library_path:
-        env["LD_LIBRARY_PATH"] = ARGS.dslc_library_path
-    return subprocess.run([ARGS.dslc] + args, capture_output=True, text=True, env=env, timeout=600)
-
-
-def median_ms(fn, runs):
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
-    end = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
-    for _ in range(3):
-        fn()
-    for i in range(runs):
-        start[i].record()
-        fn()
-        end[i].record()
-    torch.cuda.synchronize()
-    return float(np.median([s.elapsed_time(e) for s, e in zip(start, end)]))
-
-
-def as_v2(t):
-    """A bf16 tensor as the raw 2-byte elements `dslc run` reads."""
-    return t.contiguous().view(torch.int16).cpu().numpy().view(np.dtype("V2"))
+    return run_dslc(ARGS.dslc, ARGS.dslc_library_path, args)
 
 
 def reference(w, x, kc, vc, cos, sin, pos, eps, layers):
@@ -161,9 +141,7 @@ def main():
             print("FAIL llama step%s, %s, timed: %s" % (label, mode, timed.stderr.strip()[-500:]))
             ok = False
             continue
-        name = {"persistent": "one persistent kernel", "cuda-graph": "its launches in one CUDA graph",
-                "launches": "launch by launch"}[mode]
-        times["Kiln, " + name + label] = float(m.group(1))
+        times["Kiln, " + MODE_NAMES[mode] + label] = float(m.group(1))
         if mode == "persistent":
             workers = re.search(r"persistent kernel of (\d+) workers", timed.stderr)
             print("INFO persistent kernel%s: %s workers" % (label, workers.group(1) if workers else "?"))
@@ -198,15 +176,7 @@ def main():
         x.copy_(h)
 
     times["PyTorch eager"] = median_ms(step, ARGS.repeat)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        step()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    times["PyTorch, one CUDA graph"] = median_ms(graph.replay, ARGS.repeat)
+    times["PyTorch, one CUDA graph"] = cuda_graph_ms(step, ARGS.repeat)
 
     # The floor: every weight and the cache rows read once, at the copy bandwidth.
     moved = sum(t.numel() * t.element_size() for t in w.values()) + 2 * kc.numel() * 2

@@ -204,11 +204,9 @@ class RunGraph(clitest.CliTestCase):
             with self.subTest(pos=pos):
                 arrays, scalars = ref.inputs(self.rng, shape["LAYERS"], shape["HID"], shape["NQ"], shape["NKV"],
                                              shape["D"], shape["FF"], cap, pos)
-                width = (shape["NQ"] + 2 * shape["NKV"]) * shape["D"]
-                scratch = {"qkv": width, "q": shape["NQ"] * shape["D"], "o": shape["NQ"] * shape["D"],
-                           "act": shape["FF"], "part": shape["NQ"] * shape["SEGS"] * (shape["D"] + 2)}
+                arrays.update(ref.scratch(shape["NQ"], shape["NKV"], shape["D"], shape["FF"], shape["SEGS"]))
                 args = []
-                for name, a in list(arrays.items()) + [(k, np.full(n, np.nan, np.float32)) for k, n in scratch.items()]:
+                for name, a in arrays.items():
                     self.npy(name + ".npy", a)
                     args += ["--arg", "%s=%s.npy" % (name, name)]
                 for name, v in scalars.items():

@@ -120,10 +120,7 @@ def main():
     shape = {"LAYERS": 2, "HID": 256, "NQ": 8, "NKV": 2, "D": 64, "FF": 512, "SEGS": 4}
     arrays, scalars = llama_reference.inputs(rng, shape["LAYERS"], shape["HID"], shape["NQ"], shape["NKV"],
                                              shape["D"], shape["FF"], 200, 150)
-    arrays.update({"qkv": np.zeros((shape["NQ"] + 2 * shape["NKV"]) * shape["D"], np.float32),
-                   "q": np.zeros(shape["NQ"] * shape["D"], np.float32), "o": np.zeros(shape["NQ"] * shape["D"], np.float32),
-                   "act": np.zeros(shape["FF"], np.float32),
-                   "part": np.zeros(shape["NQ"] * shape["SEGS"] * (shape["D"] + 2), np.float32)})
+    arrays.update(llama_reference.scratch(shape["NQ"], shape["NKV"], shape["D"], shape["FF"], shape["SEGS"], 0.0))
     compare("stdlib/llama_decode.kiln, 2 small layers", os.path.join(ARGS.repo, "stdlib", "llama_decode.kiln"),
             "llama_decode", arrays, scalars, [a for k, v in shape.items() for a in ("-D", "%s=%d" % (k, v))],
             rtol=1e-2, atol=1e-3)  # a new cache row may round to the neighbouring bf16

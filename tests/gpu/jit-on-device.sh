@@ -33,7 +33,9 @@
 #       encoder, graphs, graph-bench, llama-bench) run only those steps.
 #
 # Environment: KILN_JOBS (default 2) is the build's parallelism; KILN_GPU_LOG_DIR, when
-# set, keeps the logs of `run` (otherwise they are under the /tmp folder it prints).
+# set, keeps the logs of `run` (otherwise they are under the /tmp folder it prints);
+# KILN_GRAPH_BENCH_VARIANTS and KILN_LLAMA_BENCH_VARIANTS name graph consts the two
+# benchmarks also time.
 # Exit status of `run`: 0 everything passed or was skipped, 1 something failed, 77 no
 # CUDA driver or GPU on this machine.
 set -euo pipefail
@@ -425,41 +427,28 @@ EOF
     fi
   fi
 
-  # ---- graph-bench: the decode chain as one persistent kernel, launch by launch, and
-  # in PyTorch (eager and one CUDA graph), same process (bench/graph_bench.py)
-  if wanted graph-bench; then
+  # ---- graph-bench and llama-bench: a graph benchmark's script, which checks Kiln's
+  # result first and then times its three modes beside PyTorch, same process; the
+  # variables name graph consts to time ('ROWS=8,BK=512;ROWS=4,BK=1024'; '' the defaults)
+  bench_part() { # PART LABEL SCRIPT VARIANTS
+    wanted "$1" || return 0
     if [[ -n "$missing" ]]; then
-      record "graph bench" SKIP "$missing"
-    else
-      say "bench/graph_bench.py"
-      # KILN_GRAPH_BENCH_VARIANTS: graph consts to time ('ROWS=8,BK=512;ROWS=4,BK=1024').
-      step graph-bench py "$repo/bench/graph_bench.py" --dslc "$bin/dslc" --repo "$repo" --work "$tmp/graph-bench" \
-        --dslc-library-path "$LD_LIBRARY_PATH" ${KILN_GRAPH_BENCH_VARIANTS:+--variants "$KILN_GRAPH_BENCH_VARIANTS"}
-      if (( rc == 0 )); then
-        record "graph bench" PASS "$(grep -c '^| ' "$logs/graph-bench.log") table lines (log graph-bench)"
-      else
-        record "graph bench" FAIL "exit $rc"
-      fi
+      record "$2" SKIP "$missing"
+      return 0
     fi
-  fi
-
-  # ---- llama-bench: the Llama-3.2-1B-shaped decode step (stdlib/llama_decode.kiln),
-  # checked against f64 and timed against PyTorch, same process (bench/llama_bench.py)
-  if wanted llama-bench; then
-    if [[ -n "$missing" ]]; then
-      record "llama bench" SKIP "$missing"
+    say "bench/$3"
+    step "$1" py "$repo/bench/$3" --dslc "$bin/dslc" --repo "$repo" --work "$tmp/$1" \
+      --dslc-library-path "$LD_LIBRARY_PATH" ${4:+--variants "$4"}
+    if (( rc == 0 )); then
+      record "$2" PASS "$(grep -c '^| ' "$logs/$1.log") table lines (log $1)"
     else
-      say "bench/llama_bench.py"
-      # KILN_LLAMA_BENCH_VARIANTS: graph consts to time (';ROWS_IN=32;BK_OUT=1024'; '' the defaults).
-      step llama-bench py "$repo/bench/llama_bench.py" --dslc "$bin/dslc" --repo "$repo" --work "$tmp/llama-bench" \
-        --dslc-library-path "$LD_LIBRARY_PATH" ${KILN_LLAMA_BENCH_VARIANTS:+--variants "$KILN_LLAMA_BENCH_VARIANTS"}
-      if (( rc == 0 )); then
-        record "llama bench" PASS "$(grep -c '^| ' "$logs/llama-bench.log") table lines (log llama-bench)"
-      else
-        record "llama bench" FAIL "exit $rc"
-      fi
+      record "$2" FAIL "exit $rc"
     fi
-  fi
+  }
+  # The decode chain (stdlib/decode_chain.kiln).
+  bench_part graph-bench "graph bench" graph_bench.py "${KILN_GRAPH_BENCH_VARIANTS:-}"
+  # The Llama-3.2-1B-shaped step (stdlib/llama_decode.kiln), checked against f64 first.
+  bench_part llama-bench "llama bench" llama_bench.py "${KILN_LLAMA_BENCH_VARIANTS:-}"
 
   echo
   echo "JIT on the GPU: $(grep -m1 '^device: ' "$logs/softmax-1.log" 2>/dev/null | cut -d' ' -f2- || true)"

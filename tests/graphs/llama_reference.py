@@ -45,6 +45,12 @@ def inputs(rng, layers, hid, nq, nkv, d, ff, cap, pos):
     return arrays, {"pos": pos, "cap": cap, "eps": 1e-5}
 
 
+def scratch(nq, nkv, d, ff, segs, fill=np.nan):
+    """The graph's scratch buffers (qkv, q, o, act, part), filled with `fill`."""
+    sizes = {"qkv": (nq + 2 * nkv) * d, "q": nq * d, "o": nq * d, "act": ff, "part": nq * segs * (d + 2)}
+    return {name: np.full(n, fill, np.float32) for name, n in sizes.items()}
+
+
 def step(a, pos, eps, layers, nq, nkv, d, ff):
     """x after `layers` layers, and the caches with row `pos` written (float64, the caches'
     new rows rounded to bf16 as the kernels store them)."""
