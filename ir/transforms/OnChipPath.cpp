@@ -161,20 +161,17 @@ private:
   /// under `lb < ub`), then the escaping values computed again from its results.
   void buildOneIteration(Block &then, const std::vector<Op *> &range, const std::vector<Value *> &escaping) {
     Builder b(&then);
-    std::vector<Value *> inits;
     std::vector<Type> types;
     for (Op *op : range)
       if (op->kind() == OpKind::For && op != trailing_)
-        for (unsigned i = 3; i < op->numOperands(); ++i) {
-          inits.push_back(op->operand(i));
+        for (unsigned i = 3; i < op->numOperands(); ++i)
           types.push_back(op->operand(i)->type);
-        }
     // At most one iteration: no loop, the bodies run once when the range is not empty
     // (iv = lb), and the results are the initial values when it is.
     Value *nonEmpty = b.createValue(OpKind::Cmp, first_->loc(), {first_->operand(0), first_->operand(1)},
                                     Type::scalar(DType::Bool), {{"pred", std::string("lt")}});
     Op *once = b.create(OpKind::If, first_->loc(), {nonEmpty}, types, {}, 2);
-    Builder(once->region(1)).create(OpKind::Yield, first_->loc(), inits, {});
+    buildEmptyRange(*once->region(1), range);
     Value *iv = first_->operand(0);
 
     ValueMap inside;   // old values -> their values in the iteration
@@ -189,8 +186,9 @@ private:
       }
       Block &src = *op->region(0);
       inside[src.argument(0)] = iv;
+      // A loop may start from an earlier loop's result (its value in this iteration).
       for (unsigned i = 1; i < src.numArguments(); ++i)
-        inside[src.argument(i)] = op->operand(2 + i);
+        inside[src.argument(i)] = lookup(inside, op->operand(2 + i));
       for (const auto &inner : src.ops())
         if (!isTerminator(inner->kind()))
           cloneOp(ib, *inner, inside);
@@ -213,6 +211,27 @@ private:
     for (Value *v : escaping)
       results.push_back(lookup(outside, v));
     b.create(OpKind::Yield, first_->loc(), results, {});
+  }
+
+  /// The else-branch of the one iteration, for an empty range: every loop leaves its
+  /// initial value, which may be an earlier loop's result or computed from one between
+  /// the loops, so those ops run here again with each loop's result as its initial value.
+  void buildEmptyRange(Block &otherwise, const std::vector<Op *> &range) {
+    Builder b(&otherwise);
+    ValueMap empty; // old values -> their values when no loop iterates
+    std::vector<Value *> inits;
+    for (Op *op : range) {
+      if (op->kind() != OpKind::For) {
+        cloneOp(b, *op, empty);
+        continue;
+      }
+      for (unsigned i = 0; i < op->numResults(); ++i) {
+        Value *init = lookup(empty, op->operand(3 + i));
+        empty[op->result(i)] = init;
+        inits.push_back(init);
+      }
+    }
+    b.create(OpKind::Yield, first_->loc(), inits, {});
   }
 
   /// Whether the copies of a block that may not exist can run guarded: every body of

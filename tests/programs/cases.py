@@ -1123,6 +1123,34 @@ add("fusion.chain_inits", "fusion_chains.kiln", "chain_inits",
     ref=_chain_inits_ref, tol=Tol(1e-4, 1e-5))
 
 
+def _continued_loops_ref(v, s):
+    x = f64(v.x)
+    B = 32
+    t_all, s_all, y = [], [], np.empty_like(x)
+    for r in range(x.shape[0]):
+        row = x[r]
+        m = max(-1.0, row.max()) if row.size else -1.0
+        t = 0.5 * m + np.exp(row - m).sum()
+        acc = m
+        for i in range(0, row.size, B):
+            acc += np.exp(row[i:i + B] - acc).sum()
+        y[r] = row - t - acc
+        t_all.append(t)
+        s_all.append(acc)
+    return {"y": y, "out": np.stack([t_all, s_all], axis=1)}
+
+
+# Loops that continue from an earlier loop's result stay unfused, and the short-row
+# versions (one block, held blocks, an empty row) start each from the one before it.
+add("fusion.continued_loops", "fusion_chains.kiln", "continued_loops",
+    sizes=lambda r: {"rows": int(r.integers(1, 5)), "n": int(r.choice([0, int(r.integers(1, 33)),
+                                                                       int(r.integers(33, 300))]))},
+    grid=("rows",),
+    args=[Arr("x", "f32", ("rows", "n"), uniform(-2.0, 2.0)), Arr("y", "f32", ("rows", "n")),
+          Arr("out", "f32", ("rows", 2)), Scalar("n", "i32", "n")],
+    ref=_continued_loops_ref, tol=Tol(1e-4, 1e-5))
+
+
 def _two_chains_ref(v, s):
     x = f64(v.x)
 
