@@ -10,6 +10,7 @@
 #include "runtime/Bundle.h"
 
 #include "runtime/BundleMetadata.h"
+#include "runtime/Container.h"
 #include "support/AtomicFile.h"
 #include "support/ReadFile.h"
 
@@ -18,25 +19,21 @@
 
 namespace kiln::rt {
 
-static constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'B', 'N', 'D', 'L'};
-static constexpr size_t kHeaderSize = 48;
-static constexpr size_t kSectionEntrySize = 32;
-static constexpr uint32_t kMaxMetadataBytes = 1u << 20;
-static constexpr uint32_t kMaxSectionCount = 16;
-static constexpr uint64_t kMaxFileBytes = uint64_t(4) << 30;
+namespace {
 
-// Header field offsets (see docs/runtime.md).
-enum : size_t {
-  kOffVersion = 8,
-  kOffFlags = 12,
-  kOffMetadataSize = 16,
-  kOffSectionCount = 20,
-  kOffMetadataCrc = 24,
-  kOffTableCrc = 28,
-  kOffFileSize = 32,
-  kOffReserved = 40,
-  kOffHeaderCrc = 44,
-};
+std::string checkCodeSection(uint32_t kind, uint32_t target) {
+  if (kind != uint32_t(SectionKind::PTX) && kind != uint32_t(SectionKind::SPIRV))
+    return "unknown kind " + std::to_string(kind);
+  if (target < uint32_t(Target::SM80) || target > uint32_t(Target::SPIRV64))
+    return "unknown target " + std::to_string(target);
+  return "";
+}
+
+// The widest kernel bundle holds one section per target.
+constexpr ContainerFormat kKernelBundle{{'K', 'I', 'L', 'N', 'B', 'N', 'D', 'L'}, kBundleFormatVersion, "Kiln bundle",
+                                        "code section", 16, checkCodeSection};
+
+} // namespace
 
 std::string_view targetName(Target t) {
   switch (t) {
@@ -77,92 +74,14 @@ std::string Bundle::sourceLocation() const {
   return s;
 }
 
-// ---- CRC-32 ---------------------------------------------------------------------------
-
-static constexpr std::array<uint32_t, 256> makeCrcTable() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k)
-      c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    table[i] = c;
-  }
-  return table;
-}
-static constexpr std::array<uint32_t, 256> kCrcTable = makeCrcTable();
-
-uint32_t crc32(std::span<const uint8_t> bytes) {
-  uint32_t c = 0xFFFFFFFFu;
-  for (uint8_t b : bytes)
-    c = kCrcTable[(c ^ b) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
-
-// ---- little-endian fields ---------------------------------------------------------------
-
-static void put32(std::vector<uint8_t> &out, size_t at, uint32_t v) {
-  for (int i = 0; i < 4; ++i)
-    out[at + i] = uint8_t(v >> (8 * i));
-}
-static void put64(std::vector<uint8_t> &out, size_t at, uint64_t v) {
-  for (int i = 0; i < 8; ++i)
-    out[at + i] = uint8_t(v >> (8 * i));
-}
-static uint32_t get32(std::span<const uint8_t> in, size_t at) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i)
-    v |= uint32_t(in[at + i]) << (8 * i);
-  return v;
-}
-static uint64_t get64(std::span<const uint8_t> in, size_t at) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i)
-    v |= uint64_t(in[at + i]) << (8 * i);
-  return v;
-}
-
-// ---- writing ---------------------------------------------------------------------------
-
 std::vector<uint8_t> serializeBundle(const Bundle &bundle, std::string &error) {
   error = validateBundle(bundle);
   if (!error.empty())
     return {};
-  std::string meta = encodeBundleMetadata(bundle);
-  size_t count = bundle.sections.size();
-  uint64_t tableAt = kHeaderSize + meta.size();
-  uint64_t payloadAt = tableAt + kSectionEntrySize * count;
-  uint64_t total = payloadAt;
+  std::vector<ContainerSection> sections;
   for (const CodeSection &s : bundle.sections)
-    total += s.bytes.size();
-  if (meta.size() > kMaxMetadataBytes || total > kMaxFileBytes) {
-    error = "bundle too large";
-    return {};
-  }
-
-  std::vector<uint8_t> out(total, 0);
-  std::memcpy(out.data(), kMagic, sizeof kMagic);
-  std::memcpy(out.data() + kHeaderSize, meta.data(), meta.size());
-  uint64_t at = payloadAt;
-  for (size_t i = 0; i < count; ++i) {
-    const CodeSection &s = bundle.sections[i];
-    size_t e = tableAt + kSectionEntrySize * i;
-    put32(out, e + 0, static_cast<uint32_t>(s.kind));
-    put32(out, e + 4, static_cast<uint32_t>(s.target));
-    put64(out, e + 8, at);
-    put64(out, e + 16, s.bytes.size());
-    put32(out, e + 24, crc32(s.bytes));
-    std::memcpy(out.data() + at, s.bytes.data(), s.bytes.size());
-    at += s.bytes.size();
-  }
-  std::span<const uint8_t> all(out);
-  put32(out, kOffVersion, kBundleFormatVersion);
-  put32(out, kOffMetadataSize, static_cast<uint32_t>(meta.size()));
-  put32(out, kOffSectionCount, static_cast<uint32_t>(count));
-  put32(out, kOffMetadataCrc, crc32(all.subspan(kHeaderSize, meta.size())));
-  put32(out, kOffTableCrc, crc32(all.subspan(tableAt, kSectionEntrySize * count)));
-  put64(out, kOffFileSize, total);
-  put32(out, kOffHeaderCrc, crc32(all.first(kOffHeaderCrc)));
-  return out;
+    sections.push_back(ContainerSection{uint32_t(s.kind), uint32_t(s.target), s.bytes});
+  return writeContainer(kKernelBundle, encodeBundleMetadata(bundle), sections, error);
 }
 
 bool writeBundleAtomic(const std::string &path, const Bundle &bundle, std::string &error) {
@@ -181,120 +100,31 @@ bool writeBundleAtomic(const std::string &path, const Bundle &bundle, std::strin
 
 // ---- reading ---------------------------------------------------------------------------
 
-// For a file that is not a bundle, a hint at what it is instead.
-static std::string describeForeign(std::span<const uint8_t> b) {
-  auto startsWith = [&](std::string_view p) {
-    return b.size() >= p.size() && std::memcmp(b.data(), p.data(), p.size()) == 0;
-  };
-  if (startsWith("\x7f"
-                 "ELF"))
-    return " (it is an ELF file: a cubin or shared library?)";
-  if (b.size() >= 4 && get32(b, 0) == 0x07230203u)
-    return " (it is a bare SPIR-V module; wrap it in a bundle)";
-  std::string_view text(reinterpret_cast<const char *>(b.data()), std::min<size_t>(b.size(), 4096));
-  if (text.find(".version") != std::string_view::npos && text.find(".target") != std::string_view::npos)
-    return " (it looks like bare PTX text; wrap it in a bundle)";
-  return "";
-}
-
 std::optional<Bundle> parseBundle(std::span<const uint8_t> in, std::string &error) {
-  auto fail = [&](std::string why) -> std::optional<Bundle> {
-    error = std::move(why);
+  std::optional<ContainerContents> contents = readContainer(kKernelBundle, in, error);
+  if (!contents)
     return std::nullopt;
-  };
-  if (in.empty())
-    return fail("not a Kiln bundle: the file is empty");
-  // A short prefix of the magic is a truncated bundle, not a foreign file.
-  if (std::memcmp(in.data(), kMagic, std::min(in.size(), sizeof kMagic)) != 0)
-    return fail("not a Kiln bundle: bad magic" + describeForeign(in));
-  if (in.size() < kHeaderSize)
-    return fail("truncated: " + std::to_string(in.size()) + " bytes, shorter than the " + std::to_string(kHeaderSize) +
-                "-byte header");
-
-  uint32_t version = get32(in, kOffVersion);
-  bool headerOk = crc32(in.first(kOffHeaderCrc)) == get32(in, kOffHeaderCrc);
-  if (version != kBundleFormatVersion)
-    return fail("bundle format version " + std::to_string(version) + " is not supported (this runtime reads version " +
-                std::to_string(kBundleFormatVersion) + ")" +
-                (headerOk ? "; rebuild the kernel with a matching dslc" : " or the header is corrupt"));
-  if (!headerOk)
-    return fail("corrupt: header checksum mismatch");
-  if (get32(in, kOffFlags) != 0 || get32(in, kOffReserved) != 0)
-    return fail("corrupt: reserved header fields are not zero");
-
-  uint64_t fileSize = get64(in, kOffFileSize);
-  if (in.size() < fileSize)
-    return fail("truncated: the header says " + std::to_string(fileSize) + " bytes, the file has " +
-                std::to_string(in.size()));
-  if (in.size() > fileSize)
-    return fail("corrupt: " + std::to_string(in.size() - fileSize) + " bytes of trailing data");
-
-  uint32_t metaSize = get32(in, kOffMetadataSize);
-  uint32_t count = get32(in, kOffSectionCount);
-  if (metaSize == 0 || metaSize > kMaxMetadataBytes)
-    return fail("corrupt: metadata size " + std::to_string(metaSize) + " out of range");
-  if (count == 0 || count > kMaxSectionCount)
-    return fail("corrupt: section count " + std::to_string(count) + " out of range");
-  uint64_t tableAt = kHeaderSize + uint64_t(metaSize);
-  uint64_t payloadAt = tableAt + kSectionEntrySize * uint64_t(count);
-  if (payloadAt > fileSize)
-    return fail("corrupt: metadata and section table run past the end of the file");
-  if (crc32(in.subspan(kHeaderSize, metaSize)) != get32(in, kOffMetadataCrc))
-    return fail("corrupt: metadata checksum mismatch");
-  if (crc32(in.subspan(tableAt, kSectionEntrySize * count)) != get32(in, kOffTableCrc))
-    return fail("corrupt: section table checksum mismatch");
-
   Bundle bundle;
-  uint64_t expectAt = payloadAt;
-  for (uint32_t i = 0; i < count; ++i) {
-    size_t e = tableAt + kSectionEntrySize * i;
-    std::string what = "code section " + std::to_string(i);
-    uint32_t kind = get32(in, e + 0), target = get32(in, e + 4);
-    uint64_t at = get64(in, e + 8), size = get64(in, e + 16);
-    if (kind != uint32_t(SectionKind::PTX) && kind != uint32_t(SectionKind::SPIRV))
-      return fail("corrupt: " + what + " has unknown kind " + std::to_string(kind));
-    if (target < uint32_t(Target::SM80) || target > uint32_t(Target::SPIRV64))
-      return fail("corrupt: " + what + " has unknown target " + std::to_string(target));
-    if (get32(in, e + 28) != 0)
-      return fail("corrupt: " + what + " has a non-zero reserved field");
-    // Sections lie back to back in table order, so there is no byte outside a checksum.
-    if (at != expectAt || size == 0 || size > fileSize - at)
-      return fail("corrupt: " + what + " is not where the section table says");
-    std::span<const uint8_t> payload = in.subspan(at, size);
-    if (crc32(payload) != get32(in, e + 24))
-      return fail("corrupt: " + what + " checksum mismatch");
-    bundle.sections.push_back(
-        CodeSection{SectionKind(kind), Target(target), std::vector<uint8_t>(payload.begin(), payload.end())});
-    expectAt = at + size;
-  }
-  if (expectAt != fileSize)
-    return fail("corrupt: the sections do not end where the file ends");
-
-  std::string_view meta(reinterpret_cast<const char *>(in.data() + kHeaderSize), metaSize);
+  for (ContainerSection &s : contents->sections)
+    bundle.sections.push_back(CodeSection{SectionKind(s.kind), Target(s.target), std::move(s.bytes)});
   std::string why;
-  if (!decodeBundleMetadata(meta, bundle, why))
-    return fail("invalid metadata: " + why);
+  if (!decodeBundleMetadata(contents->metadata, bundle, why)) {
+    error = "invalid metadata: " + why;
+    return std::nullopt;
+  }
   why = validateBundle(bundle);
-  if (!why.empty())
-    return fail("invalid bundle: " + why);
+  if (!why.empty()) {
+    error = "invalid bundle: " + why;
+    return std::nullopt;
+  }
   return bundle;
 }
 
 std::optional<std::vector<uint8_t>> readBundleBytes(const std::string &path, std::string &error) {
-  // Bounded, so that a wrong path (a device, a huge file) cannot fill memory; and a file
-  // that is no bundle at all is known from its first bytes, which are enough for
-  // parseBundle to say what it is instead.
-  auto notABundle = [](std::string_view soFar) {
-    return soFar.size() >= sizeof kMagic && std::memcmp(soFar.data(), kMagic, sizeof kMagic) != 0;
-  };
-  std::string why;
-  std::optional<std::string> text = readWholeFile(path, why, kMaxFileBytes, notABundle);
-  if (!text) {
-    error = "cannot read '" + path + "': " + why;
-    return std::nullopt;
-  }
-  return std::vector<uint8_t>(text->begin(), text->end());
+  return readContainerBytes(kKernelBundle, path, error);
 }
+
+bool isKernelBundle(std::span<const uint8_t> bytes) { return hasMagic(kKernelBundle, bytes); }
 
 std::optional<Bundle> readBundle(const std::string &path, std::string &error, bool *ioError) {
   if (ioError)

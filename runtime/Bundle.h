@@ -6,14 +6,8 @@
 // in a file: parseBundle() checks the magic, version, sizes and checksums of every part
 // and then the meaning of every field, and says which check failed.
 //
-// File layout (all integers little-endian; docs/runtime.md has the full table):
-//   header (48 bytes): "KILNBNDL", version, sizes, the CRC-32 of the metadata and of
-//                      the section table, the file size, and a CRC-32 of the header
-//   metadata:          UTF-8 text, one `key value` line per field
-//   section table:     32 bytes per section: kind, target, offset, size, CRC-32
-//   section payloads:  back to back, in table order
-// Every byte of a valid file is covered by exactly one checksum or checked field, so any
-// single damaged byte is detected.
+// The file is the container of Container.h with the magic "KILNBNDL": the metadata is
+// one `key value` line per field (BundleMetadata.h), each section one target's code.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -151,7 +145,7 @@ std::optional<Bundle> readBundle(const std::string &path, std::string &error, bo
 /// then renamed over `path`. Returns false and sets `error` on failure.
 bool writeBundleAtomic(const std::string &path, const Bundle &bundle, std::string &error);
 
-/// The CRC-32 (IEEE 802.3, the zlib one) of `bytes`.
-uint32_t crc32(std::span<const uint8_t> bytes);
+/// Whether `bytes` start as a kernel bundle does (nothing else is checked).
+bool isKernelBundle(std::span<const uint8_t> bytes);
 
 } // namespace kiln::rt

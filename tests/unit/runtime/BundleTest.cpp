@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "RuntimeTestUtil.h"
 #include "runtime/BundleMetadata.h"
+#include "runtime/Container.h"
 
 #include <cmath>
 #include <filesystem>
