@@ -33,7 +33,7 @@ static constexpr size_t kMaxSectionBytes = size_t(1) << 30;
 static bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
-static bool isIdentifier(std::string_view s) {
+bool isIdentifier(std::string_view s) {
   if (s.empty() || s.size() > kMaxNameLength || !isIdentStart(s[0]))
     return false;
   for (char c : s)
@@ -55,7 +55,7 @@ static bool isSymbol(std::string_view s) {
 
 // Free text (compiler version, source path): no control characters, so one field is
 // always exactly one metadata line.
-static bool isPlainText(std::string_view s) {
+bool isPlainText(std::string_view s) {
   if (s.size() > kMaxTextLength)
     return false;
   for (unsigned char c : s)
@@ -64,7 +64,7 @@ static bool isPlainText(std::string_view s) {
   return true;
 }
 
-static bool isLowerHex(std::string_view s) {
+bool isLowerHex(std::string_view s) {
   if (s.empty() || s.size() > 128)
     return false;
   for (char c : s)
@@ -225,7 +225,7 @@ std::string validateBundle(const Bundle &b) {
   return "";
 }
 
-static std::string formatDouble(double v) {
+std::string formatDouble(double v) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
@@ -280,21 +280,15 @@ std::string encodeBundleMetadata(const Bundle &b) {
 }
 
 // Splits off the first space-separated word of `rest`.
-static std::string_view nextWord(std::string_view &rest) {
+std::string_view nextWord(std::string_view &rest) {
   size_t sp = rest.find(' ');
   std::string_view word = rest.substr(0, sp);
   rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
   return word;
 }
 
-template <typename Int> static bool parseInt(std::string_view s, Int &out) {
-  if (s.empty() || s.size() > 24)
-    return false;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
 
-static bool parseDouble(std::string_view s, double &out) {
+bool parseDouble(std::string_view s, double &out) {
   if (s.empty() || s.size() > 64)
     return false;
   auto r = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -324,7 +318,7 @@ static bool parseConst(std::string_view rest, ConstValue &c) {
   return true;
 }
 
-static bool parseParam(std::string_view rest, BundleParam &p) {
+bool parseParam(std::string_view rest, BundleParam &p) {
   p.name = std::string(nextWord(rest));
   p.pointer = !rest.empty() && rest[0] == '*';
   if (p.pointer)

@@ -26,6 +26,7 @@
 
 #include "runtime/Bundle.h"
 
+#include <charconv>
 #include <string>
 #include <string_view>
 
@@ -38,5 +39,27 @@ std::string encodeBundleMetadata(const Bundle &bundle);
 /// Fills the fields of `out` (not its sections) from metadata text. Checks syntax and
 /// that every required key appears once; the meaning is left to validateBundle().
 bool decodeBundleMetadata(std::string_view text, Bundle &out, std::string &error);
+
+// The pieces of the metadata text that graph bundles (GraphBundle.cpp) share.
+
+/// A Kiln identifier of at most the length the format allows.
+bool isIdentifier(std::string_view s);
+/// Free text without control characters: always exactly one metadata line.
+bool isPlainText(std::string_view s);
+bool isLowerHex(std::string_view s);
+/// The shortest text that reads back as `v`.
+std::string formatDouble(double v);
+/// Splits off the first space-separated word of `rest`.
+std::string_view nextWord(std::string_view &rest);
+bool parseDouble(std::string_view s, double &out);
+/// "x *f32 div 16" (the text after `param `).
+bool parseParam(std::string_view rest, BundleParam &p);
+
+template <typename Int> bool parseInt(std::string_view s, Int &out) {
+  if (s.empty() || s.size() > 24)
+    return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
 
 } // namespace kiln::rt

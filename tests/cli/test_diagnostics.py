@@ -456,14 +456,17 @@ class Reporting(DiagnosticsCase):
     def test_graph_selected_as_kernel(self):
         self.write("g.kiln", "kernel a(p: *f32) { store(p, 1.0); }\n"
                              "graph g(p: *f32) { launch a[(1,)](p); }\n")
-        # A graph prints as Tile IR, and its PTX is its persistent kernel; it has no
-        # bundle yet.
+        # A graph prints as Tile IR, its PTX is its persistent kernel and its bundle a
+        # graph bundle; it is no single SPIR-V module.
         self.assertOk(self.dslc("g.kiln", "--kernel", "g", "--emit=tir"))
         ptx = self.dslc("g.kiln", "--kernel", "g", "--emit=ptx")
         self.assertOk(ptx)
         self.assertIn(".entry g_persistent(", ptx.stdout)
-        errors = self.assertUserError(self.dslc("g.kiln", "--kernel", "g", "--emit=bundle", "--diagnostics=json"),
-                                      "E0109")
+        self.assertOk(self.dslc("g.kiln", "--kernel", "g", "--emit=bundle", "-o", "g.kgraph"))
+        with open(os.path.join(self.tmp, "g.kgraph"), "rb") as f:
+            self.assertEqual(f.read(8), b"KILNGRPH")
+        errors = self.assertUserError(self.dslc("g.kiln", "--kernel", "g", "--emit=spirv", "--target=spirv64",
+                                                "--diagnostics=json"), "E0109")
         self.assertEqual((errors[0]["line"], errors[0]["col"]), (2, 7))
         # Compiling every kernel skips the graph.
         self.assertOk(self.dslc("g.kiln"))

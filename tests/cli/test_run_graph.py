@@ -168,11 +168,84 @@ class RunGraph(clitest.CliTestCase):
         # anything runs, as the interpreter refuses it.
         errors = self.rejected("E0606", *self.chain_args(0), "--arg", "twice=0", "--device", "cuda", env=env)
         self.assertEqual(errors[0]["line"], 18)
-        self.assertIn("launches kernel 'scale' on grid (0, 1, 1)", errors[0]["message"])
+        self.assertIn("launches kernel 'scale' at chain.kiln:18:5 on grid (0, 1, 1)", errors[0]["message"])
         # With the `if` false, three launches.
         r = self.dslc(*self.chain_args(n), "--arg", "twice=0", "--device", "cuda", "--time", env=env)
         self.assertOk(r)
         self.assertIn("3 launches, 8 tasks, 1 run: ", r.stderr)
+
+    def graph_bundle(self, *extra):
+        """chain.kiln's graph as a graph bundle, and kiln-run's arguments for n = 200."""
+        self.chain_args(200)
+        self.assertOk(self.dslc("chain.kiln", "--kernel", "chain", "--emit=bundle", "-o", "chain.kgraph", *extra))
+        return ("chain.kgraph", "--arg", "x=x.npy", "--arg", "tmp=tmp.npy", "--arg", "out=out.npy", "--arg", "n=200")
+
+    def kiln_run_rejected(self, code, *args, message=None, env=None):
+        before = clitest.snapshot(self.tmp)
+        errors = self.assertUserError(self.kiln_run(*args, "--diagnostics=json", env=env), code, message)
+        self.assertEqual(clitest.snapshot(self.tmp), before, "a rejected run changed the folder")
+        return errors
+
+    def test_kiln_run_checks_a_graph_bundle(self):
+        # What needs no GPU: --describe, and every error found before a device opens.
+        args = self.graph_bundle()
+        r = self.kiln_run("--describe", "chain.kgraph")
+        self.assertOk(r)
+        self.assertIn("signature   chain(x: *f32, tmp: *f32, out: *f32, n: i32, twice: i32)", r.stdout)
+        self.assertIn("launches    4 (1 under an `if`), 4 dependencies between them", r.stdout)
+        self.assertIn("persistent  yes", r.stdout)
+        self.kiln_run_rejected("E0606", *args, "--arg", "twice=1", "--grid", "4",
+                               message="launches its kernels on the grids it computes")
+        self.kiln_run_rejected("E0900", *args, "--arg", "twice=1", "--graph-mode=fast",
+                               message="--graph-mode takes persistent, cuda-graph or launches")
+        self.kiln_run_rejected("E0900", *args, "--arg", "twice=1", "--graph-mode=launches", "--trace", "t.json",
+                               message="--trace records the tasks of a persistent kernel")
+        self.kiln_run_rejected("E0600", *args, message="missing argument for parameter 'twice: i32'")
+        # The kernels compute n = 0 into empty grids: refused before anything runs.
+        self.kiln_run_rejected("E0606", "chain.kgraph", "--arg", "x=x.npy", "--arg", "tmp=tmp.npy", "--arg",
+                               "out=out.npy", "--arg", "n=0", "--arg", "twice=1",
+                               message=r"launches kernel 'scale' at chain.kiln:18:5 on grid \(0, 1, 1\)")
+        # A damaged file, and graph options on a kernel bundle.
+        data = bytearray(open(self.path("chain.kgraph"), "rb").read())
+        data[len(data) // 2] ^= 0x40
+        open(self.path("bad.kgraph"), "wb").write(bytes(data))
+        self.kiln_run_rejected("E0902", "bad.kgraph", *args[1:], "--arg", "twice=1", message="checksum mismatch")
+        self.write("k.kiln", "kernel k(p: *f32) { store(p, 1.0); }\n")
+        self.assertOk(self.dslc("k.kiln", "--emit=bundle", "-o", "k.kbin"))
+        self.kiln_run_rejected("E0900", "k.kbin", "--grid", "1", "--arg", "p=x.npy", "--graph-mode=launches",
+                               message="are for graph bundles")
+        # For SPIR-V the bundle holds no persistent kernel.
+        self.assertOk(self.dslc("chain.kiln", "--kernel", "chain", "--emit=bundle", "--target=spirv64", "-o",
+                                "chain-spirv.kgraph"))
+        r = self.kiln_run("--describe", "chain-spirv.kgraph")
+        self.assertOk(r)
+        self.assertIn("persistent  no", r.stdout)
+        self.kiln_run_rejected("E0109", "chain-spirv.kgraph", *args[1:], "--arg", "twice=1",
+                               "--graph-mode=persistent", message="holds no persistent kernel")
+
+    def test_kiln_run_on_the_stand_in_cuda_driver(self):
+        if not clitest.FAKE_DRIVERS.get("cuda"):
+            self.skipTest("the stand-in CUDA driver was not given (--fake-cuda)")
+        env = {"KILN_CUDA_LIBRARY": clitest.FAKE_DRIVERS["cuda"]}
+        args = self.graph_bundle() + ("--time", "--repeat", "3")
+        before = clitest.snapshot(self.tmp)
+        r = self.kiln_run(*args, "--arg", "twice=1", env=env)
+        self.assertOk(r)
+        self.assertRegex(r.stdout, r"kiln-run: graph chain on Fake H200 \(CUDA, sm_90\), one persistent kernel of "
+                                   r"264 workers, 4 launches, 12 tasks, 3 runs: min ")
+        self.assertEqual(clitest.snapshot(self.tmp), before)  # the stand-in runs no code
+        r = self.kiln_run(*args, "--arg", "twice=0", "--graph-mode=launches", env=env)
+        self.assertOk(r)
+        self.assertRegex(r.stdout, r"launch by launch, 3 launches, 8 tasks, 3 runs: ")
+        r = self.kiln_run(*args, "--arg", "twice=1", "--graph-mode=cuda-graph", env=env)
+        self.assertOk(r)
+        self.assertRegex(r.stdout, r"its launches in one CUDA graph, 4 launches, 12 tasks, 3 runs: ")
+        r = self.kiln_run(*args, "--arg", "twice=1", "--trace", "trace.json", env=env)
+        self.assertOk(r)
+        self.assertIn("kiln-run: trace of graph chain in trace.json: 12 tasks on 264 workers over ", r.stdout)
+        with open(self.path("trace.json")) as f:
+            events = json.load(f)["traceEvents"]
+        self.assertEqual(sum(1 for e in events if e.get("cat") == "task"), 12)
 
     def test_the_example(self):
         # examples/graph.kiln against NumPy in double precision.

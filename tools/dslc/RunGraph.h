@@ -1,10 +1,9 @@
 //===- RunGraph.h - dslc run of a graph on a GPU --------------------*- C++ -*-===//
 //
-// Compiles what a graph launches and runs it through tools/launch/GraphRun.h: evaluates
-// the graph's body on the host arguments (interp::planGraph), finds which earlier
-// launches each launch must follow (ir/GraphDependencies.h; dependencies that hold only
-// if two parameters are one buffer count when they are), generates each kernel's code
-// and, for the persistent mode, the megakernel (codegen/Megakernel.cpp).
+// Compiles a graph into its graph bundle (codegen/GraphBundleBuilder.h), as
+// `dslc --emit=bundle` would write it, and runs that through tools/launch/GraphRun.h as
+// kiln-run would: the bundle's program evaluated on the host arguments gives the
+// launches and what each must follow.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -25,9 +24,5 @@ namespace kiln::dslc {
 bool runGraphOnDevice(ir::Module &module, const ir::Kernel &graph, launch::HostArguments &host, kiln::Runtime &gpu,
                       codegen::Target target, const codegen::CodegenOptions &codegenOptions,
                       const launch::GraphRunOptions &options, DiagnosticEngine &diags, TimingReport *timing);
-
-/// The persistent mode's one rule for the kernels: every one takes the largest
-/// num_warps among them (a worker runs every kind of task). Run before the pipeline.
-void unifyNumWarps(ir::Module &module);
 
 } // namespace kiln::dslc

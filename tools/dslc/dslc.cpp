@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/BundleBuilder.h"
+#include "codegen/GraphBundleBuilder.h"
 #include "codegen/Codegen.h"
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
@@ -22,6 +23,7 @@
 #include "ir/interp/Interpreter.h"
 #include "ir/transforms/Pipeline.h"
 #include "runtime/Bundle.h"
+#include "runtime/GraphBundle.h"
 #include "support/LargeStack.h"
 #include "support/ToolOutput.h"
 #include "tools/driver/Driver.h"
@@ -628,12 +630,31 @@ std::optional<BlockMaskStats> knownMask(const ir::Kernel &kernel, const SemaOpti
   return launch::maskArgumentStats(host, 0, *spec);
 }
 
-/// `--emit=llvm|ptx` of a graph: its persistent kernel (codegen/Megakernel.cpp).
+/// `--emit=llvm|ptx` of a graph: its persistent kernel (codegen/Megakernel.cpp);
+/// `--emit=bundle`: its graph bundle (runtime/GraphBundle.h).
 int emitGraph(const ir::Module &module, const ir::Kernel &graph, const EmitPlan &plan, DiagnosticEngine &diags,
               TimingReport *timing) {
+  codegen::CodegenOptions cg;
+  cg.libdevicePath = LibdevicePath;
+  if (plan.kind == EmitKind::Bundle) {
+    // SPIR-V gives no forward-progress guarantee between work-groups: there the bundle
+    // holds the kernels alone, which run launch by launch.
+    std::optional<rt::GraphBundle> bundle = codegen::buildGraphBundle(
+        module, graph, plan.target, cg, codegen::isNvptxTarget(plan.target), diags, timing);
+    if (!bundle)
+      return driver::ExitUserError;
+    TimingReport::Scope timer(timing, "emit: write the graph bundle");
+    std::string error;
+    std::vector<uint8_t> bytes = rt::serializeGraphBundle(*bundle, error);
+    if (bytes.empty())
+      KILN_ICE("code generation made an invalid graph bundle: " + error);
+    std::string_view text(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+    return writeOutput(OutputFile, text, diags) ? driver::ExitSuccess : driver::ExitUserError;
+  }
   if (plan.kind != EmitKind::LLVM && plan.kind != EmitKind::PTX) {
     diags.error(graph.loc, DiagCode::Unsupported)
-            .hint("--emit=ptx prints its persistent kernel; dslc run --kernel " + graph.name + " runs it")
+            .hint("--emit=ptx prints its persistent kernel, --emit=bundle writes the graph bundle; dslc run --kernel " +
+                  graph.name + " runs it")
         << "graph '" << graph.name << "' has no " << emitName(plan.kind) << " yet";
     return driver::ExitUserError;
   }
@@ -644,8 +665,6 @@ int emitGraph(const ir::Module &module, const ir::Kernel &graph, const EmitPlan 
     diags.error(graph.loc, DiagCode::Unsupported) << "graph '" << graph.name << "' launches no kernel";
     return driver::ExitUserError;
   }
-  codegen::CodegenOptions cg;
-  cg.libdevicePath = LibdevicePath;
   std::optional<codegen::CodegenResult> result;
   {
     TimingReport::Scope timer(timing, "codegen: the persistent kernel of graph '" + graph.name + "'");
@@ -691,7 +710,7 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   // each reduction in one program (RunGraph.h).
   const bool graphCode = !module->graphs.empty() && generatesCode(plan.kind);
   if (graphCode)
-    dslc::unifyNumWarps(*module);
+    codegen::unifyNumWarps(*module);
   if (!NoOptimize) {
     ir::runPipeline(*module,
                     pipelineOptions(timing, diags, graphCode && *split == 0 ? 1 : *split, std::nullopt, plan.target,
@@ -919,7 +938,7 @@ int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split
   // A worker runs every kind of task, so the persistent kernel's kernels share one
   // num_warps, and none may split its reduction over extra programs.
   if (persistent)
-    dslc::unifyNumWarps(module);
+    codegen::unifyNumWarps(module);
   // A split kernel's launch zeroes its workspace, which a CUDA graph's recording cannot
   // hold: there too every reduction stays in one program.
   const bool oneProgramReductions = persistent || gpuOptions->mode == launch::GraphMode::CudaGraph;

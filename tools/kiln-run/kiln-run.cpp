@@ -2,7 +2,9 @@
 //
 //   kiln-run BUNDLE.kbin --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device auto|cuda|ze]
 //            [--repeat N] [--time] [--diagnostics=text|json]
-//   kiln-run --describe BUNDLE.kbin
+//   kiln-run GRAPH.kgraph [--arg NAME=VALUE]... [--graph-mode=persistent|cuda-graph|launches]
+//            [--trace FILE.json] [--repeat N] [--time]
+//   kiln-run --describe BUNDLE.kbin|GRAPH.kgraph
 //
 // The runtime-only counterpart of `dslc run`: no compiler, no LLVM, linked statically
 // against libstdc++/libgcc, so one binary runs on any machine that has a GPU driver.
@@ -14,11 +16,13 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Bundle.h"
 #include "runtime/DTypes.h"
+#include "runtime/GraphBundle.h"
 #include "support/BlockMask.h"
 #include "support/Location.h"
 #include "support/ToolOutput.h"
 #include "support/TerminalText.h"
 #include "tools/launch/DeviceLaunch.h"
+#include "tools/launch/GraphRun.h"
 #include "tools/launch/HostArguments.h"
 
 #include <charconv>
@@ -39,11 +43,14 @@ namespace {
 enum ExitCode : int { ExitSuccess = 0, ExitUserError = 1, ExitInternalError = 70 };
 
 const char *const kHelp =
-    "kiln-run — launch a compiled Kiln kernel (a .kbin bundle from `dslc --emit=bundle`)\n"
+    "kiln-run — launch a compiled Kiln kernel or graph (a .kbin or .kgraph bundle from\n"
+    "`dslc --emit=bundle`)\n"
     "\n"
     "  kiln-run BUNDLE.kbin --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device auto|cuda|ze]\n"
     "           [--repeat N] [--time] [--diagnostics=text|json]\n"
-    "  kiln-run --describe BUNDLE.kbin\n"
+    "  kiln-run GRAPH.kgraph [--arg NAME=VALUE]... [--graph-mode=persistent|cuda-graph|launches]\n"
+    "           [--trace FILE.json] [--device auto|cuda|ze] [--repeat N] [--time]\n"
+    "  kiln-run --describe BUNDLE.kbin|GRAPH.kgraph\n"
     "\n"
     "Each --arg binds one runtime parameter of the kernel: a pointer parameter takes a .npy\n"
     "file whose dtype is exactly the pointee type, a scalar takes a literal (42, 0x10, 1.5e-3,\n"
@@ -51,13 +58,20 @@ const char *const kHelp =
     "their .npy files, each atomically; a failed run leaves every file as it was.\n"
     "\n"
     "OPTIONS:\n"
-    "  --grid X[,Y[,Z]]         Programs per grid axis (each 1 .. 2147483647)\n"
+    "  --grid X[,Y[,Z]]         Programs per grid axis (each 1 .. 2147483647); a graph computes\n"
+    "                           its launches' grids and takes none\n"
     "  --arg NAME=VALUE         A kernel argument: FILE.npy for a pointer, a literal for a scalar\n"
     "  --device auto|cuda|ze    The GPU API: auto (default) is CUDA, else Level Zero\n"
     "  --repeat N               Launch N times (default 1); the files get the first launch's\n"
     "                           results, the others run on the same buffers\n"
     "  --time                   Time every launch with device events; print min/median/mean/max\n"
     "                           to stdout\n"
+    "  --graph-mode MODE        How a graph runs: persistent (one kernel whose workers run the\n"
+    "                           launches' programs as tasks; the default on CUDA), cuda-graph\n"
+    "                           (its launches recorded once as a CUDA graph), launches (one by\n"
+    "                           one; the only mode on Level Zero)\n"
+    "  --trace FILE.json        A graph run as one persistent kernel: write its last run's tasks\n"
+    "                           as a Chrome / Perfetto trace, one row per worker\n"
     "  --describe               Print the bundle's kernel, signature, assumptions and code, and\n"
     "                           run nothing (needs no GPU)\n"
     "  --diagnostics=text|json  How to print errors: text (default) or one JSON object per line\n"
@@ -82,6 +96,8 @@ struct Options {
   std::optional<std::string> repeat;
   bool time = false;
   bool describe = false;
+  std::optional<std::string> graphMode;
+  std::optional<std::string> trace;
 };
 
 /// A small argument parser: `--name value`, `--name=value`, flags, `--` ending the
@@ -116,6 +132,7 @@ public:
       static const std::map<std::string, Kind> kinds = {
           {"--grid", Value},      {"--arg", ListValue}, {"--device", Value},   {"--repeat", Value},
           {"--time", Flag},       {"--describe", Flag}, {"--diagnostics", Value},
+          {"--graph-mode", Value}, {"--trace", Value},
       };
       auto kind = kinds.find(name);
       if (kind == kinds.end()) {
@@ -156,6 +173,10 @@ public:
         o.time = true;
       else if (name == "--describe")
         o.describe = true;
+      else if (name == "--graph-mode")
+        o.graphMode = value;
+      else if (name == "--trace")
+        o.trace = value;
       else if (name == "--diagnostics") {
         if (value != "text" && value != "json") {
           error("unknown --diagnostics format '" + value + "'", "write --diagnostics=text or --diagnostics=json");
@@ -294,6 +315,116 @@ void describe(const std::string &path, const rt::Bundle &b, std::ostream &os) {
   row("usage", usage);
 }
 
+/// `kiln-run --describe GRAPH.kgraph`.
+void describeGraph(const std::string &path, const rt::GraphBundle &g, std::ostream &os) {
+  auto row = [&](const std::string &key, const std::string &value) {
+    os << key << std::string(key.size() < 12 ? 12 - key.size() : 1, ' ') << escapeForTerminal(value) << "\n";
+  };
+  std::string signature;
+  for (const rt::BundleParam &p : g.params)
+    signature += (signature.empty() ? "" : ", ") + p.name + ": " + rt::paramTypeSpelling(p.dtype, p.pointer);
+  row("graph", g.name);
+  row("signature", g.name + "(" + signature + ")");
+  size_t guarded = 0;
+  for (const rt::GraphLaunchStep &l : g.launches)
+    guarded += l.guard.has_value();
+  row("launches", std::to_string(g.launches.size()) + (guarded ? " (" + std::to_string(guarded) + " under an `if`)" : "") +
+                      ", " + std::to_string(g.edges.size()) + " dependencies between them");
+  for (const rt::Bundle &k : g.kernels)
+    row("kernel", k.kernelName + ": " + std::to_string(k.params.size()) + " parameters, " +
+                      std::to_string(k.numWarps) + " warps");
+  row("persistent", g.persistent ? "yes: one kernel can run the whole graph (--graph-mode=persistent)"
+                                 : "no: the launches run one by one");
+  row("target", std::string(rt::targetName(g.target)));
+  row("compiler", g.compilerVersion);
+  if (!g.sourceFile.empty())
+    row("source", g.sourceFile + ":" + std::to_string(g.sourceLine) + ":" + std::to_string(g.sourceColumn));
+  std::string usage = "kiln-run " + path;
+  for (const rt::BundleParam &p : g.params)
+    usage += " --arg " + p.name + "=" + (p.pointer ? "FILE.npy" : "VALUE");
+  row("usage", usage);
+}
+
+/// `kiln-run GRAPH.kgraph --arg ...`: the graph's launches on the GPU, as one persistent
+/// kernel, one CUDA graph or one by one (tools/launch/GraphRun.h).
+int runGraph(const std::string &path, const Options &o, launch::GpuKind gpu, uint64_t repeat,
+             DiagnosticEngine &diags) {
+  std::string error;
+  std::optional<rt::GraphBundle> graph = rt::readGraphBundle(path, error);
+  if (!graph) {
+    diags.error(Location::commandLine(), DiagCode::BadBundle)
+            .hint("make the bundle again: dslc FILE.kiln --kernel GRAPH --emit=bundle -o " + path)
+        << "'" << path << "' is not a usable Kiln graph bundle: " << error;
+    return ExitUserError;
+  }
+  if (o.grid) {
+    diags.error(Location::commandLine(), DiagCode::BadGrid).hint("leave out --grid")
+        << "graph '" << graph->name << "' launches its kernels on the grids it computes; --grid is for kernels";
+    return ExitUserError;
+  }
+  if (o.describe) {
+    describeGraph(path, *graph, std::cout);
+    std::cout.flush();
+    return ExitSuccess;
+  }
+  launch::GraphRunOptions options;
+  options.mode = graph->persistent ? launch::GraphMode::Persistent : launch::GraphMode::Launches;
+  if (o.graphMode) {
+    std::optional<launch::GraphMode> mode = launch::parseGraphMode(*o.graphMode);
+    if (!mode) {
+      diags.error(Location::commandLine(), DiagCode::BadOption)
+              .hint("persistent: one kernel; cuda-graph: its launches in a CUDA graph; launches: one by one")
+          << "--graph-mode takes persistent, cuda-graph or launches, got '" << *o.graphMode << "'";
+      return ExitUserError;
+    }
+    options.mode = *mode;
+  }
+  if (options.mode == launch::GraphMode::Persistent && !graph->persistent) {
+    diags.error(Location::commandLine(), DiagCode::Unsupported).hint("--graph-mode=launches runs it launch by launch")
+        << "graph bundle '" << path << "' holds no persistent kernel (it is for " << rt::targetName(graph->target)
+        << ", whose work-groups have no forward-progress guarantee)";
+    return ExitUserError;
+  }
+  if (o.trace && options.mode != launch::GraphMode::Persistent) {
+    diags.error(Location::commandLine(), DiagCode::BadOption).hint("leave out --graph-mode")
+        << "--trace records the tasks of a persistent kernel, and graph '" << graph->name << "' runs "
+        << (options.mode == launch::GraphMode::CudaGraph ? "as a CUDA graph" : "launch by launch");
+    return ExitUserError;
+  }
+  options.runs = repeat;
+  options.time = o.time;
+  options.timeOut = &std::cout;
+  options.tracePath = o.trace.value_or("");
+  options.tool = "kiln-run";
+
+  std::optional<launch::HostArguments> host = launch::bindArguments(launch::signatureOf(*graph), o.args, diags);
+  if (!host)
+    return ExitUserError;
+  launch::CompiledGraph compiled;
+  std::vector<launch::PlannedLaunch> launches;
+  if (!launch::planBundleRun(*graph, *host, diags, compiled, launches))
+    return ExitUserError;
+  launch::OpenedRuntime opened = launch::openRuntime(gpu);
+  if (!opened.runtime) {
+    launch::reportRuntimeError(diags, opened.status, opened.error,
+                               gpu == launch::GpuKind::Auto
+                                   ? "kiln-run needs a CUDA or Level Zero driver; `dslc run --device interp` runs a "
+                                     "graph's source on the CPU"
+                                   : "--device auto tries every GPU API");
+    return ExitUserError;
+  }
+  if (options.mode != launch::GraphMode::Launches && opened.runtime->target() == "spirv64") {
+    diags.error(Location::commandLine(), DiagCode::Unsupported).hint("--graph-mode=launches runs it launch by launch")
+        << "graph '" << graph->name << "' cannot run "
+        << (options.mode == launch::GraphMode::CudaGraph ? "as a CUDA graph" : "as one persistent kernel") << " on "
+        << launch::describeDevice(*opened.runtime);
+    return ExitUserError;
+  }
+  if (!launches.empty() && !launch::runGraphOnGpu(*opened.runtime, compiled, launches, *host, options, diags))
+    return ExitUserError;
+  return launch::writeBack(*host, diags) ? ExitSuccess : ExitUserError;
+}
+
 int run(int argc, char **argv, DiagnosticEngine &diags) {
   // --help and --version answer whatever else the command line holds.
   for (int i = 1; i < argc && std::string(argv[i]) != "--"; ++i) {
@@ -345,15 +476,6 @@ int run(int argc, char **argv, DiagnosticEngine &diags) {
         << "unknown device '" << o.device << "'";
     ok = false;
   }
-  std::optional<std::array<int64_t, 3>> grid;
-  if (!o.describe && !o.positional.empty()) {
-    if (!o.grid)
-      diags.error(Location::commandLine(), DiagCode::BadGrid).hint("e.g. --grid 128 or --grid 16,16")
-          << "kiln-run needs --grid";
-    else
-      grid = launch::parseGrid(*o.grid, diags);
-    ok &= grid.has_value();
-  }
   if (o.positional.empty())
     return ExitUserError;
 
@@ -364,6 +486,22 @@ int run(int argc, char **argv, DiagnosticEngine &diags) {
   if (!bytes) {
     diags.error(Location::commandLine(), DiagCode::FileNotReadable) << error;
     return ExitUserError;
+  }
+  if (rt::isGraphBundle(*bytes))
+    return ok ? runGraph(path, o, *gpu, repeat, diags) : ExitUserError;
+  if (o.graphMode || o.trace) {
+    diags.error(Location::commandLine(), DiagCode::BadOption).hint("leave out --graph-mode and --trace")
+        << "--graph-mode and --trace are for graph bundles, and '" << path << "' is not one";
+    ok = false;
+  }
+  std::optional<std::array<int64_t, 3>> grid;
+  if (!o.describe) {
+    if (!o.grid)
+      diags.error(Location::commandLine(), DiagCode::BadGrid).hint("e.g. --grid 128 or --grid 16,16")
+          << "kiln-run needs --grid";
+    else
+      grid = launch::parseGrid(*o.grid, diags);
+    ok &= grid.has_value();
   }
   std::optional<rt::Bundle> bundle = rt::parseBundle(*bytes, error);
   if (!bundle) {

@@ -9,6 +9,7 @@
 #include "tools/launch/DeviceLaunch.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -125,6 +126,100 @@ TraceReport traceReport(const std::string &graph, const std::vector<PlannedLaunc
 }
 
 } // namespace
+
+Signature signatureOf(const rt::GraphBundle &bundle) {
+  Signature s;
+  s.kernel = bundle.name;
+  for (const rt::BundleParam &p : bundle.params)
+    s.params.push_back(ParamSpec{p.name, p.dtype, p.pointer});
+  return s;
+}
+
+bool planBundleRun(const rt::GraphBundle &bundle, const HostArguments &host, DiagnosticEngine &diags,
+                   CompiledGraph &compiled, std::vector<PlannedLaunch> &launches,
+                   const std::vector<Location> &launchLocations) {
+  auto fail = [&](const std::string &message) {
+    diags.error(Location::commandLine(), DiagCode::RunArgument) << message;
+    return false;
+  };
+  std::vector<rt::GraphArgValue> args;
+  for (const HostArg &a : host.args) {
+    rt::GraphArgValue v;
+    switch (a.kind) {
+    case HostArg::Kind::Buffer:
+      v.kind = rt::GraphArgValue::Kind::Buffer;
+      v.param = static_cast<uint32_t>(args.size());
+      v.bufferId = a.buffer;
+      break;
+    case HostArg::Kind::Int: v.i = a.i; break;
+    case HostArg::Kind::Float:
+      v.kind = rt::GraphArgValue::Kind::Float;
+      v.f = a.f;
+      break;
+    }
+    args.push_back(v);
+  }
+  rt::GraphPlanError planError;
+  std::optional<std::vector<rt::PlannedGraphLaunch>> planned = rt::planGraph(bundle, args, planError);
+  if (!planned) {
+    const bool located = planError.step && *planError.step < launchLocations.size();
+    diags.error(located ? launchLocations[*planError.step] : Location::commandLine(),
+                planError.kind == rt::GraphPlanError::Kind::Grid ? DiagCode::BadGrid : DiagCode::RunArgument)
+        << planError.message;
+    return false;
+  }
+  std::string error;
+
+  compiled.name = bundle.name;
+  compiled.kernels = bundle.kernels;
+  compiled.slots = static_cast<unsigned>(bundle.launches.size());
+  compiled.megakernel.clear();
+  if (bundle.persistent) {
+    compiled.megakernel = rt::serializeBundle(*bundle.persistent, error);
+    if (compiled.megakernel.empty())
+      return fail("graph '" + bundle.name + "': invalid persistent kernel: " + error);
+  }
+  launches.clear();
+  for (const rt::PlannedGraphLaunch &p : *planned) {
+    const rt::GraphLaunchStep &step = bundle.launches[p.step];
+    const std::string &kernel = bundle.kernels[step.kernel].kernelName;
+    PlannedLaunch l;
+    l.slot = p.step;
+    l.kernel = step.kernel;
+    l.grid = p.grid;
+    l.what = "the launch of kernel '" + kernel + "'" + (step.where.empty() ? "" : " at " + step.where);
+    l.label = kernel + (step.where.empty() ? "" : " (" + std::filesystem::path(step.where).filename().string() + ")");
+    for (const rt::GraphArgValue &a : p.args) {
+      GraphArgument g;
+      switch (a.kind) {
+      case rt::GraphArgValue::Kind::Buffer: {
+        const HostBuffer &buffer = host.buffers[host.args[a.param].buffer];
+        const int64_t bytes = static_cast<int64_t>(rt::dtypeSizeBytes(bundle.params[a.param].dtype));
+        if (a.i < 0 || a.i > static_cast<int64_t>(buffer.data.size()) / bytes)
+          return fail("graph '" + bundle.name + "': " + l.what + " passes " + bundle.params[a.param].name +
+                      " + " + std::to_string(a.i) + ", outside its " +
+                      std::to_string(static_cast<int64_t>(buffer.data.size()) / bytes) + " elements");
+        g.value.kind = HostArg::Kind::Buffer;
+        g.value.buffer = host.args[a.param].buffer;
+        g.byteOffset = static_cast<uint64_t>(a.i * bytes);
+        break;
+      }
+      case rt::GraphArgValue::Kind::Int:
+        g.value.kind = HostArg::Kind::Int;
+        g.value.i = a.i;
+        break;
+      case rt::GraphArgValue::Kind::Float:
+        g.value.kind = HostArg::Kind::Float;
+        g.value.f = a.f;
+        break;
+      }
+      l.args.push_back(g);
+    }
+    l.after = std::vector<unsigned>(p.after.begin(), p.after.end());
+    launches.push_back(std::move(l));
+  }
+  return true;
+}
 
 bool runGraphOnGpu(kiln::Runtime &runtime, const CompiledGraph &graph, const std::vector<PlannedLaunch> &launches,
                    HostArguments &host, const GraphRunOptions &options, DiagnosticEngine &diags,

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "runtime/Bundle.h"
+#include "runtime/GraphBundle.h"
 #include "runtime/Runtime.h"
 #include "support/Diagnostics.h"
 #include "support/Timing.h"
@@ -80,6 +81,18 @@ struct GraphRunOptions {
   std::string tracePath;
   std::string tool = "dslc";
 };
+
+/// The code of graph bundle `bundle` as runGraphOnGpu takes it, and the launches one run
+/// of it makes with `host`'s arguments (rt::planGraph): buffers passed for two pointer
+/// parameters are one buffer when they are one file. False, with diagnostics, when an
+/// argument or a computed grid or view is out of range.
+/// `launchLocations`, where given, places errors about a launch at its source.
+bool planBundleRun(const rt::GraphBundle &bundle, const HostArguments &host, DiagnosticEngine &diags,
+                   CompiledGraph &compiled, std::vector<PlannedLaunch> &launches,
+                   const std::vector<Location> &launchLocations = {});
+
+/// The graph's signature as argument binding (bindArguments) takes it.
+Signature signatureOf(const rt::GraphBundle &bundle);
 
 /// Runs `launches` (one run's plan) with `host`'s buffers as `options` says, and sets
 /// HostBuffer::data and ::written for every buffer that changed. False, with
