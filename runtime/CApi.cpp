@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Backend.h"
 #include "runtime/DTypes.h"
+#include "runtime/GuardedCall.h"
 #include "runtime/SplitLaunch.h"
 #include "runtime/kiln_runtime.h"
 #include "support/BlockMask.h"
@@ -37,18 +38,7 @@ kiln_status fail(kiln_status code, std::string message) {
 }
 kiln_status fail(const Status &s) { return fail(s.code(), s.message()); }
 
-// Runs `body` and turns anything it throws into a status, so no exception leaves the ABI.
-template <typename Body> kiln_status guarded(Body &&body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc &) {
-    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of host memory");
-  } catch (const std::exception &e) {
-    return fail(KILN_ERROR_DRIVER, std::string("internal error in the Kiln runtime: ") + e.what());
-  } catch (...) {
-    return fail(KILN_ERROR_DRIVER, "internal error in the Kiln runtime");
-  }
-}
+template <typename Body> kiln_status guarded(Body &&body) { return guardedCall(std::forward<Body>(body)); }
 
 // A kernel fault is reported by whichever call synchronizes next; say which kernel ran.
 kiln_status failAfterLaunch(RuntimeState &rt, const Status &s) {
@@ -154,7 +144,12 @@ const char *kiln_status_name(kiln_status status) {
 const char *kiln_last_error(void) { return lastError.c_str(); }
 
 kiln_status kiln_set_last_error(kiln_status status, const char *message) {
-  return guarded([&] { return fail(status, message ? message : ""); });
+  // Not guardedCall, which reports through here: out of memory keeps the old message.
+  try {
+    return fail(status, message ? message : "");
+  } catch (...) {
+    return status;
+  }
 }
 
 // ---- runtime ---------------------------------------------------------------------------

@@ -438,6 +438,90 @@ private:
   kiln_recording *h_ = nullptr;
 };
 
+/// How a graph's launches run (kiln_graph_mode).
+enum class GraphMode {
+  Auto = KILN_GRAPH_MODE_AUTO,
+  Persistent = KILN_GRAPH_MODE_PERSISTENT,
+  CudaGraph = KILN_GRAPH_MODE_CUDA_GRAPH,
+  Launches = KILN_GRAPH_MODE_LAUNCHES
+};
+
+/// What the last run of a graph was.
+struct GraphRunInfo {
+  GraphMode mode = GraphMode::Auto;
+  uint32_t launches = 0;
+  uint64_t tasks = 0;
+  uint32_t workers = 0; ///< the persistent mode's
+};
+
+/// A graph bundle (.kgraph) loaded for one runtime: launched with one call on the
+/// graph's own arguments (docs/graphs.md).
+class Graph {
+public:
+  Graph() = default;
+  explicit Graph(kiln_graph *handle) : h_(handle) {}
+  ~Graph() { kiln_graph_destroy(h_); }
+  Graph(Graph &&o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  Graph &operator=(Graph &&o) noexcept {
+    if (this != &o) {
+      kiln_graph_destroy(h_);
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+
+  /// Enqueues one run; `args` follow the graph's parameters as a kernel's launch would.
+  template <typename... Args> void launch(GraphMode mode, const Args &...args) {
+    std::array<kiln_arg, sizeof...(Args)> a{detail::toArg(args)...};
+    launch_args(a, mode);
+  }
+  void launch_args(std::span<const kiln_arg> args, GraphMode mode = GraphMode::Auto) {
+    detail::check(kiln_graph_launch(h_, args.data(), args.size(), static_cast<kiln_graph_mode>(mode)));
+  }
+  /// After Runtime::synchronize: throws when the last persistent run stopped on its
+  /// watchdog, naming the task and the launch it waited for.
+  void check() { detail::check(kiln_graph_check(h_)); }
+
+  void set_workers(uint32_t workers) { detail::check(kiln_graph_set_workers(h_, workers)); }
+  void set_wait_timeout_ns(uint64_t ns) { detail::check(kiln_graph_set_wait_timeout(h_, ns)); }
+  void set_trace(bool enabled) { detail::check(kiln_graph_set_trace(h_, enabled ? 1 : 0)); }
+  /// The last persistent run's trace (kiln_graph_trace): 4 words per task.
+  std::vector<uint64_t> trace() {
+    size_t n = 0;
+    detail::check(kiln_graph_trace(h_, nullptr, 0, &n));
+    std::vector<uint64_t> words(n);
+    detail::check(kiln_graph_trace(h_, words.data(), words.size(), nullptr));
+    return words;
+  }
+  GraphRunInfo last_run() const {
+    GraphRunInfo info;
+    kiln_graph_mode mode = KILN_GRAPH_MODE_AUTO;
+    detail::check(kiln_graph_last_run(h_, &mode, &info.launches, &info.tasks, &info.workers));
+    info.mode = static_cast<GraphMode>(mode);
+    return info;
+  }
+
+  std::string name() const { return kiln_graph_name(h_); }
+  bool has_persistent() const { return kiln_graph_has_persistent(h_) != 0; }
+  std::vector<KernelParam> params() const {
+    std::vector<KernelParam> out;
+    for (size_t i = 0; i < kiln_graph_num_params(h_); ++i) {
+      const char *name = nullptr;
+      kiln_dtype dtype = KILN_DTYPE_NONE;
+      int pointer = 0;
+      detail::check(kiln_graph_param(h_, i, &name, &dtype, &pointer));
+      out.push_back(KernelParam{name, dtype, pointer != 0});
+    }
+    return out;
+  }
+  kiln_graph *handle() const { return h_; }
+
+private:
+  kiln_graph *h_ = nullptr;
+};
+
 class Runtime {
 public:
   struct Options {
@@ -477,6 +561,17 @@ public:
     kiln_kernel *k = nullptr;
     detail::check(kiln_kernel_load_memory(h_, bytes.data(), bytes.size(), &k));
     return Kernel(k);
+  }
+
+  Graph load_graph(const std::string &path) {
+    kiln_graph *g = nullptr;
+    detail::check(kiln_graph_load_file(h_, path.c_str(), &g));
+    return Graph(g);
+  }
+  Graph load_graph_bytes(std::span<const uint8_t> bytes) {
+    kiln_graph *g = nullptr;
+    detail::check(kiln_graph_load_memory(h_, bytes.data(), bytes.size(), &g));
+    return Graph(g);
   }
 
   /// `bytes` of untyped device memory, or memory holding `element`s.

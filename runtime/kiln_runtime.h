@@ -88,6 +88,7 @@ typedef struct kiln_buffer kiln_buffer;
 typedef struct kiln_event kiln_event;
 typedef struct kiln_recording kiln_recording;
 typedef struct kiln_block_mask kiln_block_mask;
+typedef struct kiln_graph kiln_graph;
 
 typedef struct kiln_runtime_options {
   kiln_backend backend; /* KILN_BACKEND_AUTO by default */
@@ -289,6 +290,66 @@ kiln_status kiln_runtime_begin_recording(kiln_runtime *runtime);
 kiln_status kiln_runtime_end_recording(kiln_runtime *runtime, kiln_recording **out);
 kiln_status kiln_recording_replay(kiln_recording *recording);
 void kiln_recording_destroy(kiln_recording *recording);
+
+/* ---- graphs ---------------------------------------------------------------------- */
+/* A graph bundle (.kgraph, from `dslc --emit=bundle --kernel GRAPH`): a graph of kernel
+ * launches, run with one call on the graph's own arguments. The graph computes its
+ * launches' grids and arguments from them (docs/graphs.md). */
+typedef enum kiln_graph_mode {
+  /* one persistent kernel where the bundle has one and the device is CUDA, else the
+   * launches one by one */
+  KILN_GRAPH_MODE_AUTO = 0,
+  /* one kernel whose workers, one per program the device holds at once, run the
+   * launches' programs as tasks, each once the launch it depends on is done */
+  KILN_GRAPH_MODE_PERSISTENT = 1,
+  /* the launches recorded once as a CUDA graph (again when the arguments change) and
+   * replayed */
+  KILN_GRAPH_MODE_CUDA_GRAPH = 2,
+  /* the launches one after another: what Level Zero gets */
+  KILN_GRAPH_MODE_LAUNCHES = 3,
+  KILN_GRAPH_MODE_MAX_ENUM = 0x7fffffff
+} kiln_graph_mode;
+
+/* Reads and checks a graph bundle and loads its kernels for `runtime`'s device;
+ * KILN_ERROR_INVALID_BUNDLE for a file that is not a usable graph bundle. */
+kiln_status kiln_graph_load_file(kiln_runtime *runtime, const char *path, kiln_graph **out);
+kiln_status kiln_graph_load_memory(kiln_runtime *runtime, const void *data, size_t size, kiln_graph **out);
+void kiln_graph_destroy(kiln_graph *graph);
+const char *kiln_graph_name(const kiln_graph *graph);
+size_t kiln_graph_num_params(const kiln_graph *graph);
+/* Parameter `index` of the graph, as kiln_kernel_param. Out pointers may be NULL. */
+kiln_status kiln_graph_param(const kiln_graph *graph, size_t index, const char **name, kiln_dtype *dtype,
+                             int *is_pointer);
+/* 1 when the bundle holds a persistent kernel (NVPTX targets), else 0. */
+int kiln_graph_has_persistent(const kiln_graph *graph);
+/* The persistent mode's workers: 0 (the default) for as many programs as the device
+ * holds at once. */
+kiln_status kiln_graph_set_workers(kiln_graph *graph, uint32_t workers);
+/* How long a persistent kernel's task may wait for the launch it depends on before the
+ * kernel stops with an error (default 10 s). */
+kiln_status kiln_graph_set_wait_timeout(kiln_graph *graph, uint64_t nanoseconds);
+/* Records each task's worker and GPU timestamps in the persistent mode (kiln_graph_trace). */
+kiln_status kiln_graph_set_trace(kiln_graph *graph, int enabled);
+
+/* Enqueues one run of the graph with its arguments (one per parameter: buffers for
+ * pointers, scalars as for kiln_launch; no block masks). Every launch's grid and
+ * arguments are checked before anything is enqueued. Asynchronous like kiln_launch:
+ * after kiln_runtime_synchronize, kiln_graph_check says whether a persistent run
+ * finished. Repeated runs need no reset between them. */
+kiln_status kiln_graph_launch(kiln_graph *graph, const kiln_arg *args, size_t num_args, kiln_graph_mode mode);
+/* After the runtime synchronized: KILN_ERROR_LAUNCH, naming the task and the launch it
+ * waited for, when the last persistent run stopped on its watchdog (and the graph's
+ * counters start again from zero); KILN_SUCCESS otherwise. */
+kiln_status kiln_graph_check(kiln_graph *graph);
+/* What the last run was: its mode (never AUTO), launches, tasks (programs of all its
+ * launches) and, for the persistent mode, workers. Out pointers may be NULL. */
+kiln_status kiln_graph_last_run(const kiln_graph *graph, kiln_graph_mode *mode, uint32_t *launches, uint64_t *tasks,
+                                uint32_t *workers);
+/* The last persistent run's trace, with kiln_graph_set_trace on: 4 words per task in
+ * task order (claim, start and end times in ns of the GPU clock; the worker in the low
+ * 32 bits and the SM in the high 32 bits). `count` words at most are read; `*words_out`
+ * (may be NULL) gets how many the trace has. */
+kiln_status kiln_graph_trace(kiln_graph *graph, uint64_t *words, size_t count, size_t *words_out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -101,6 +101,19 @@ def _open(path):
         "kiln_block_mask_from_buffers": ([P, I64, I64, I64, I64, P, P, P, ctypes.POINTER(P)], I),
         "kiln_block_mask_digest": ([P], ctypes.c_char_p),
         "kiln_launch": ([P, _Grid, ctypes.POINTER(_Arg), S], I),
+        "kiln_graph_load_file": ([P, ctypes.c_char_p, ctypes.POINTER(P)], I),
+        "kiln_graph_destroy": ([P], None),
+        "kiln_graph_name": ([P], ctypes.c_char_p),
+        "kiln_graph_num_params": ([P], S),
+        "kiln_graph_param": ([P, S, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(I),
+                              ctypes.POINTER(ctypes.c_int)], I),
+        "kiln_graph_has_persistent": ([P], ctypes.c_int),
+        "kiln_graph_set_workers": ([P, ctypes.c_uint32], I),
+        "kiln_graph_set_wait_timeout": ([P, ctypes.c_uint64], I),
+        "kiln_graph_launch": ([P, ctypes.POINTER(_Arg), S, I], I),
+        "kiln_graph_check": ([P], I),
+        "kiln_graph_last_run": ([P, ctypes.POINTER(I), ctypes.POINTER(ctypes.c_uint32),
+                                 ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32)], I),
     }
     for name, (args, result) in signatures.items():
         fn = getattr(lib, name)
@@ -170,6 +183,12 @@ class Runtime:
         self._check(self._lib.kiln_kernel_load_file(self._handle, os.fsencode(path), ctypes.byref(handle)))
         return Kernel(self, handle)
 
+    def load_graph(self, path):
+        """The graph of a .kgraph bundle (dslc --emit=bundle --kernel GRAPH)."""
+        handle = ctypes.c_void_p()
+        self._check(self._lib.kiln_graph_load_file(self._handle, os.fsencode(path), ctypes.byref(handle)))
+        return Graph(self, handle)
+
     def block_mask(self, keep, block):
         """A BlockMask for block_mask<BM, BN> parameters from `keep`, a 2-D NumPy bool
         array of the kept elements ([rows, cols]), cut into `block` = (BM, BN) blocks."""
@@ -224,6 +243,38 @@ class Runtime:
         self._check(self._lib.kiln_block_mask_from_buffers(self._handle, rows, cols, bm, bn, row_start._handle,
                                                            blocks._handle, bitmaps._handle, ctypes.byref(handle)))
         return BlockMask(self, handle)
+
+
+def _pack(slot, arg, name, dtype, pointer):
+    """Fills the kiln_arg `slot` with `arg` for the parameter (name, dtype, pointer)."""
+    if pointer:
+        if not isinstance(arg, Buffer):
+            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", f"parameter '{name}' takes a Buffer")
+        slot.kind, slot.value.buffer.buffer, slot.value.buffer.offset = _ARG_BUFFER, arg._handle, 0
+    elif isinstance(arg, (bool, np.bool_)):
+        slot.kind, slot.value.b = _ARG_BOOL, int(arg)
+    elif dtype in _FLOAT_DTYPES and isinstance(arg, (int, float, np.number)):
+        # Rounded to the parameter's type first: the C API takes only values it
+        # represents exactly, and a Python float is an f64.
+        rounded = {"f32": np.float32, "f16": np.float16}.get(dtype, float)(arg)
+        slot.kind, slot.value.f = _ARG_FLOAT, float(rounded)
+    elif isinstance(arg, (int, np.integer)):
+        slot.kind, slot.value.i = _ARG_INT, int(arg)
+    elif isinstance(arg, (float, np.floating)):
+        slot.kind, slot.value.f = _ARG_FLOAT, float(arg)  # the C API names the mismatch
+    else:
+        raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
+                        f"parameter '{name}' takes a number, got {type(arg).__name__}")
+
+
+def _params(lib, runtime, handle, count, param):
+    """[(name, dtype, is_pointer)] of a kernel's or graph's parameters."""
+    out = []
+    for i in range(count(handle)):
+        name, dtype, pointer = ctypes.c_char_p(), ctypes.c_int32(), ctypes.c_int()
+        runtime._check(param(handle, i, ctypes.byref(name), ctypes.byref(dtype), ctypes.byref(pointer)))
+        out.append((name.value.decode(), DTYPES[dtype.value], bool(pointer.value)))
+    return out
 
 
 def _block_pair(block):
@@ -296,12 +347,8 @@ class Kernel:
         self._rt, self._handle = runtime, handle
         lib = runtime._lib
         self.name = lib.kiln_kernel_name(handle).decode()
-        self.params = []  # (name, dtype, is_pointer)
-        for i in range(lib.kiln_kernel_num_params(handle)):
-            name, dtype, pointer = ctypes.c_char_p(), ctypes.c_int32(), ctypes.c_int()
-            runtime._check(lib.kiln_kernel_param(handle, i, ctypes.byref(name), ctypes.byref(dtype),
-                                                 ctypes.byref(pointer)))
-            self.params.append((name.value.decode(), DTYPES[dtype.value], bool(pointer.value)))
+        # (name, dtype, is_pointer)
+        self.params = _params(lib, runtime, handle, lib.kiln_kernel_num_params, lib.kiln_kernel_param)
         # (name, (BM, BN), index of its first parameter): params lists each as five.
         self.block_masks = []
         for i in range(lib.kiln_kernel_num_block_masks(handle)):
@@ -340,28 +387,72 @@ class Kernel:
                 # The C API checks the mask against the parameter (and refuses it for any
                 # other parameter), naming both.
                 slot.kind, slot.value.mask = _ARG_BLOCK_MASK, arg._handle
-            elif pointer:
-                if not isinstance(arg, Buffer):
-                    raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", f"parameter '{name}' takes a Buffer")
-                slot.kind, slot.value.buffer.buffer, slot.value.buffer.offset = _ARG_BUFFER, arg._handle, 0
-            elif isinstance(arg, (bool, np.bool_)):
-                slot.kind, slot.value.b = _ARG_BOOL, int(arg)
-            elif dtype in _FLOAT_DTYPES and isinstance(arg, (int, float, np.number)):
-                # Rounded to the parameter's type first: the C API takes only values it
-                # represents exactly, and a Python float is an f64.
-                rounded = {"f32": np.float32, "f16": np.float16}.get(dtype, float)(arg)
-                slot.kind, slot.value.f = _ARG_FLOAT, float(rounded)
-            elif isinstance(arg, (int, np.integer)):
-                slot.kind, slot.value.i = _ARG_INT, int(arg)
-            elif isinstance(arg, (float, np.floating)):
-                slot.kind, slot.value.f = _ARG_FLOAT, float(arg)  # the C API names the mismatch
             else:
-                raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
-                                f"parameter '{name}' takes a number, got {type(arg).__name__}")
+                _pack(slot, arg, name, dtype, pointer)
         dims = tuple(grid) + (1,) * (3 - len(grid))
         self._rt._check(self._rt._lib.kiln_launch(self._handle, _Grid(*dims), packed, len(args)))
 
     def __del__(self):
         if self._handle:
             self._rt._lib.kiln_kernel_destroy(self._handle)
+        self._handle = None
+
+
+# kiln_graph_mode, by name.
+GRAPH_MODES = {"auto": 0, "persistent": 1, "cuda-graph": 2, "launches": 3}
+
+
+class Graph:
+    """A loaded graph bundle: its parameters, and runs of all its launches with one call.
+
+        graph = rt.load_graph("decode_chain.kgraph")
+        graph.launch(w, g, h, y, 4096, 1e-5)               # one persistent kernel on CUDA
+        rt.synchronize()
+        graph.check()                                       # raises if its watchdog fired
+    """
+
+    def __init__(self, runtime, handle):
+        self._rt, self._handle = runtime, handle
+        lib = runtime._lib
+        self.name = lib.kiln_graph_name(handle).decode()
+        self.params = _params(lib, runtime, handle, lib.kiln_graph_num_params, lib.kiln_graph_param)
+        self.has_persistent = bool(lib.kiln_graph_has_persistent(handle))
+
+    def launch(self, *args, mode="auto", workers=0, wait_timeout_ms=None):
+        """Enqueues one run on `args`, in the order of the graph's parameters. `mode` is
+        "auto" (one persistent kernel where it can, else launch by launch), "persistent",
+        "cuda-graph" or "launches"; `workers` (persistent mode) 0 for as many as the device
+        holds at once."""
+        if mode not in GRAPH_MODES:
+            raise KilnError("KILN_ERROR_INVALID_VALUE", f"mode must be one of {', '.join(GRAPH_MODES)}, got {mode!r}")
+        if len(args) != len(self.params):
+            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
+                            f"graph '{self.name}' takes {len(self.params)} arguments, got {len(args)}")
+        lib = self._rt._lib
+        self._rt._check(lib.kiln_graph_set_workers(self._handle, int(workers)))
+        if wait_timeout_ms is not None:
+            self._rt._check(lib.kiln_graph_set_wait_timeout(self._handle, int(wait_timeout_ms * 1e6)))
+        packed = (_Arg * max(len(args), 1))()
+        for slot, arg, (name, dtype, pointer) in zip(packed, args, self.params):
+            _pack(slot, arg, name, dtype, pointer)
+        self._rt._check(lib.kiln_graph_launch(self._handle, packed, len(args), GRAPH_MODES[mode]))
+
+    def check(self):
+        """After Runtime.synchronize(): raises KilnError when the last persistent run
+        stopped on its watchdog (naming the task and the launch it waited for)."""
+        self._rt._check(self._rt._lib.kiln_graph_check(self._handle))
+
+    def last_run(self):
+        """{"mode", "launches", "tasks", "workers"} of the last run."""
+        mode, launches = ctypes.c_int32(), ctypes.c_uint32()
+        tasks, workers = ctypes.c_uint64(), ctypes.c_uint32()
+        self._rt._check(self._rt._lib.kiln_graph_last_run(self._handle, ctypes.byref(mode), ctypes.byref(launches),
+                                                          ctypes.byref(tasks), ctypes.byref(workers)))
+        names = {v: k for k, v in GRAPH_MODES.items()}
+        return {"mode": names[mode.value], "launches": launches.value, "tasks": tasks.value,
+                "workers": workers.value}
+
+    def __del__(self):
+        if self._handle:
+            self._rt._lib.kiln_graph_destroy(self._handle)
         self._handle = None

@@ -7,10 +7,12 @@
 # process (its counters carry over from run to run), the watchdog (a wait that can
 # never be met, injected with KILN_TEST_GRAPH_UNREACHABLE_WAIT, must end the run with
 # an error in bounded time and change no file), the time per run of a 64-launch graph
-# in the three GPU modes, and its trace (--trace: a slice per task on its worker's row). Called by tests/gpu/jit-on-device.sh; prints one line per
+# in the three GPU modes, and its trace (--trace: a slice per task on its worker's row).
+# Graph bundles too: the chain graph written with --emit=bundle and run by kiln-run in
+# the three modes against the interpreter. Called by tests/gpu/jit-on-device.sh; prints one line per
 # check, "PASS name: detail" or "FAIL name: detail", and exits 1 if any failed.
 #
-# Usage: graph_checks.py --dslc BIN --repo REPO --work DIR [--dslc-library-path PATH]
+# Usage: graph_checks.py --dslc BIN --kiln-run BIN --repo REPO --work DIR [--dslc-library-path PATH]
 #
 #===---------------------------------------------------------------------------===#
 import argparse
@@ -82,6 +84,36 @@ def compare(name, source, graph, arrays, scalars, defines=(), rtol=1e-4, atol=1e
                "matches the interpreter" if not where else "largest difference %.3g;%s" % (worst, where))
 
 
+def bundle_checks(chain, rng):
+    n = 3001
+    x = rng.standard_normal(n).astype(np.float32)
+    arrays = {"x": x, "tmp": np.full(n, np.nan, np.float32), "out": np.full(2 * n, np.nan, np.float32)}
+    scalars = {"n": n, "twice": 1}
+    ref, ref_out, _ = run_graph(chain, "chain", arrays, scalars, "interp", tag="bundle-ref")
+    kgraph = os.path.join(ARGS.work, "chain.kgraph")
+    p, _ = dslc([chain, "--kernel", "chain", "--emit=bundle", "--target=sm_90", "-o", kgraph])
+    if ref.returncode or p.returncode:
+        record(False, "graph bundle", "exit %d/%d: %s" % (ref.returncode, p.returncode, (ref.stderr + p.stderr)[-400:]))
+        return
+    for mode in ("persistent", "cuda-graph", "launches"):
+        folder = os.path.join(ARGS.work, "bundle-" + mode)
+        os.makedirs(folder, exist_ok=True)
+        args = [ARGS.kiln_run, kgraph, "--graph-mode=" + mode, "--repeat", "3", "--time"]
+        for name, a in arrays.items():
+            np.save(os.path.join(folder, name + ".npy"), a)
+            args += ["--arg", "%s=%s" % (name, os.path.join(folder, name + ".npy"))]
+        args += ["--arg", "n=%d" % n, "--arg", "twice=1"]
+        k = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        if k.returncode:
+            record(False, "graph bundle, kiln-run " + mode, "exit %d: %s" % (k.returncode, k.stderr.strip()[-400:]))
+            continue
+        bad = [name for name in arrays
+               if not np.allclose(np.load(os.path.join(folder, name + ".npy")), ref_out[name], rtol=1e-5, atol=1e-6)]
+        line = [l for l in k.stdout.splitlines() if "graph chain on" in l]
+        record(not bad, "graph bundle, kiln-run " + mode,
+               ("differ: " + ", ".join(bad)) if bad else (line[0] if line else "matches the interpreter"))
+
+
 def main():
     rng = np.random.default_rng()
     example = os.path.join(ARGS.repo, "examples", "graph.kiln")
@@ -132,6 +164,9 @@ def main():
             {"x": x, "tmp": np.zeros(n, np.float32), "out": np.zeros(2 * n, np.float32)}, {"n": n, "twice": 1},
             extra_gpu=("--repeat", "5"))
 
+    # The same graph as a graph bundle, run by kiln-run (no compiler) in the three modes.
+    bundle_checks(chain, rng)
+
     # The watchdog: a wait that can never be met stops the run, reports it, changes no file.
     arrays = {"x": x, "tmp": np.zeros(n, np.float32), "out": np.zeros(2 * n, np.float32)}
     p, out, seconds = run_graph(chain, "chain", arrays, {"n": n, "twice": 1}, "cuda",
@@ -181,6 +216,7 @@ def main():
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dslc", required=True)
+    parser.add_argument("--kiln-run", required=True)
     parser.add_argument("--repo", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--dslc-library-path", default="",

@@ -67,17 +67,17 @@ needed_libs() {
 
 prepare() {
   local build="${1:-${KILN_BUILD_DIR:-$repo/build}}"
-  say "building softmax_jit, autotune_add, encoder_layer and dslc in $build"
+  say "building softmax_jit, autotune_add, encoder_layer, dslc and kiln-run in $build"
   if [[ ! -f "$build/build.ninja" ]]; then
     cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   fi
   local log
-  if ! log="$(ninja -C "$build" -j"${KILN_JOBS:-2}" softmax_jit autotune_add encoder_layer dslc 2>&1)"; then
+  if ! log="$(ninja -C "$build" -j"${KILN_JOBS:-2}" softmax_jit autotune_add encoder_layer dslc kiln-run 2>&1)"; then
     echo "$log" | tail -n 40 >&2
     die "the build failed"
   fi
   local bins=("$build/examples/host/softmax_jit" "$build/examples/host/autotune_add"
-              "$build/examples/host/encoder_layer" "$build/tools/dslc")
+              "$build/examples/host/encoder_layer" "$build/tools/dslc" "$build/tools/kiln-run")
   local b
   for b in "${bins[@]}"; do
     [[ -x "$b" ]] || die "the build has no $b"
@@ -413,8 +413,8 @@ EOF
       record "graphs on the GPU" SKIP "$missing"
     else
       say "graphs: tests/gpu/graph_checks.py"
-      step graphs py "$repo/tests/gpu/graph_checks.py" --dslc "$bin/dslc" --repo "$repo" --work "$tmp/graphs" \
-        --dslc-library-path "$LD_LIBRARY_PATH"
+      step graphs py "$repo/tests/gpu/graph_checks.py" --dslc "$bin/dslc" --kiln-run "$bin/kiln-run" --repo "$repo" \
+        --work "$tmp/graphs" --dslc-library-path "$LD_LIBRARY_PATH"
       local verdict check
       while IFS= read -r check; do
         verdict="${check%% *}"

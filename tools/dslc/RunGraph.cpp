@@ -15,16 +15,7 @@ bool runGraphOnDevice(ir::Module &module, const ir::Kernel &graph, launch::HostA
                                 options.mode == launch::GraphMode::Persistent, diags, timing, &locations);
   if (!bundle)
     return false;
-  launch::CompiledGraph compiled;
-  std::vector<launch::PlannedLaunch> launches;
-  {
-    TimingReport::Scope timer(timing, "run: the graph's launches");
-    if (!launch::planBundleRun(*bundle, host, diags, compiled, launches, locations))
-      return false;
-  }
-  if (launches.empty())
-    return true; // nothing runs: every launch sat under an `if` that was false
-  return launch::runGraphOnGpu(gpu, compiled, launches, host, options, diags, timing);
+  return launch::runGraphOnGpu(gpu, *bundle, host, options, diags, timing, locations);
 }
 
 } // namespace kiln::dslc

@@ -400,9 +400,9 @@ int runGraph(const std::string &path, const Options &o, launch::GpuKind gpu, uin
   std::optional<launch::HostArguments> host = launch::bindArguments(launch::signatureOf(*graph), o.args, diags);
   if (!host)
     return ExitUserError;
-  launch::CompiledGraph compiled;
+  // Every launch's grid is checked before a device is opened.
   std::vector<launch::PlannedLaunch> launches;
-  if (!launch::planBundleRun(*graph, *host, diags, compiled, launches))
+  if (!launch::planBundleRun(*graph, *host, diags, launches))
     return ExitUserError;
   launch::OpenedRuntime opened = launch::openRuntime(gpu);
   if (!opened.runtime) {
@@ -420,7 +420,7 @@ int runGraph(const std::string &path, const Options &o, launch::GpuKind gpu, uin
         << launch::describeDevice(*opened.runtime);
     return ExitUserError;
   }
-  if (!launches.empty() && !launch::runGraphOnGpu(*opened.runtime, compiled, launches, *host, options, diags))
+  if (!launch::runGraphOnGpu(*opened.runtime, *graph, *host, options, diags))
     return ExitUserError;
   return launch::writeBack(*host, diags) ? ExitSuccess : ExitUserError;
 }

@@ -1,19 +1,11 @@
-//===- GraphRun.h - Running a graph's launches on a GPU -----------*- C++ -*-===//
+//===- GraphRun.h - Running a graph bundle on a GPU ----------------*- C++ -*-===//
 //
-// The GPU half of `dslc run` for a graph (docs/graphs.md). The caller has compiled the
-// graph's kernels and, for the persistent mode, its megakernel, and has evaluated the
-// graph's body into the launches one run makes (interp::planGraph), each with the
-// earlier launches it must follow (ir/GraphDependencies.h). This runs them:
-//
-//   launches     each launch as its own kernel launch, in order: the baseline, and what
-//                a device without forward-progress guarantees between programs gets
-//   cuda-graph   the same launches recorded once as a CUDA graph and replayed per run
-//   persistent   one launch of the megakernel (codegen/Megakernel.cpp) over as many
-//                workers as the device holds at once, with the launch table of
-//                support/TaskTable.h; a wait that times out is reported as an error
-//                naming the task and the launch it waited for
-//
-// Like runBundle, nothing of the caller's changes unless every step succeeded.
+// The GPU half of `dslc run` of a graph and of `kiln-run GRAPH.kgraph` (docs/graphs.md):
+// the host's .npy buffers go to the device, the graph bundle runs there through the
+// runtime's graph API (kiln_graph_launch, runtime/GraphLaunch.cpp) in one of its three
+// modes, as many times as asked, timed with device events, and, for the persistent mode,
+// its tasks traced; then the buffers come back. Like runBundle, nothing of the caller's
+// changes unless every step succeeded.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -33,31 +25,11 @@
 
 namespace kiln::launch {
 
-/// One argument of a planned launch: a scalar, or a view of a host buffer.
-struct GraphArgument {
-  HostArg value;           ///< for a buffer, value.buffer indexes HostArguments::buffers
-  uint64_t byteOffset = 0; ///< where a buffer view starts
-};
-
-/// One launch of one run of a graph, in run order.
+/// One launch of one run of a graph, in run order, as messages and traces name it.
 struct PlannedLaunch {
-  unsigned slot = 0;   ///< which `launch` statement of the graph's body (program order)
-  unsigned kernel = 0; ///< index into CompiledGraph::kernels
+  unsigned step = 0; ///< which launch of the graph bundle
   std::array<int64_t, 3> grid = {1, 1, 1};
-  std::vector<GraphArgument> args;
-  std::vector<unsigned> after; ///< the earlier launches of this run (indices) it must follow
-  std::string what;            ///< "the launch of kernel 'copy' at g.kiln:8:5", for messages
-  std::string label;           ///< "copy (g.kiln:8:5)", for traces
-};
-
-/// A graph's code.
-struct CompiledGraph {
-  std::string name;
-  /// One bundle per kernel the graph launches, in PlannedLaunch::kernel's numbering. In
-  /// the persistent mode only their signatures are used, and they carry no code.
-  std::vector<rt::Bundle> kernels;
-  std::vector<uint8_t> megakernel; ///< the persistent kernel's bundle (persistent mode)
-  unsigned slots = 0;              ///< `launch` statements in the graph's body
+  std::string label; ///< "copy (g.kiln:8:5)", for traces
 };
 
 enum class GraphMode { Launches, CudaGraph, Persistent };
@@ -82,23 +54,20 @@ struct GraphRunOptions {
   std::string tool = "dslc";
 };
 
-/// The code of graph bundle `bundle` as runGraphOnGpu takes it, and the launches one run
-/// of it makes with `host`'s arguments (rt::planGraph): buffers passed for two pointer
-/// parameters are one buffer when they are one file. False, with diagnostics, when an
-/// argument or a computed grid or view is out of range.
-/// `launchLocations`, where given, places errors about a launch at its source.
+/// The launches one run of `bundle` makes with `host`'s arguments (rt::planGraph), for
+/// traces; false, with diagnostics, when an argument or a computed grid is out of range
+/// (`launchLocations`, where given, places an error about a launch at its source).
 bool planBundleRun(const rt::GraphBundle &bundle, const HostArguments &host, DiagnosticEngine &diags,
-                   CompiledGraph &compiled, std::vector<PlannedLaunch> &launches,
-                   const std::vector<Location> &launchLocations = {});
+                   std::vector<PlannedLaunch> &launches, const std::vector<Location> &launchLocations = {});
 
 /// The graph's signature as argument binding (bindArguments) takes it.
 Signature signatureOf(const rt::GraphBundle &bundle);
 
-/// Runs `launches` (one run's plan) with `host`'s buffers as `options` says, and sets
-/// HostBuffer::data and ::written for every buffer that changed. False, with
-/// diagnostics, when anything failed; `host` is then unchanged.
-bool runGraphOnGpu(kiln::Runtime &runtime, const CompiledGraph &graph, const std::vector<PlannedLaunch> &launches,
-                   HostArguments &host, const GraphRunOptions &options, DiagnosticEngine &diags,
-                   TimingReport *timing = nullptr);
+/// Runs `bundle` with `host`'s buffers as `options` says, and sets HostBuffer::data and
+/// ::written for every buffer that changed. False, with diagnostics, when anything
+/// failed; `host` is then unchanged.
+bool runGraphOnGpu(kiln::Runtime &runtime, const rt::GraphBundle &bundle, HostArguments &host,
+                   const GraphRunOptions &options, DiagnosticEngine &diags, TimingReport *timing = nullptr,
+                   const std::vector<Location> &launchLocations = {});
 
 } // namespace kiln::launch

@@ -34,15 +34,6 @@ protected:
   std::string path;
 };
 
-// Runs `body` and returns the RuntimeError it throws (status KILN_SUCCESS if none).
-template <typename Body> kiln::RuntimeError thrown(Body body) {
-  try {
-    body();
-  } catch (const kiln::RuntimeError &e) {
-    return e;
-  }
-  return kiln::RuntimeError(KILN_SUCCESS, "nothing thrown");
-}
 
 } // namespace
 

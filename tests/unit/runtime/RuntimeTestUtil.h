@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/Runtime.h"
+
 #include "runtime/Bundle.h"
 
 #include <gtest/gtest.h>
@@ -175,5 +177,15 @@ struct FakeCuda {
     return v;
   }
 };
+
+/// Runs `body` and returns the kiln::RuntimeError it throws (status KILN_SUCCESS if none).
+template <typename Body> kiln::RuntimeError thrown(Body body) {
+  try {
+    body();
+  } catch (const kiln::RuntimeError &e) {
+    return e;
+  }
+  return kiln::RuntimeError(KILN_SUCCESS, "nothing thrown");
+}
 
 } // namespace kiln::rt::test

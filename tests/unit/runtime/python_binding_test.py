@@ -88,6 +88,7 @@ def main():
                    "KILN_ERROR_INVALID_BUNDLE", "")
             raises("an unknown const", lambda: kernel.const("NOPE"), "KILN_ERROR_INVALID_VALUE", "NOPE")
             check_block_masks(rt, args, tmp, fake, expect, raises)
+            check_graphs(rt, args, tmp, fake, expect, raises)
     # No driver at all: an error naming why, not a crash.
     os.environ["KILN_CUDA_LIBRARY"] = os.path.join(os.path.dirname(args.fake_cuda), "no-such-libcuda.so")
     os.environ["KILN_ZE_LIBRARY"] = os.path.join(os.path.dirname(args.fake_cuda), "no-such-libze.so")
@@ -181,6 +182,42 @@ def check_block_masks(rt, args, tmp, fake, expect, raises):
            lambda: rt.block_mask_from_bsr([0, 1, 1], [0], (8, 20), (4, 8), np.ones((1, 4, 4), bool)),
            "KILN_ERROR_INVALID_VALUE", "block_data must be a bool array of shape [1, 4, 8]")
     expect("BlockMask is exported", isinstance(mask, BlockMask))
+
+
+def check_graphs(rt, args, tmp, fake, expect, raises):
+    """tests/graphs/chain.kiln's graph as a graph bundle, run with one call per mode."""
+    bundle = os.path.join(tmp, "chain.kgraph")
+    subprocess.run([args.dslc, os.path.join(args.repo, "tests", "graphs", "chain.kiln"), "--kernel", "chain",
+                    "--target=sm_90", "--emit=bundle", "-o", bundle], check=True)
+    graph = rt.load_graph(bundle)
+    expect("graph name and parameters",
+           graph.name == "chain" and graph.params[0] == ("x", "f32", True) and graph.params[3] == ("n", "i32", False)
+           and graph.has_persistent)
+    n = 200
+    x, tmp_, out = rt.alloc(4 * n, "f32"), rt.alloc(4 * n, "f32"), rt.alloc(8 * n, "f32")
+    fake.fake_cuda_launch_count.restype = ctypes.c_int
+    before = fake.fake_cuda_launch_count()
+    graph.launch(x, tmp_, out, n, 1)
+    rt.synchronize()
+    graph.check()
+    run = graph.last_run()
+    expect(f"the default is one persistent kernel: {run}",
+           run["mode"] == "persistent" and run["launches"] == 4 and run["tasks"] == 12 and run["workers"] > 0
+           and fake.fake_cuda_launch_count() - before == 1)
+    before = fake.fake_cuda_launch_count()
+    graph.launch(x, tmp_, out, n, 0, mode="launches")
+    expect("launch by launch, the `if` false: three launches",
+           graph.last_run()["launches"] == 3 and fake.fake_cuda_launch_count() - before == 3)
+    graph.launch(x, tmp_, out, n, 1, mode="persistent", workers=5)
+    expect("five workers", graph.last_run()["workers"] == 5)
+    raises("a graph's argument count", lambda: graph.launch(x, tmp_, out, n), "KILN_ERROR_ARGUMENT_MISMATCH",
+           "graph 'chain' takes 5 arguments, got 4")
+    raises("an unknown mode", lambda: graph.launch(x, tmp_, out, n, 1, mode="fast"), "KILN_ERROR_INVALID_VALUE",
+           "mode must be one of")
+    raises("an empty grid", lambda: graph.launch(x, tmp_, out, 0, 1), "KILN_ERROR_INVALID_VALUE",
+           "on grid (0, 1, 1)")
+    raises("a kernel bundle as a graph", lambda: rt.load_graph(os.path.join(tmp, "layernorm.kbin")),
+           "KILN_ERROR_INVALID_BUNDLE", "it is a kernel bundle")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,241 @@
+//===- GraphApiTest.cpp - kiln_graph_* over the fake CUDA driver -------------===//
+//
+// A hand-made graph bundle of two vadd launches, the second under an `if` and viewing
+// `out` n elements in, run through the C++ API (kiln::Graph, over kiln_graph_launch):
+// what each mode hands the driver (the launches, their grids and arguments, the
+// persistent kernel's launch table), the checks of the arguments, and the errors of
+// misuse. The graphs dslc builds run through the same calls in tests/cli and on the GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "RuntimeTestUtil.h"
+#include "runtime/GraphBundle.h"
+#include "runtime/Runtime.h"
+#include "support/TaskTable.h"
+
+#include <cstring>
+
+using namespace kiln::rt;
+using namespace kiln::rt::test;
+
+namespace {
+
+bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
+
+/// The persistent kernel's ABI (support/TaskTable.h) as PTX parameters.
+const char *kPersistentPtx = R"(.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry g_persistent(
+	.param .u64 g_persistent_param_0,
+	.param .u32 g_persistent_param_1,
+	.param .u32 g_persistent_param_2,
+	.param .u64 g_persistent_param_3,
+	.param .u32 g_persistent_param_4,
+	.param .u64 g_persistent_param_5,
+	.param .u64 g_persistent_param_6
+)
+{
+	ret;
+}
+)";
+
+GraphValue value(GraphOp op, kiln::DType dtype, std::vector<uint32_t> operands = {}, int64_t imm = 0,
+                 bool pointer = false) {
+  GraphValue v;
+  v.op = op;
+  v.dtype = dtype;
+  v.pointer = pointer;
+  v.operands = std::move(operands);
+  v.imm = imm;
+  return v;
+}
+
+/// graph g(x: *f32, y: *f32, out: *f32, n: i32, twice: i32) {
+///     launch vadd[((n + 63) / 64,)](x, y, out, n);
+///     if twice > 0 { launch vadd[((n + 63) / 64,)](out, y, out + n, n); }
+/// }
+GraphBundle twoLaunches() {
+  using kiln::DType;
+  GraphBundle g;
+  g.name = "g";
+  g.params = {{"x", DType::F32, true}, {"y", DType::F32, true}, {"out", DType::F32, true},
+              {"n", DType::I32, false},  {"twice", DType::I32, false}};
+  for (int i = 0; i < 5; ++i)
+    g.values.push_back(value(GraphOp::Param, g.params[i].dtype, {}, i, g.params[i].pointer)); // 0..4
+  g.values.push_back(value(GraphOp::Const, DType::I32, {}, 63));                              // 5
+  g.values.push_back(value(GraphOp::Add, DType::I32, {3, 5}));                                // 6
+  g.values.push_back(value(GraphOp::Const, DType::I32, {}, 64));                              // 7
+  g.values.push_back(value(GraphOp::Div, DType::I32, {6, 7}));                                // 8
+  g.values.push_back(value(GraphOp::Const, DType::I32, {}, 1));                               // 9
+  g.values.push_back(value(GraphOp::PtrAdd, DType::F32, {2, 3}, 0, true));                    // 10
+  g.values.push_back(value(GraphOp::Const, DType::I32, {}, 0));                               // 11
+  g.values.push_back(value(GraphOp::Cmp, DType::Bool, {4, 11}, int64_t(GraphPredicate::GT))); // 12
+  g.launches.push_back(GraphLaunchStep{0, {8, 9, 9}, {0, 1, 2, 3}, std::nullopt, "g.kiln:2:5"});
+  g.launches.push_back(GraphLaunchStep{0, {8, 9, 9}, {2, 1, 10, 3}, 12, "g.kiln:3:20"});
+  g.edges.push_back(GraphEdge{0, 1, std::nullopt});
+  Bundle vadd = vaddBundle();
+  vadd.consts.clear();
+  g.kernels.push_back(vadd);
+  Bundle mega;
+  mega.kernelName = "g";
+  mega.entry = "g_persistent";
+  mega.params = {{"table", DType::U64, true},      {"launches", DType::I32, false},
+                 {"tasks", DType::I32, false},     {"sync", DType::U32, true},
+                 {"claim_base", DType::U32, false}, {"timeout_ns", DType::I64, false},
+                 {"trace", DType::U64, true}};
+  mega.consts = {{"RECORD_WORDS", int64_t(kiln::tasks::kRecordHeaderWords + 4)}};
+  mega.target = Target::SM90;
+  mega.compilerVersion = "dslc 0.1.0";
+  mega.sourceHash = "9c1f0a";
+  mega.sections.push_back(CodeSection{SectionKind::PTX, Target::SM90, bytesOf(kPersistentPtx)});
+  g.persistent = mega;
+  g.target = Target::SM90;
+  g.compilerVersion = "dslc 0.1.0";
+  g.sourceHash = "9c1f0a";
+  return g;
+}
+
+std::vector<uint8_t> bytesOfGraph(const GraphBundle &g) {
+  std::string error;
+  std::vector<uint8_t> bytes = serializeGraphBundle(g, error);
+  EXPECT_FALSE(bytes.empty()) << error;
+  return bytes;
+}
+
+
+class GraphApi : public ::testing::Test {
+protected:
+  void SetUp() override { fake.reset(); }
+  ScopedEnv env{"KILN_CUDA_LIBRARY", KILN_FAKE_CUDA_PATH};
+  FakeCuda fake;
+};
+
+} // namespace
+
+TEST_F(GraphApi, LaunchesOneByOneWithTheGridsAndViewsTheGraphComputes) {
+  kiln::Runtime rt;
+  kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(twoLaunches()));
+  EXPECT_EQ(g.name(), "g");
+  ASSERT_EQ(g.params().size(), 5u);
+  EXPECT_TRUE(g.has_persistent());
+  auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
+  const int before = fake.launchCount();
+  g.launch(kiln::GraphMode::Launches, x, y, out, int32_t(200), int32_t(1));
+  EXPECT_EQ(fake.launchCount() - before, 2);
+  unsigned grid[3], block[3], shared;
+  char name[64];
+  fake.lastLaunch(grid, block, &shared, name, sizeof name);
+  EXPECT_EQ(std::string(name), "kiln_vadd");
+  EXPECT_EQ(grid[0], 4u); // (200 + 63) / 64
+  // The second launch reads `out` and writes `out + 200`.
+  EXPECT_EQ(fake.param(0), kiln_buffer_device_address(out.handle()));
+  EXPECT_EQ(fake.param(2), kiln_buffer_device_address(out.handle()) + 200 * 4);
+  EXPECT_EQ(fake.param(3), 200u);
+  kiln::GraphRunInfo info = g.last_run();
+  EXPECT_EQ(info.mode, kiln::GraphMode::Launches);
+  EXPECT_EQ(info.launches, 2u);
+  EXPECT_EQ(info.tasks, 8u);
+  // With the `if` false, one launch.
+  g.launch(kiln::GraphMode::Launches, x, y, out, int32_t(200), int32_t(0));
+  EXPECT_EQ(g.last_run().launches, 1u);
+  rt.synchronize();
+  g.check();
+}
+
+TEST_F(GraphApi, ThePersistentModeIsOneLaunchOverTheResidentWorkers) {
+  kiln::Runtime rt;
+  kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(twoLaunches()));
+  auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
+  const int before = fake.launchCount();
+  g.launch(kiln::GraphMode::Auto, x, y, out, int32_t(200), int32_t(1));
+  EXPECT_EQ(fake.launchCount() - before, 1);
+  unsigned grid[3], block[3], shared;
+  char name[64];
+  fake.lastLaunch(grid, block, &shared, name, sizeof name);
+  EXPECT_EQ(std::string(name), "g_persistent");
+  kiln::GraphRunInfo info = g.last_run();
+  EXPECT_EQ(info.mode, kiln::GraphMode::Persistent);
+  EXPECT_EQ(grid[0], info.workers);
+  EXPECT_GT(info.workers, 0u);
+  EXPECT_EQ(fake.param(1), 2u); // launches
+  EXPECT_EQ(fake.param(2), 8u); // tasks
+  EXPECT_EQ(fake.param(4), 0u); // the first run's claims start at 0
+  // A second run starts its claims after the first's tasks and workers: no reset.
+  g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
+  EXPECT_EQ(fake.param(4), 8u + info.workers);
+  g.set_workers(7);
+  g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
+  fake.lastLaunch(grid, block, &shared, name, sizeof name);
+  EXPECT_EQ(grid[0], 7u);
+  rt.synchronize();
+  g.check(); // the fake ran nothing, so no watchdog record
+}
+
+TEST_F(GraphApi, ACudaGraphIsRecordedOnceWhileTheArgumentsStay) {
+  kiln::Runtime rt;
+  kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(twoLaunches()));
+  auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
+  const int first = fake.launchCount();
+  g.launch(kiln::GraphMode::CudaGraph, x, y, out, int32_t(200), int32_t(1));
+  EXPECT_EQ(fake.launchCount() - first, 2); // recorded
+  g.launch(kiln::GraphMode::CudaGraph, x, y, out, int32_t(200), int32_t(1));
+  EXPECT_EQ(fake.launchCount() - first, 2); // replayed, nothing recorded again
+  g.launch(kiln::GraphMode::CudaGraph, x, y, out, int32_t(100), int32_t(1));
+  EXPECT_EQ(fake.launchCount() - first, 4); // new arguments: recorded again
+  EXPECT_EQ(g.last_run().mode, kiln::GraphMode::CudaGraph);
+}
+
+TEST_F(GraphApi, BadArgumentsAreRefusedBeforeAnythingRuns) {
+  kiln::Runtime rt;
+  kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(twoLaunches()));
+  auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
+  auto ints = rt.alloc<int32_t>(200);
+  const int before = fake.launchCount();
+  kiln::RuntimeError e = thrown([&] { g.launch(kiln::GraphMode::Launches, x, y, out, int32_t(200)); });
+  EXPECT_EQ(e.status(), KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_TRUE(contains(e.what(), "graph 'g' takes 5 arguments, 4 given")) << e.what();
+  e = thrown([&] { g.launch(kiln::GraphMode::Launches, x, int32_t(3), out, int32_t(200), int32_t(1)); });
+  EXPECT_TRUE(contains(e.what(), "argument 1 of graph 'g' (y: *f32) needs a buffer")) << e.what();
+  e = thrown([&] { g.launch(kiln::GraphMode::Launches, x, ints, out, int32_t(200), int32_t(1)); });
+  EXPECT_TRUE(contains(e.what(), "buffer of another dtype")) << e.what();
+  // n = 0 gives the first launch an empty grid.
+  e = thrown([&] { g.launch(kiln::GraphMode::Launches, x, y, out, int32_t(0), int32_t(1)); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(e.what(), "launches kernel 'vadd' at g.kiln:2:5 on grid (0, 1, 1)")) << e.what();
+  // out + n past the end of `out` is refused by the second launch's own checks, before the
+  // first runs.
+  auto small = rt.alloc<float>(100);
+  e = thrown([&] { g.launch(kiln::GraphMode::Launches, x, y, small, int32_t(200), int32_t(1)); });
+  EXPECT_NE(e.status(), KILN_SUCCESS);
+  EXPECT_EQ(fake.launchCount(), before);
+  e = thrown([&] { g.launch(static_cast<kiln::GraphMode>(9), x, y, out, int32_t(200), int32_t(1)); });
+  EXPECT_TRUE(contains(e.what(), "unknown mode 9")) << e.what();
+}
+
+TEST_F(GraphApi, ALoadNamesWhatIsWrong) {
+  kiln::Runtime rt;
+  std::vector<uint8_t> bytes = bytesOfGraph(twoLaunches());
+  bytes[bytes.size() / 2] ^= 1;
+  kiln::RuntimeError e = thrown([&] { rt.load_graph_bytes(bytes); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_BUNDLE);
+  EXPECT_TRUE(contains(e.what(), "not a usable graph bundle")) << e.what();
+  std::string error;
+  const std::vector<uint8_t> kernel = serializeBundle(vaddBundle(), error);
+  e = thrown([&] { rt.load_graph_bytes(kernel); });
+  EXPECT_TRUE(contains(e.what(), "it is a kernel bundle")) << e.what();
+  e = thrown([&] { rt.load_graph("/nonexistent/g.kgraph"); });
+  EXPECT_EQ(e.status(), KILN_ERROR_IO);
+  // A graph for SPIR-V has no persistent kernel; the CUDA modes other than launch by
+  // launch are refused for it.
+  GraphBundle g = twoLaunches();
+  g.persistent.reset();
+  kiln::Graph noPersistent = rt.load_graph_bytes(bytesOfGraph(g));
+  auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
+  e = thrown([&] { noPersistent.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1)); });
+  EXPECT_EQ(e.status(), KILN_ERROR_UNSUPPORTED);
+  noPersistent.launch(kiln::GraphMode::Auto, x, y, out, int32_t(200), int32_t(1));
+  EXPECT_EQ(noPersistent.last_run().mode, kiln::GraphMode::Launches);
+  EXPECT_EQ(kiln_graph_launch(nullptr, nullptr, 0, KILN_GRAPH_MODE_AUTO), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(kiln_graph_check(nullptr), KILN_ERROR_INVALID_VALUE);
+}
