@@ -99,6 +99,7 @@ rt::Bundle makeBundle(const ir::Module &module, const ir::Kernel &kernel, Target
   b.gridSplit = static_cast<uint32_t>(kernel.gridSplit.segments);
   b.workspaceBytes = kernel.gridSplit.usesWorkspace() ? static_cast<uint64_t>(kernel.gridSplit.workspaceBytes) : 0;
   b.clusterSplit = kernel.gridSplit.cluster;
+  b.checked = options.checked;
   for (const auto &[index, divisor] : effectiveDivisibility(kernel, options))
     if (index < b.params.size() && !b.params[index].pointer && divisor > 1)
       b.params[index].divisibility = static_cast<uint32_t>(divisor);

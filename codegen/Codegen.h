@@ -54,6 +54,9 @@ struct CodegenOptions {
   /// arguments (as Triton does for multiples of 16); it lets accesses such as
   /// `x + row * stride + cols` become vector loads.
   std::vector<std::pair<unsigned, int64_t>> paramDivisibility;
+  /// Checked mode (LowerChecks.cpp): every load, store and atomic is bounds-checked
+  /// against the buffer passed for its pointer, and the first violation recorded.
+  bool checked = false;
 };
 
 /// paramDivisibility with the kernel's own promises (ir::Kernel::paramMultiples) added,

@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
+#include "support/CheckRecord.h"
 
 namespace kiln::codegen::detail {
 
@@ -207,6 +208,15 @@ static llvm::Value *atomicCas(Lowering &L, llvm::Value *ptr, llvm::Value *cmp, l
   });
 }
 
+/// Checked mode: the lanes of atomic `op` in bounds (and in `mask`), LowerChecks.cpp.
+static Regs checkAtomic(Lowering &L, const ir::Op &op, const Regs &ptrs, const Regs *mask) {
+  const Type &pt = op.operand(0)->type;
+  const std::optional<Layout> tile = pt.isScalar() ? std::nullopt : std::optional(L.layoutOf(op.result()->type));
+  return L.boundsCheck(
+      op, ptrs, mask, [&](int64_t i) { return tile ? L.roundValid(*tile, i / tile->vec) : L.isThread0(); },
+      dtypeBytes(pt.dtype), check::CheckKind::Atomic);
+}
+
 /// Applies `one(lane)` to every lane the op owns and returns the results.
 static void lowerAtomicLanes(Lowering &L, const ir::Op &op,
                              const std::function<llvm::Value *(int64_t)> &one,
@@ -245,6 +255,11 @@ void Lowering::lowerAtomicRMW(const ir::Op &op) {
   const Ordering ord = orderingOf(*this, op);
   const Regs &ptrs = get(op.operand(0)), &v = get(op.operand(1));
   const Regs *mask = op.numOperands() > 2 ? &get(op.operand(2)) : nullptr;
+  Regs inBounds;
+  if (opts.checked) {
+    inBounds = checkAtomic(*this, op, ptrs, mask);
+    mask = &inBounds;
+  }
   lowerAtomicLanes(
       *this, op,
       [&](int64_t i) { return atomicUpdate(*this, kind, ptrs.v[i], v.v[i], elem, ord); },
@@ -256,10 +271,11 @@ void Lowering::lowerAtomicCas(const ir::Op &op) {
   const Type elem = Type::scalar(op.operand(0)->type.dtype);
   const Ordering ord = orderingOf(*this, op);
   const Regs &ptrs = get(op.operand(0)), &cmp = get(op.operand(1)), &v = get(op.operand(2));
+  const Regs inBounds = opts.checked ? checkAtomic(*this, op, ptrs, nullptr) : Regs{};
   lowerAtomicLanes(
       *this, op,
       [&](int64_t i) { return atomicCas(*this, ptrs.v[i], cmp.v[i], v.v[i], elem, ord); },
-      [](int64_t) -> llvm::Value * { return nullptr; });
+      [&](int64_t i) -> llvm::Value * { return opts.checked ? inBounds.v[i] : nullptr; });
 }
 
 void Lowering::lowerFence(const ir::Op &) {

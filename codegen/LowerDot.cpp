@@ -210,7 +210,8 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
       // A load that must read memory afresh (.cv) is not streamed: cp.async has no such
       // form. Other hints are dropped by a streamed load (cp.async takes its own).
       const ir::Op *ld = stagedOperand(*this, *op, i)->definingOp();
-      if (!ld || ld->kind() != OpKind::Load || ld->parentBlock() != &body ||
+      // Checked mode checks every load's lanes, which a copy into shared memory skips.
+      if (!ld || opts.checked || ld->kind() != OpKind::Load || ld->parentBlock() != &body ||
           ld->numOperands() != 1 || usesIn(body, ld->result()) != 1 || copyWidth(*this, *ld) == 0 ||
           ir::readsAfresh(*ld))
         return p;

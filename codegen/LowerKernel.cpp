@@ -386,6 +386,8 @@ bool Lowering::run() {
     }
     paramTypes.push_back(t.pointer ? static_cast<llvm::Type *>(globalPtrType()) : memType(t));
   }
+  if (!addCheckParams(paramTypes))
+    return false;
   const bool localArg = !nvptx && arenaBytes > 0;
   if (localArg)
     paramTypes.push_back(llvm::PointerType::get(ctx, 3));
@@ -433,6 +435,7 @@ bool Lowering::run() {
       arg->addAttr(llvm::Attribute::NoUndef);
     set(p, Regs{{fromMemory(arg, p->type)}});
   }
+  bindCheckParams();
 
   walk(*kernel.body, [&](ir::Op &op) {
     for (const ir::Value *o : op.operands())

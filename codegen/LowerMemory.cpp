@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
+#include "support/CheckRecord.h"
 
 #include <llvm/IR/InlineAsm.h>
 
@@ -493,7 +494,15 @@ void Lowering::lowerLoad(const ir::Op &op) {
   llvm::Value *zero = llvm::Constant::getNullValue(regType(elem));
   auto otherAt = [&](int64_t i) { return other ? other->v[i] : zero; };
   const CacheHints hints = cacheHintsOf(*this, op);
-  const AccessShape s = accessShape(*this, op, 1);
+  AccessShape s = accessShape(*this, op, 1);
+  // Checked mode: lanes out of bounds are masked off (LowerChecks.cpp).
+  Regs inBounds;
+  if (opts.checked) {
+    inBounds = boundsCheck(op, ptrs, mask, [](int64_t) -> llvm::Value * { return nullptr; }, dtypeBytes(pt.dtype),
+                           check::CheckKind::Load);
+    mask = &inBounds;
+    s.maskPerVector = s.width == 1;
+  }
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
   // Registers of an invalid round are loaded like the element they copy (in bounds
   // whenever the program's own accesses are), so loads need no validity guard.
@@ -544,13 +553,25 @@ void Lowering::lowerStore(const ir::Op &op) {
   const Regs &vals = get(op.operand(1));
   const Regs *mask = op.numOperands() > 2 ? &get(op.operand(2)) : nullptr;
   const CacheHints hints = cacheHintsOf(*this, op);
+  // Checked mode: lanes out of bounds are masked off (LowerChecks.cpp).
+  Regs inBounds;
+  if (opts.checked) {
+    const std::optional<Layout> tile = pt.isScalar() ? std::nullopt : std::optional(layoutOf(pt));
+    inBounds = boundsCheck(
+        op, ptrs, mask,
+        [&](int64_t i) { return tile ? roundValid(*tile, i / tile->vec) : isThread0(); }, dtypeBytes(pt.dtype),
+        check::CheckKind::Store);
+    mask = &inBounds;
+  }
   if (pt.isScalar()) {
     llvm::Value *cond = andMaybe(*this, isThread0(), mask ? mask->v[0] : nullptr);
     guardedVoid(cond, [&] { vectorStore(*this, ptrs, vals, 0, 1, elem, hints); });
     return;
   }
   const Layout l = layoutOf(pt);
-  const AccessShape s = accessShape(*this, op, 2);
+  AccessShape s = accessShape(*this, op, 2);
+  if (opts.checked)
+    s.maskPerVector = s.width == 1;
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
   for (int64_t base = 0; base < n; base += s.width) {
     const int64_t w = s.width;

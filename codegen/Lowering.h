@@ -52,6 +52,10 @@
 #include <unordered_set>
 #include <vector>
 
+namespace kiln::check {
+enum class CheckKind : uint32_t;
+}
+
 namespace kiln::codegen::detail {
 
 using ir::OpKind;
@@ -479,6 +483,20 @@ public:
   // LowerDebug.cpp
   void lowerAssert(const ir::Op &op);
   void lowerPrint(const ir::Op &op);
+
+  // LowerChecks.cpp: checked mode
+  /// Appends the extents and the check record to the kernel's parameters (checked mode);
+  /// false, with a diagnostic, where checked mode does not apply.
+  bool addCheckParams(std::vector<llvm::Type *> &paramTypes);
+  void bindCheckParams();
+  /// Per lane of `ptrs`, i1: the lane is active (`mask`, when given) and its access of
+  /// `bytes` lies in a buffer it may point into. The first active lane (`validAt(i)`,
+  /// null when always valid) out of bounds of the launch is written to the check record.
+  Regs boundsCheck(const ir::Op &op, const Regs &ptrs, const Regs *mask,
+                   const std::function<llvm::Value *(int64_t)> &validAt, unsigned bytes, check::CheckKind kind);
+  size_t checkParamBase = 0;
+  std::vector<llvm::Value *> checkExtents; ///< per kernel parameter: its extent (null: none)
+  llvm::Value *checkRecord = nullptr;
 
   //===------------------------------------------------------------------===//
   // Target specifics (TargetInfo.cpp)

@@ -102,6 +102,11 @@ struct Bundle {
   /// (sm_90) and need no workspace. The code itself fixes the cluster's size
   /// (.reqnctapercluster), so an ordinary launch of the split grid runs it.
   bool clusterSplit = false;
+  /// Checked mode (docs/checked.md): the kernel takes, after its parameters (and the
+  /// workspace), one u64 per pointer parameter, the bytes from the pointer passed to the
+  /// end of its buffer, then a zeroed check record (support/CheckRecord.h) that every
+  /// launcher passes and reads back after the launch.
+  bool checked = false;
   Target target = Target::SM90; ///< the target the kernel was compiled for
   std::string compilerVersion;
   std::string sourceHash; ///< lowercase hex digest of the Kiln source

@@ -271,6 +271,8 @@ std::string encodeBundleMetadata(const Bundle &b) {
     else
       line("workspace_bytes", std::to_string(b.workspaceBytes));
   }
+  if (b.checked)
+    line("checked", "1");
   line("target", targetName(b.target));
   line("compiler", b.compilerVersion);
   line("source_hash", b.sourceHash);
@@ -423,6 +425,10 @@ bool decodeBundleMetadata(std::string_view text, Bundle &b, std::string &error) 
     } else if (key == "cluster_size") {
       ok = parseInt(rest, clusterSize);
       b.clusterSplit = true;
+    } else if (key == "checked") {
+      // Written only for a checked kernel.
+      ok = rest == "1";
+      b.checked = true;
     } else if (key == "target") {
       auto t = parseTarget(rest);
       ok = t.has_value();

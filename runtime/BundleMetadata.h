@@ -14,6 +14,7 @@
 //   grid_split 4            (only a kernel whose reduction is split over programs)
 //   workspace_bytes 2192    (only with grid_split: per program asked for)
 //   cluster_size 4          (instead of workspace_bytes: the split runs in clusters)
+//   checked 1               (only a kernel compiled in checked mode)
 //   target sm_90
 //   compiler 0.1.0
 //   source_hash 9c1f...

@@ -12,6 +12,7 @@
 #include "runtime/SplitLaunch.h"
 #include "runtime/kiln_runtime.h"
 #include "support/BlockMask.h"
+#include "support/CheckRecord.h"
 
 #include <mutex>
 #include <new>
@@ -28,6 +29,8 @@ struct RuntimeState {
   std::set<const kiln_buffer *> buffers;   ///< live buffers, to refuse freed or foreign ones
   std::set<const kiln_block_mask *> masks; ///< live block masks, likewise
   std::string lastLaunch;                  ///< the last kernel launched, for asynchronous faults
+  /// Checked kernels launched since the last synchronization, whose records it reads.
+  std::set<kiln_kernel *> checkedLaunched;
 };
 
 thread_local std::string lastError;
@@ -97,6 +100,7 @@ struct kiln_kernel {
   kiln::rt::Bundle bundle;
   std::unique_ptr<DeviceKernel> device;
   kiln::rt::Workspace workspace; ///< of a kernel split over programs (SplitLaunch.h)
+  uint64_t checkRecord = 0;      ///< a checked kernel's record (support/CheckRecord.h)
 };
 struct kiln_event {
   std::shared_ptr<RuntimeState> state;
@@ -118,6 +122,61 @@ struct kiln_block_mask {
   std::string digest; ///< blockMaskDigest of the layout
 };
 
+namespace {
+
+/// A checked kernel's arguments after its own (and its workspace): each pointer
+/// parameter's extent, the bytes from the address passed to the end of the buffer that
+/// holds it, then its check record (support/CheckRecord.h).
+void appendCheckArguments(const RuntimeState &rt, const kiln_kernel &kernel, PackedArgs &packed) {
+  const kiln::rt::Bundle &b = kernel.bundle;
+  for (size_t i = 0; i < b.params.size(); ++i) {
+    if (!b.params[i].pointer)
+      continue;
+    const uint64_t address = packed.slots[i];
+    uint64_t extent = 0;
+    for (const kiln_buffer *buffer : rt.buffers)
+      if (address >= buffer->address && address <= buffer->address + buffer->size) {
+        extent = buffer->address + buffer->size - address;
+        break;
+      }
+    packed.slots.push_back(extent);
+    packed.sizes.push_back(8);
+  }
+  packed.slots.push_back(kernel.checkRecord);
+  packed.sizes.push_back(8);
+}
+
+/// After a synchronization: the first recorded bad access of the checked kernels
+/// launched since the last one, as KILN_ERROR_OUT_OF_BOUNDS; every record is cleared.
+kiln_status reportCheckedViolations(RuntimeState &rt) {
+  std::string message;
+  for (kiln_kernel *kernel : rt.checkedLaunched) {
+    uint32_t record[kiln::check::kCheckRecordWords] = {};
+    if (Status s = rt.backend->read(record, kernel->checkRecord, sizeof record); !s.ok())
+      return failAfterLaunch(rt, s);
+    if (record[kiln::check::kFlagWord] == 0 || !message.empty())
+      continue;
+    (void)rt.backend->fill(kernel->checkRecord, 0, sizeof record);
+    const kiln::rt::Bundle &b = kernel->bundle;
+    const uint32_t param = record[kiln::check::kParamWord];
+    const int64_t offset = static_cast<int64_t>(uint64_t(record[kiln::check::kOffsetWord]) |
+                                                (uint64_t(record[kiln::check::kOffsetWord + 1]) << 32));
+    std::string where = b.sourceFile.empty() ? "line" : b.sourceFile + ":";
+    where += (b.sourceFile.empty() ? " " : "") + std::to_string(record[kiln::check::kLineWord]) + ":" +
+             std::to_string(record[kiln::check::kColumnWord]);
+    message = "kernel '" + b.kernelName + "': " + kiln::check::kindName(record[kiln::check::kKindWord]) +
+              " out of bounds at " + where + " in program (" + std::to_string(record[kiln::check::kPidWord]) + ", " +
+              std::to_string(record[kiln::check::kPidWord + 1]) + ", " +
+              std::to_string(record[kiln::check::kPidWord + 2]) + "): element " + std::to_string(offset) +
+              " of parameter '" + (param < b.params.size() ? b.params[param].name : "?") +
+              "', outside the buffer passed for it (checked mode stopped the access)";
+  }
+  rt.checkedLaunched.clear();
+  return message.empty() ? KILN_SUCCESS : fail(KILN_ERROR_OUT_OF_BOUNDS, message);
+}
+
+} // namespace
+
 extern "C" {
 
 const char *kiln_status_name(kiln_status status) {
@@ -136,6 +195,7 @@ const char *kiln_status_name(kiln_status status) {
   case KILN_ERROR_DRIVER: return "KILN_ERROR_DRIVER";
   case KILN_ERROR_UNSUPPORTED: return "KILN_ERROR_UNSUPPORTED";
   case KILN_ERROR_COMPILE: return "KILN_ERROR_COMPILE";
+  case KILN_ERROR_OUT_OF_BOUNDS: return "KILN_ERROR_OUT_OF_BOUNDS";
   case KILN_STATUS_MAX_ENUM: break;
   }
   return "KILN_STATUS_UNKNOWN";
@@ -198,7 +258,9 @@ kiln_status kiln_runtime_synchronize(kiln_runtime *runtime) {
     RuntimeState &rt = *runtime->state;
     std::lock_guard<std::mutex> lock(rt.mutex);
     Status s = rt.backend->synchronize();
-    return s.ok() ? KILN_SUCCESS : failAfterLaunch(rt, s);
+    if (!s.ok())
+      return failAfterLaunch(rt, s);
+    return reportCheckedViolations(rt);
   });
 }
 
@@ -358,6 +420,15 @@ static kiln_status loadKernel(kiln_runtime *runtime, kiln::rt::Bundle bundle, ki
   std::lock_guard<std::mutex> lock(rt.mutex);
   if (Status s = rt.backend->loadKernel(kernel->bundle, kernel->device); !s.ok())
     return failAfterLaunch(rt, s);
+  if (kernel->bundle.checked) {
+    const size_t bytes = kiln::check::kCheckRecordWords * 4;
+    if (Status s = rt.backend->alloc(bytes, kernel->checkRecord); !s.ok())
+      return failAfterLaunch(rt, s);
+    if (Status s = rt.backend->fill(kernel->checkRecord, 0, bytes); !s.ok()) {
+      rt.backend->release(kernel->checkRecord);
+      return failAfterLaunch(rt, s);
+    }
+  }
   *out = kernel.release();
   return KILN_SUCCESS;
 }
@@ -395,12 +466,15 @@ void kiln_kernel_destroy(kiln_kernel *kernel) {
     return;
   std::shared_ptr<RuntimeState> state = kernel->state;
   std::lock_guard<std::mutex> lock(state->mutex);
-  if (kernel->workspace.address()) {
+  if (kernel->workspace.address() || kernel->checkRecord) {
     // The kernel's launches may still be running; a failure here was a fault of one of
     // them, which the next call that synchronizes reports again.
     (void)state->backend->synchronize();
     kernel->workspace.release(*state->backend);
+    if (kernel->checkRecord)
+      state->backend->release(kernel->checkRecord);
   }
+  state->checkedLaunched.erase(kernel);
   delete kernel;
 }
 
@@ -575,6 +649,10 @@ kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *arg
         packed.slots.push_back(kernel->workspace.address());
         packed.sizes.push_back(8);
       }
+    }
+    if (b.checked) {
+      appendCheckArguments(rt, *kernel, packed);
+      rt.checkedLaunched.insert(kernel);
     }
     Status s = kernel->device->launch(split.grid, packed);
     if (!s.ok())

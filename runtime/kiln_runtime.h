@@ -51,6 +51,9 @@ typedef enum kiln_status {
   KILN_ERROR_DRIVER = 11,            /* any other driver failure */
   KILN_ERROR_UNSUPPORTED = 12,       /* valid request this backend cannot serve */
   KILN_ERROR_COMPILE = 13,           /* Kiln source has errors (the JIT, kiln_jit.h: the message is the located diagnostics) */
+  /* a kernel compiled in checked mode accessed memory outside the buffer it was given;
+   * the message names the kernel, the access, its line, program and element offset */
+  KILN_ERROR_OUT_OF_BOUNDS = 14,
   KILN_STATUS_MAX_ENUM = 0x7fffffff  /* not a status: makes every enum here 32 bits wide */
 } kiln_status;
 

@@ -15,6 +15,7 @@
 #include "ir/transforms/Pipeline.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
+#include "support/CheckRecord.h"
 #ifdef KILN_HAVE_SEMA
 #include "frontend/Sema.h"
 #endif
@@ -60,9 +61,13 @@ OpenCLDevice *sharedDevice(std::string &error) {
 /// inputs, and compares every buffer.
 /// Runs `kernel` on the interpreter as `reference` (the program as written, when it
 /// differs) and through SPIR-V on the OpenCL device, and compares the buffers.
+/// With `checked`, the kernel is compiled in checked mode and launched as the runtime
+/// launches such a kernel (each buffer's extent and a zeroed check record after its
+/// arguments): an in-bounds program must give the same results and leave the record
+/// untouched.
 void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Kernel &kernel,
                    const CaseSpec &spec, DiagnosticEngine &diags, std::ostringstream &diagText,
-                   const ir::Kernel *reference = nullptr) {
+                   const ir::Kernel *reference = nullptr, bool checked = false) {
   SCOPED_TRACE("kernel " + kernel.name);
   ASSERT_EQ(spec.args.size(), kernel.numLaunchParams()) << "@arg lines do not match the kernel";
   const uint64_t seed = testSeed();
@@ -82,6 +87,7 @@ void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Ker
   // Device run.
   codegen::CodegenOptions cgOptions;
   cgOptions.paramDivisibility = paramDivisibility(spec);
+  cgOptions.checked = checked;
   std::optional<codegen::CodegenResult> gen =
       codegen::generate(module, kernel, codegen::Target::SPIRV64, diags, cgOptions);
   ASSERT_TRUE(gen) << diagText.str();
@@ -114,6 +120,22 @@ void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Ker
     dargs.push_back(d);
     grid[0] *= split.segments;
   }
+  std::vector<std::byte> record;
+  if (checked) {
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i].kind == interp::KernelArg::Kind::Buffer) {
+        DeviceArg d;
+        const uint64_t extent = data[args[i].buffer].size();
+        d.scalar.resize(8);
+        std::memcpy(d.scalar.data(), &extent, 8);
+        dargs.push_back(d);
+      }
+    record.assign(kiln::check::kCheckRecordWords * 4, std::byte{0});
+    DeviceArg d;
+    d.isBuffer = true;
+    d.buffer = &record;
+    dargs.push_back(d);
+  }
   ASSERT_TRUE(device.run(*bitcode, gen->entry, dargs, grid, gen->numThreads, gen->sharedBytes, error)) << error;
   std::string mismatch;
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -122,6 +144,13 @@ void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Ker
     mismatch += compareBuffers(expected[i], data[i], rtol, atol);
   }
   EXPECT_EQ(mismatch, "") << "device results differ from the interpreter:\n" << mismatch;
+  if (checked) {
+    uint32_t words[kiln::check::kCheckRecordWords];
+    std::memcpy(words, record.data(), sizeof words);
+    EXPECT_EQ(words[kiln::check::kFlagWord], 0u)
+        << "checked mode recorded a " << kiln::check::kindName(words[kiln::check::kKindWord]) << " at line "
+        << words[kiln::check::kLineWord] << " of an in-bounds program";
+  }
   // Every program's arrival counter (the first word of its part) is back at 0, ready
   // for the next launch.
   const size_t perProgram = static_cast<size_t>(kernel.gridSplit.workspaceBytes);
@@ -156,11 +185,12 @@ TEST_P(SpirvExecution, MatchesInterpreter) {
 // Kiln programs (examples and the test corpus) through the whole compiler.
 class SpirvProgramExecution : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(SpirvProgramExecution, MatchesInterpreter) {
+/// Compiles and runs the program spec at `path`, in checked mode when asked.
+void runProgramSpec(const std::string &path, bool checked) {
   std::string error;
   OpenCLDevice *device = sharedDevice(error);
   ASSERT_NE(device, nullptr) << "no OpenCL device: " << error;
-  std::optional<CaseSpec> spec = parseCaseSpec(readText(GetParam()), error);
+  std::optional<CaseSpec> spec = parseCaseSpec(readText(path), error);
   ASSERT_TRUE(spec) << error;
   ASSERT_FALSE(spec->source.empty() || spec->kernel.empty()) << "needs @source and @kernel";
   auto sources = std::make_shared<SourceManager>();
@@ -186,8 +216,16 @@ TEST_P(SpirvProgramExecution, MatchesInterpreter) {
   if (spec->reductionSplit > 1) {
     ASSERT_TRUE(module->kernels.front()->gridSplit.active()) << "@reduction-split does not apply to the kernel";
   }
-  runAndCompare(*device, *module, *module->kernels.front(), *spec, diags, diagText, written->kernels.front().get());
+  runAndCompare(*device, *module, *module->kernels.front(), *spec, diags, diagText, written->kernels.front().get(),
+                checked);
 }
+
+TEST_P(SpirvProgramExecution, MatchesInterpreter) { runProgramSpec(GetParam(), false); }
+
+// The same programs in checked mode: same results, nothing recorded.
+class SpirvCheckedExecution : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SpirvCheckedExecution, MatchesInterpreterAndRecordsNothing) { runProgramSpec(GetParam(), true); }
 #endif
 
 std::string testName(const ::testing::TestParamInfo<std::string> &info) {
@@ -202,6 +240,8 @@ INSTANTIATE_TEST_SUITE_P(Kernels, SpirvExecution,
                          ::testing::ValuesIn(filesIn("tests/spirv/kernels", ".tir")), testName);
 #ifdef KILN_HAVE_SEMA
 INSTANTIATE_TEST_SUITE_P(Programs, SpirvProgramExecution,
+                         ::testing::ValuesIn(filesIn("tests/spirv/programs", ".spec")), testName);
+INSTANTIATE_TEST_SUITE_P(Programs, SpirvCheckedExecution,
                          ::testing::ValuesIn(filesIn("tests/spirv/programs", ".spec")), testName);
 #endif
 

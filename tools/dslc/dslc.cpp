@@ -91,6 +91,11 @@ cl::opt<DiagStyle> Diagnostics("diagnostics", cl::desc("How to print errors"), c
                                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<bool> NoOptimize("O0", cl::desc("Skip the Tile IR pass pipeline"), cl::sub(cl::SubCommand::getTopLevel()),
                          cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<bool> Checked("checked",
+                      cl::desc("Checked mode: bounds-check every load, store and atomic against the buffer passed "
+                               "for its pointer; the first bad access is reported with its line and program, and "
+                               "none leaves its buffer (docs/checked.md)"),
+                      cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<bool> NoFuseReductions("no-fuse-reductions",
                                 cl::desc("Keep cascaded reduction loops as written (no reduction-chain fusion)"),
                                 cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
@@ -636,6 +641,7 @@ int emitGraph(const ir::Module &module, const ir::Kernel &graph, const EmitPlan 
               TimingReport *timing) {
   codegen::CodegenOptions cg;
   cg.libdevicePath = LibdevicePath;
+  cg.checked = Checked;
   if (plan.kind == EmitKind::Bundle) {
     // SPIR-V gives no forward-progress guarantee between work-groups: there the bundle
     // holds the kernels alone, which run launch by launch.
@@ -738,6 +744,7 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
     return driver::ExitUserError;
   codegen::CodegenOptions cg;
   cg.libdevicePath = LibdevicePath;
+  cg.checked = Checked;
   cg.emitSpirvAsm = plan.kind == EmitKind::SPIRVAsm;
   if (!applyAssumptions(*assumptions, *kernel, cg, diags))
     return driver::ExitUserError;
@@ -949,6 +956,7 @@ int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split
                     diags);
   codegen::CodegenOptions cg;
   cg.libdevicePath = LibdevicePath;
+  cg.checked = Checked;
   cg.emitSpirvAsm = false;
   if (!dslc::runGraphOnDevice(module, graph, *host, *gpu, *target, cg, *gpuOptions, diags, timing))
     return driver::ExitUserError;
@@ -1038,6 +1046,7 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
     // On a GPU: code for the device's target, a bundle in memory, the runtime.
     codegen::CodegenOptions cg;
     cg.libdevicePath = LibdevicePath;
+    cg.checked = Checked;
     cg.emitSpirvAsm = false;
     std::optional<codegen::CodegenResult> result;
     {

@@ -54,6 +54,7 @@ DiagCode diagCodeFor(kiln_status status) {
   case KILN_ERROR_ARGUMENT_MISMATCH: return DiagCode::RunArgument;
   case KILN_ERROR_INVALID_BUNDLE: return DiagCode::BadBundle;
   case KILN_ERROR_IO: return DiagCode::FileNotReadable;
+  case KILN_ERROR_OUT_OF_BOUNDS: return DiagCode::OutOfBounds;
   default: return DiagCode::DeviceError;
   }
 }

@@ -78,9 +78,9 @@ struct Compiled {
 };
 
 /// Compiles every kernel of a parsed module; diagnostics go to `text`.
-void generateAll(Compiled &c, Target target, DiagnosticEngine &diags) {
+void generateAll(Compiled &c, Target target, DiagnosticEngine &diags, const CodegenOptions &options = {}) {
   for (const auto &k : c.module->kernels)
-    if (auto r = generate(*c.module, *k, target, diags))
+    if (auto r = generate(*c.module, *k, target, diags, options))
       c.results.push_back(std::move(*r));
 }
 
@@ -207,6 +207,19 @@ TEST_P(ProgramTargetOutput, CompilesForEveryTarget) {
   // As dslc compiles it: through the pass pipeline, reduction-chain fusion included.
   ir::runPipeline(*p.c.module, ir::PipelineOptions{}, p.diags);
   expectEveryTargetAccepts(p.c, p.diags, p.text);
+  // In checked mode too (LowerChecks.cpp): every access bounds-checked, for sm_90a and
+  // SPIR-V (the PoCL runs of tests/spirv execute it).
+  CodegenOptions checked;
+  checked.checked = true;
+  for (Target t : {Target::SM90a, Target::SPIRV64}) {
+    p.c.results.clear();
+    generateAll(p.c, t, p.diags, checked);
+    ASSERT_EQ(p.c.results.size(), p.c.module->kernels.size()) << "checked mode: " << p.text.str();
+    if (t == Target::SPIRV64)
+      expectSpirvValAccepts(p.c.results);
+    else if (access(kPtxas, X_OK) == 0)
+      expectPtxasAccepts(p.c.results, t);
+  }
 }
 
 // Every program again with each reduction chain that can be split over 3 programs split
