@@ -22,6 +22,8 @@
 #                                 configs, the second take both from the cache;
 #                                 both scopes checked against the CPU's layer;
 #                                 then once at 4096 tokens, timed only,
+#         checked                 tests/gpu/checked_checks.py: checked mode's bad
+#                                 accesses reported and stopped, and its cost,
 #         graphs                  tests/gpu/graph_checks.py: graphs as one persistent
 #                                 kernel and launch by launch against the interpreter,
 #                                 repeated runs, the watchdog, time per run,
@@ -29,7 +31,7 @@
 #                                 launch by launch and in PyTorch, same process,
 #         llama-bench             bench/llama_bench.py: the Llama-3.2-1B-shaped decode
 #                                 step, checked against f64, then timed the same ways,
-#       and prints a PASS/FAIL/SKIP table. PARTs (softmax, autotune, dslc, sparse,
+#       and prints a PASS/FAIL/SKIP table. PARTs (softmax, autotune, dslc, checked, sparse,
 #       encoder, graphs, graph-bench, llama-bench) run only those steps.
 #
 # Environment: KILN_JOBS (default 2) is the build's parallelism; KILN_GPU_LOG_DIR, when
@@ -308,6 +310,26 @@ EOF
         else
           record "dslc run --device cuda" FAIL "$wrong of 3000 sums differ from numpy's"
         fi
+      fi
+    fi
+  fi
+
+  # ---- checked mode: bad accesses reported and stopped, and its cost
+  if wanted checked; then
+    if [[ -n "$missing" ]]; then
+      record "checked mode on the GPU" SKIP "$missing"
+    else
+      say "checked: tests/gpu/checked_checks.py"
+      step checked py "$repo/tests/gpu/checked_checks.py" --dslc "$bin/dslc" --repo "$repo" --work "$tmp/checked" \
+        --dslc-library-path "$LD_LIBRARY_PATH"
+      local cverdict ccheck
+      while IFS= read -r ccheck; do
+        cverdict="${ccheck%% *}"
+        ccheck="${ccheck#* }"
+        record "${ccheck%%: *}" "$cverdict" "${ccheck#*: }"
+      done < <(grep -E '^(PASS|FAIL) ' "$logs/checked.log")
+      if (( rc != 0 )) && ! grep -q '^FAIL ' "$logs/checked.log"; then
+        record "checked mode on the GPU" FAIL "checked_checks.py exit $rc"
       fi
     fi
   fi

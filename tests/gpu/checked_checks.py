@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+#===- checked_checks.py - Checked mode on the GPU --------------------------------===#
+#
+# Runs the kernels of tests/spirv/checked/out_of_bounds.kiln (an overrun by one, an
+# underrun by one, a pointer chosen at run time between two buffers, an atomic past the
+# end) compiled with `dslc run --checked --device cuda`: each must fail with E0602
+# naming the access, its line, the program and the element, and change no file. An
+# in-bounds kernel checked must give the same result as unchecked, and the time of a
+# memory-bound kernel (vector add of 64 Mi floats) is printed checked and unchecked: the
+# cost of checked mode. Called by tests/gpu/jit-on-device.sh; prints "PASS name: detail"
+# or "FAIL name: detail" per check and exits 1 if any failed.
+#
+# Usage: checked_checks.py --dslc BIN --repo REPO --work DIR [--dslc-library-path PATH]
+#
+#===---------------------------------------------------------------------------===#
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+results = []
+
+
+def record(ok, name, detail):
+    results.append(ok)
+    print("%s %s: %s" % ("PASS" if ok else "FAIL", name, detail), flush=True)
+
+
+def dslc(args):
+    env = dict(os.environ)
+    if ARGS.dslc_library_path:
+        env["LD_LIBRARY_PATH"] = ARGS.dslc_library_path
+    return subprocess.run([ARGS.dslc] + args, capture_output=True, text=True, env=env, timeout=600)
+
+
+def run(kernel, grid, arrays, scalars, extra=(), source=None):
+    folder = os.path.join(ARGS.work, kernel)
+    os.makedirs(folder, exist_ok=True)
+    args = ["run", source or os.path.join(ARGS.repo, "tests", "spirv", "checked", "out_of_bounds.kiln"),
+            "--kernel", kernel, "--device", "cuda", "--grid", grid, "--diagnostics=json"] + list(extra)
+    for name, a in arrays.items():
+        np.save(os.path.join(folder, name + ".npy"), a)
+        args += ["--arg", "%s=%s" % (name, os.path.join(folder, name + ".npy"))]
+    for name, v in scalars.items():
+        args += ["--arg", "%s=%s" % (name, v)]
+    p = dslc(args)
+    outs = {name: np.load(os.path.join(folder, name + ".npy")) for name in arrays}
+    return p, outs
+
+
+def expect_violation(name, kernel, grid, arrays, scalars, want):
+    p, outs = run(kernel, grid, arrays, scalars, ("--checked",))
+    messages = []
+    for line in p.stderr.splitlines():
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        messages.append("%s %s" % (d.get("code"), d.get("message")))
+    hit = any(m.startswith("E0602") and want in m for m in messages)
+    unchanged = all(np.array_equal(outs[k], arrays[k]) for k in arrays)
+    record(p.returncode == 1 and hit and unchanged, name,
+           (messages[0] if messages else p.stderr.strip()[-300:]) + ("" if unchanged else "; a file CHANGED"))
+
+
+def main():
+    rng = np.random.default_rng()
+    expect_violation("checked: overrun by one", "overrun", "2", {"dst": np.zeros(100, np.float32)}, {"n": 100},
+                     "store out of bounds at ")
+    expect_violation("checked: overrun names the program and element", "overrun", "2",
+                     {"dst": np.zeros(100, np.float32)}, {"n": 100}, "in program (1, 0, 0): element 100 of parameter 'dst'")
+    expect_violation("checked: underrun by one", "underrun", "1",
+                     {"src": rng.standard_normal(40).astype(np.float32), "dst": np.zeros(40, np.float32)}, {"n": 40},
+                     "element -1 of parameter 'src'")
+    expect_violation("checked: a pointer chosen at run time", "chosen", "1",
+                     {"a": np.ones(64, np.float32), "b": np.full(64, 2, np.float32), "out": np.zeros(32, np.float32)},
+                     {"which": 0, "start": 40}, "load out of bounds at ")
+    expect_violation("checked: an atomic past the end", "atomic_overrun", "3", {"counts": np.zeros(10, np.int32)},
+                     {"n": 10}, "atomic out of bounds at ")
+    # In bounds: the chosen pointer inside b passes, with b's values.
+    p, outs = run("chosen", "1", {"a": np.ones(64, np.float32), "b": np.full(64, 2, np.float32),
+                                  "out": np.zeros(32, np.float32)}, {"which": 1, "start": 16}, ("--checked",))
+    record(p.returncode == 0 and np.all(outs["out"] == 2), "checked: in bounds through a chosen pointer",
+           "exit %d" % p.returncode if p.returncode else "32 values of b")
+    # The cost: vector add of 64 Mi floats, unchecked and checked, same process kind.
+    n = 1 << 26
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    times = {}
+    for mode, extra in (("unchecked", ()), ("checked", ("--checked",))):
+        p, outs = run("vector_add", str((n + 1023) // 1024), {"x": x, "y": y, "out": np.zeros(n, np.float32)},
+                      {"n": n}, extra + ("--time", "--repeat", "50"),
+                      os.path.join(ARGS.repo, "examples", "vector_add.kiln"))
+        ok = p.returncode == 0 and np.array_equal(outs["out"], x + y)
+        line = [l for l in p.stderr.splitlines() if "median" in l]
+        times[mode] = line[0] if line else p.stderr.strip()[-200:]
+        record(ok, "checked: vector_add of 64 Mi, " + mode, times[mode])
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dslc", required=True)
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--dslc-library-path", default="")
+    ARGS = parser.parse_args()
+    os.makedirs(ARGS.work, exist_ok=True)
+    sys.exit(main())
