@@ -110,7 +110,7 @@ extern "C" {
 
 void kiln_jit_options_init(kiln_jit_options *options) {
   if (options)
-    *options = kiln_jit_options{nullptr, 1, 3, 2, 5, nullptr, nullptr};
+    *options = kiln_jit_options{nullptr, 1, 3, 2, 5, nullptr, nullptr, 0};
 }
 
 kiln_status kiln_jit_create(kiln_runtime *runtime, const kiln_jit_options *options, kiln_jit **out) {
@@ -139,6 +139,7 @@ kiln_status kiln_jit_create(kiln_runtime *runtime, const kiln_jit_options *optio
     state->deviceName = kiln_runtime_device_name(runtime);
     state->specialize = o.specialize != 0;
     state->codegen.optLevel = o.opt_level;
+    state->codegen.checked = o.checked != 0;
     state->codegen.emitSpirvAsm = false;
     // Machines with a driver but no CUDA toolkit can still name a libdevice (one ships
     // with Triton, for instance); the path is part of every cache key.

@@ -96,6 +96,7 @@ KeyText codegenKey(codegen::Target target, const codegen::CodegenOptions &option
   KeyText key;
   key.add("target", codegen::targetName(target)).add("opt", options.optLevel);
   key.add("aligned_pointers", options.assumeAlignedPointers).add("tensor_cores", options.useTensorCores);
+  key.add("checked", options.checked);
   if (codegen::isNvptxTarget(target))
     key.add("libdevice", options.libdevicePath).add("libdevice_content", libdeviceFingerprint(options.libdevicePath));
   std::string divisibility;

@@ -240,6 +240,7 @@ public:
     std::optional<std::string> cache_dir;
     bool specialize = true; ///< specialize launches on argument alignment and multiples of 16
     int opt_level = 3;
+    bool checked = false; ///< checked mode (docs/checked.md): every access bounds-checked
     uint32_t autotune_warmup = 2;
     uint32_t autotune_runs = 5;
     /// Receives notes and warnings; unset: they go to stderr.
@@ -254,6 +255,7 @@ public:
       o.cache_dir = options.cache_dir->c_str();
     o.specialize = options.specialize ? 1 : 0;
     o.opt_level = options.opt_level;
+    o.checked = options.checked ? 1 : 0;
     o.autotune_warmup = options.autotune_warmup;
     o.autotune_runs = options.autotune_runs;
     if (*log_) {

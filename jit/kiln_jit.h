@@ -51,10 +51,14 @@ typedef struct kiln_jit_options {
   uint32_t autotune_runs;   /* timed launches of each config; their median counts */
   kiln_jit_log_fn log;      /* NULL: notes and warnings go to stderr as "kiln: note: ..." */
   void *log_user_data;
+  /* Nonzero: checked mode (docs/checked.md): every load, store and atomic of the kernels
+   * compiled is bounds-checked against the buffer passed for its pointer, and a bad
+   * access is reported by kiln_runtime_synchronize as KILN_ERROR_OUT_OF_BOUNDS. */
+  int checked;
 } kiln_jit_options;
 
 /* The defaults: cache from the environment, specialize on, -O3, 2 warm-up and 5 timed
- * launches per config, log to stderr. */
+ * launches per config, log to stderr, not checked. */
 void kiln_jit_options_init(kiln_jit_options *options);
 
 /* A `const` parameter value, written as dslc's -D NAME=VALUE takes it: "1024", "0.5",

@@ -227,6 +227,25 @@ TEST_F(JitOnFakeCuda, WithoutSpecializationOneVariantIsCompiledUpFront) {
   }
 }
 
+TEST_F(JitOnFakeCuda, CheckedModeCompilesCheckedKernelsAndKeysTheCacheOnIt) {
+  Rows data(*runtime, 4, 1024);
+  Jit::Options options;
+  options.checked = true;
+  auto jit = makeJit(options);
+  JitKernel k = jit->compile_file(kSoftmax, "softmax");
+  k.launch({4, 1, 1}, data.x, data.y, 1000, 1024);
+  // After softmax's four parameters: the extents of x and y, in bytes, and the record.
+  EXPECT_EQ(fake.param(4), 4u * 1024 * 4);
+  EXPECT_EQ(fake.param(5), 4u * 1024 * 4);
+  EXPECT_NE(fake.param(6), 0u);
+  runtime->synchronize(); // the fake wrote no record
+  const size_t checkedBundles = bundles().size();
+  // The same kernel unchecked is another cache entry.
+  auto plain = makeJit();
+  plain->compile_file(kSoftmax, "softmax").launch({4, 1, 1}, data.x, data.y, 1000, 1024);
+  EXPECT_GT(bundles().size(), checkedBundles);
+}
+
 TEST_F(JitOnFakeCuda, LibdeviceComesFromTheEnvironment) {
   // softmax calls exp, so its code links libdevice: a path that is not there shows which
   // one the JIT used.
