@@ -2,6 +2,7 @@
 #include "ir/GraphDependencies.h"
 
 #include "ir/Provenance.h"
+#include "ir/TaskFootprints.h"
 #include "support/Location.h"
 #include "support/TaskTable.h"
 
@@ -184,6 +185,30 @@ GraphDependencies analyzeGraphDependencies(const Module &module, const Kernel &g
   return out;
 }
 
+namespace {
+
+/// "x[64·pid.x .. 64·pid.x + 63]" for each distinct range of parameter `param`'s
+/// accesses, "the whole buffer" where one is unknown.
+std::string footprintText(const Kernel &kernel, const std::vector<TaskFootprint> &footprints, unsigned param) {
+  std::vector<std::string> parts;
+  for (const TaskFootprint &f : footprints) {
+    if (f.param != param)
+      continue;
+    if (!f.range)
+      return "the whole buffer";
+    const std::string text = kernel.params()[param]->nameHint + "[" + f.range->lo.str(kernel) + " .. " +
+                             f.range->hi.str(kernel) + "]";
+    if (std::find(parts.begin(), parts.end(), text) == parts.end())
+      parts.push_back(text);
+  }
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i)
+    out += (i ? ", " : "") + parts[i];
+  return out.empty() ? "the whole buffer" : out;
+}
+
+} // namespace
+
 void printGraphDependencies(const Module &module, const Kernel &graph, const GraphDependencies &deps,
                             std::ostream &os) {
   auto paramName = [](const Kernel &k, unsigned i) { return k.params()[i]->nameHint; };
@@ -218,10 +243,12 @@ void printGraphDependencies(const Module &module, const Kernel &graph, const Gra
       os << ", grid computed from the graph's arguments\n";
     if (!l.kernel)
       continue;
+    const std::vector<TaskFootprint> footprints = analyzeTaskFootprints(*l.kernel);
     for (const LaunchAccess &a : l.accesses) {
       const Op *def = l.op->operand(a.arg + 3)->definingOp();
       os << "    " << (a.reads && a.writes ? "reads and writes " : a.reads ? "reads " : "writes ")
-         << paramName(*l.kernel, a.arg) << " = " << (a.root && def ? "a view of " : "") << bufferName(a) << "\n";
+         << paramName(*l.kernel, a.arg) << " = " << (a.root && def ? "a view of " : "") << bufferName(a)
+         << "; per program " << footprintText(*l.kernel, footprints, a.arg) << "\n";
     }
     for (const GraphDependency &d : deps.dependencies) {
       if (d.to != j)
@@ -244,7 +271,8 @@ void printGraphDependencies(const Module &module, const Kernel &graph, const Gra
     else
       os << "    event: waits until every task of launch " << waits[j] << " is done\n";
   }
-  os << "dependencies order whole launches: the ranges each program reads and writes are not analysed yet\n";
+  os << "dependencies order whole launches: the ranges each program touches (ir/TaskFootprints.h) do not narrow "
+        "them yet\n";
 }
 
 } // namespace kiln::ir

@@ -15,6 +15,7 @@
 #include "support/Diagnostics.h"
 
 #include <array>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
@@ -51,6 +52,10 @@ struct RunOptions {
   /// An op counts one step per element it makes (a store, per element it writes).
   uint64_t maxSteps = 4'000'000'000ull;
   std::ostream *printStream = nullptr; ///< where print() goes (stdout when null)
+  /// Called for every element a load, store or atomic touches: its buffer, its element
+  /// offset, whether it is written, and the program (for analyses checked against what
+  /// really happens, such as ir/TaskFootprints.h).
+  std::function<void(size_t buffer, int64_t element, bool write, const std::array<int64_t, 3> &pid)> observeAccess;
 };
 
 /// Runs `kernel` over the grid. Errors (out-of-bounds or misaligned access, failed

@@ -35,13 +35,15 @@ public:
   }
 
   /// The address of the element `ptr` points to, after checking it.
-  std::byte *address(int64_t ptr) {
+  std::byte *address(int64_t ptr, bool writing = false) {
     size_t b = pointerBuffer(ptr);
     if (b != cached_)
       switchTo(b);
     int64_t off = pointerOffset(ptr);
     if (off < 0 || off >= cachedElements_)
       outOfBounds(off);
+    if (m_.options.observeAccess)
+      m_.options.observeAccess(b, off, writing, m_.pid);
     return m_.memory[b].data.data() + off * elemBytes_;
   }
 
@@ -52,7 +54,7 @@ public:
   }
 
   void write(int64_t ptr, Slot v) {
-    std::byte *p = address(ptr);
+    std::byte *p = address(ptr, true);
     uint64_t bits = storageBits(pointee_, v);
     std::memcpy(p, &bits, elemBytes_);
     m_.written[cached_] = 1;
