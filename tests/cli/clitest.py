@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 # Filled in by main() from the command line.
-TOOLS = {"dslc": None, "dslc-opt": None, "kiln-run": None}
+TOOLS = {"dslc": None, "dslc-opt": None, "kiln-run": None, "kiln-agent": None}
 # The stand-in driver libraries (None when not built): {"cuda": path, "ze": path}.
 FAKE_DRIVERS = {"cuda": None, "ze": None}
 # An environment in which neither GPU driver can be loaded.
@@ -234,6 +234,9 @@ class CliTestCase(unittest.TestCase):
     def kiln_run(self, *args, **kw):
         return run_tool("kiln-run", args, kw.pop("cwd", self.tmp), **kw)
 
+    def kiln_agent(self, *args, **kw):
+        return run_tool("kiln-agent", args, kw.pop("cwd", self.tmp), **kw)
+
     def dslc_many(self, argvs, cwd=None, env=None, tool="dslc"):
         """Runs dslc (or `tool`) once per argument list, a few at a time (each run is
         mostly process start-up), and returns the results in order."""
@@ -312,6 +315,7 @@ def main(argv=None):
         os.path.dirname(TOOLS["dslc"]), "dslc-opt")
     TOOLS["kiln-run"] = os.path.abspath(args.kiln_run) if args.kiln_run else os.path.join(
         os.path.dirname(TOOLS["dslc"]), "kiln-run")
+    TOOLS["kiln-agent"] = os.path.join(os.path.dirname(TOOLS["dslc"]), "kiln-agent")
     FAKE_DRIVERS["cuda"] = os.path.abspath(args.fake_cuda) if args.fake_cuda else None
     FAKE_DRIVERS["ze"] = os.path.abspath(args.fake_ze) if args.fake_ze else None
     program = unittest.main(module="__main__", argv=[sys.argv[0]] + rest, exit=False,

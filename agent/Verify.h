@@ -1,0 +1,44 @@
+//===- Verify.h - Is a candidate program right? --------------------*- C++ -*-===//
+//
+// The verifier of the agent (docs/agent.md): a candidate Kiln program is compiled, then
+// run case by case beside the task's reference on the same fresh random inputs, each
+// run a `dslc run` in a child process with time and memory limits (ChildProcess.h), the
+// candidate in checked mode (docs/checked.md; the interpreter always is). Hardened
+// against what models are known to do to pass a test they cannot: the outputs are
+// poisoned with NaN before every run (a result left from before does not count), every
+// input must come back unchanged, inputs are drawn afresh for every case, and after the
+// visible cases come the hidden ones, which the model never sees.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "agent/ChildProcess.h"
+#include "agent/Task.h"
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::agent {
+
+struct VerifyOptions {
+  std::string dslc;               ///< the dslc that runs programs
+  std::string device = "interp";  ///< dslc run --device
+  std::string workDir;            ///< scratch for this candidate's runs
+  ChildLimits limits;             ///< per run of the candidate
+  uint64_t seed = 0;
+};
+
+/// What became of a candidate: "verified", "compile-error", "wrong-result",
+/// "checked-violation", "timeout" or "rejected" (right on the visible cases, wrong on a
+/// hidden one); "task-error" when the reference itself fails (the task is broken).
+struct Verdict {
+  std::string outcome;
+  std::string summary;    ///< one line, for people and for the model's next prompt
+  nlohmann::json evidence; ///< diagnostics, the case, the output, errors, ...
+};
+
+Verdict verifyCandidate(const Task &task, const std::string &candidatePath, const VerifyOptions &options);
+
+} // namespace kiln::agent
