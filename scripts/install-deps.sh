@@ -10,7 +10,7 @@ packages=(
   libze-dev
   googletest libgtest-dev
   spirv-tools llvm-spirv-15 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
-  nlohmann-json3-dev
+  nlohmann-json3-dev libcurl4-openssl-dev
   clang libclang-rt-14-dev
 )
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-#===- test_agent.py - kiln-agent verify on known candidates ---------------------===#
+#===- test_agent.py - kiln-agent: the verifier and the loop ---------------------===#
 #
 # tests/agent/softmax_rows: a task and five candidates, one for each verdict a model's
 # program can get: a correct one (verified), a syntax error (compile-error, with the
@@ -7,13 +7,20 @@
 # error), a store past the end (checked-violation: stopped, with the line and program)
 # and one right only on the visible shapes (rejected by a hidden case). Also: the report
 # --out writes, inputs a candidate modifies, and tasks that are malformed (exit 2).
+# Then `solve` against a scripted OpenAI-compatible server on 127.0.0.1 that replies
+# with those candidates in turn: each verdict, the diagnostics fed back, the correct
+# program kept as best and the "faster" one rejected; HTTP 500s then success; an
+# endpoint that never answers (exit 3). No model is reachable here.
 #
 # Usage: test_agent.py --dslc build/tools/dslc [unittest options]
 #
 #===---------------------------------------------------------------------------===#
+import http.server
 import json
 import os
 import sys
+import threading
+import time
 
 sys.dont_write_bytecode = True  # keep the source folder clean
 import clitest  # noqa: E402
@@ -106,7 +113,7 @@ graph entry(x: *f32, y: *f32, rows: i32, cols: i32) {
         r = self.kiln_agent("verify", "w.json", candidate("correct"))
         self.assertEqual(r.rc, 2, r.describe())
         self.assertIn("task-error: the reference fails on case 0", r.stdout)
-        for args, text in ((("solve",), "unknown command 'solve'"), (("verify", TASK), "takes a task file and a candidate"),
+        for args, text in ((("fix",), "unknown command 'fix'"), (("verify", TASK), "takes a task file and a candidate"),
                            (("verify", TASK, candidate("correct"), "--speed", "9"), "unknown option '--speed'")):
             r = self.kiln_agent(*args)
             self.assertEqual(r.rc, 2, r.describe())
@@ -114,6 +121,132 @@ graph entry(x: *f32, y: *f32, rows: i32, cols: i32) {
         r = self.kiln_agent("--help")
         self.assertEqual(r.rc, 0)
         self.assertIn("kiln-agent verify TASK.json CANDIDATE.kiln", r.stdout)
+
+
+class ScriptedServer:
+    """An OpenAI-compatible /v1/chat/completions that answers from a script: ("reply",
+    text), ("status", code) or ("hang", seconds), one entry per request."""
+
+    def __init__(self, script):
+        self.script = list(script)
+        self.requests = []  # (headers, body) of each request
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append((dict(self.headers), body, self.path))
+                kind, value = outer.script.pop(0) if outer.script else ("status", 500)
+                if kind == "hang":
+                    time.sleep(value)
+                    return
+                if kind == "status":
+                    payload = json.dumps({"error": {"message": "scripted failure"}}).encode()
+                    self.send_response(value)
+                else:
+                    payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": value}}],
+                                          "usage": {"prompt_tokens": 100, "completion_tokens": 10}}).encode()
+                    self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = "http://127.0.0.1:%d/v1" % self.httpd.server_address[1]
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def reply_with(name):
+    with open(candidate(name)) as f:
+        return "Here is the program.\n\n```kiln\n" + f.read() + "```\n"
+
+
+class Solve(clitest.CliTestCase):
+    def solve(self, server, *extra, env=None):
+        return self.kiln_agent("solve", TASK, "--endpoint", server.url, "--model", "scripted", "--out", "out",
+                               *extra, env=env)
+
+    def test_the_loop_classifies_feeds_back_and_keeps_the_best(self):
+        names = ("syntax_error", "wrong_result", "out_of_bounds", "correct", "visible_only")
+        server = ScriptedServer([("reply", reply_with(n)) for n in names])
+        try:
+            r = self.solve(server, "--iterations", "5", env={"OPENAI_API_KEY": "sk-secret-key"})
+        finally:
+            server.close()
+        self.assertEqual(r.rc, 0, r.describe())
+        with open(self.path("out/report.json")) as f:
+            report = json.load(f)
+        self.assertEqual([a["outcome"] for a in report["attempts"]],
+                         ["compile-error", "wrong-result", "checked-violation", "verified", "rejected"])
+        self.assertEqual(report["status"], "verified")
+        self.assertEqual(report["tokens"], {"prompt": 500, "completion": 50})
+        with open(self.path("out/best.kiln")) as f, open(candidate("correct")) as g:
+            self.assertEqual(f.read(), g.read())
+        # Each request after the first carries the verdict of the one before: the
+        # compiler's code, the output that differed, the access that left its buffer.
+        feedback = [req[1]["messages"][-1]["content"] for req in server.requests[1:]]
+        self.assertIn("E0006", feedback[0])
+        self.assertIn("wrong results", feedback[1])
+        self.assertIn("E0602", feedback[2])
+        self.assertIn("faster version", feedback[3])
+        self.assertTrue(all(req[2] == "/v1/chat/completions" for req in server.requests))
+        self.assertEqual(server.requests[0][0].get("Authorization"), "Bearer sk-secret-key")
+        self.assertEqual(server.requests[0][1]["model"], "scripted")
+        # The key is in no file the run wrote.
+        for name in os.listdir(self.path("out")):
+            path = self.path("out/" + name)
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    self.assertNotIn(b"sk-secret-key", f.read(), name)
+        with open(self.path("out/transcript.jsonl")) as f:
+            self.assertEqual(len(f.read().splitlines()), 5)
+
+    def test_server_errors_are_retried(self):
+        server = ScriptedServer([("status", 500), ("status", 503), ("reply", reply_with("correct"))])
+        try:
+            r = self.solve(server, "--iterations", "1")
+        finally:
+            server.close()
+        self.assertEqual(r.rc, 0, r.describe())
+        self.assertEqual(len(server.requests), 3)
+        with open(self.path("out/report.json")) as f:
+            self.assertEqual(json.load(f)["requests"], 3)
+
+    def test_an_endpoint_that_never_answers_ends_the_run(self):
+        server = ScriptedServer([("hang", 5), ("hang", 5)])
+        try:
+            start = time.monotonic()
+            r = self.solve(server, "--request-timeout", "0.5", "--retries", "1")
+            seconds = time.monotonic() - start
+        finally:
+            server.close()
+        self.assertEqual(r.rc, 3, r.describe())
+        self.assertIn("the endpoint failed", r.stdout)
+        self.assertIn("Timeout", r.stdout)
+        self.assertLess(seconds, 30)
+        with open(self.path("out/report.json")) as f:
+            report = json.load(f)
+        self.assertEqual(report["status"], "failed")
+        self.assertIn("Timeout", report["endpoint_error"])
+        # Nothing listens: a refused connection, also exit 3.
+        r = self.kiln_agent("solve", TASK, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--out", "o2",
+                            "--retries", "0")
+        self.assertEqual(r.rc, 3, r.describe())
+
+    def test_solve_needs_an_endpoint_and_a_model(self):
+        r = self.kiln_agent("solve", TASK)
+        self.assertEqual(r.rc, 2, r.describe())
+        self.assertIn("solve needs --endpoint URL and --model NAME", r.stderr)
 
 
 if __name__ == "__main__":

@@ -1,20 +1,25 @@
-//===- kiln-agent.cpp - Verifying the Kiln programs a model writes ---------===//
+//===- kiln-agent.cpp - Models write Kiln; the verifier decides -------------===//
 //
-//   kiln-agent verify TASK.json CANDIDATE.kiln [--device interp|cuda|ze] [--out DIR]
-//                     [--seed N] [--time-limit S] [--dslc PATH]
+//   kiln-agent solve TASK.json --endpoint URL --model NAME [--iterations N] [--out DIR]
+//                    [--device D] [--request-timeout S] [--api-key-env VAR] ...
+//   kiln-agent verify TASK.json CANDIDATE.kiln [--device D] [--out DIR] ...
 //
-// The verifier of the agent loop (docs/agent.md): the candidate is compiled, then run
-// case by case beside the task's reference on fresh random inputs (outputs poisoned,
-// inputs checked unchanged, hidden cases last), each run a child process with limits.
-// Prints the verdict; with --out, writes DIR/report.json.
+// solve runs the loop of agent/Solve.h against an OpenAI-compatible endpoint; verify
+// runs the verifier (agent/Verify.h) on one program: compiled, then run case by case
+// beside the task's reference on fresh random inputs (outputs poisoned, inputs checked
+// unchanged, hidden cases last), each run a child process with limits.
 //
-// Exit status: 0 verified, 1 not, 2 a bad task or command line (or a broken reference).
+// Exit status: 0 verified, 1 not, 2 a bad task or command line (or a broken reference),
+// 3 (solve) the endpoint failed.
 //
 //===----------------------------------------------------------------------===//
+#include "agent/Solve.h"
 #include "agent/Verify.h"
 #include "support/AtomicFile.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -34,10 +39,20 @@ namespace {
 enum Exit { Verified = 0, NotVerified = 1, BadInput = 2 };
 
 const char *const kHelp =
-    "kiln-agent — check the Kiln programs a model writes against a task\n"
+    "kiln-agent — a model writes Kiln for a task; the verifier decides whether it is right\n"
     "\n"
-    "  kiln-agent verify TASK.json CANDIDATE.kiln [--device interp|cuda|ze] [--out DIR]\n"
-    "                    [--seed N] [--time-limit S] [--dslc PATH]\n"
+    "  kiln-agent solve TASK.json --endpoint URL --model NAME [--iterations N] [--out DIR]\n"
+    "                   [--device D] [--request-timeout S] [--retries N] [--api-key-env VAR]\n"
+    "                   [--seed N] [--time-limit S] [--dslc PATH]\n"
+    "  kiln-agent verify TASK.json CANDIDATE.kiln [--device D] [--out DIR] [--seed N]\n"
+    "                    [--time-limit S] [--dslc PATH]\n"
+    "\n"
+    "solve asks the model behind an OpenAI-compatible endpoint (POST URL/chat/completions)\n"
+    "for a program, verifies each reply's first ```kiln block and sends the verdict back\n"
+    "(the compiler's diagnostics, the output that differed, the access that left its\n"
+    "buffer), up to N replies (default 5). DIR (default kiln-agent-TASK) receives each\n"
+    "attempt, best.kiln, report.json and transcript.jsonl. The key is read from the\n"
+    "environment variable VAR (default OPENAI_API_KEY) and never written anywhere.\n"
     "\n"
     "verify compiles the candidate and runs it beside the task's reference, case by case,\n"
     "on fresh random inputs: outputs are poisoned with NaN before each run, every input\n"
@@ -46,6 +61,14 @@ const char *const kHelp =
     "verified, compile-error, wrong-result, checked-violation, timeout or rejected.\n"
     "\n"
     "OPTIONS:\n"
+    "  --endpoint URL  (solve) the API's base URL, e.g. https://api.openai.com/v1 or\n"
+    "                  http://127.0.0.1:8000/v1 for a local server\n"
+    "  --model NAME    (solve) the model to ask\n"
+    "  --iterations N  (solve) replies of the model at most (default 5)\n"
+    "  --request-timeout S  (solve) seconds per request (default 300)\n"
+    "  --retries N     (solve) how often a failed request (HTTP 429, 5xx, no connection, a\n"
+    "                  timeout) is tried again, waiting twice as long each time (default 3)\n"
+    "  --api-key-env VAR  (solve) where the key is (default OPENAI_API_KEY; unset: none sent)\n"
     "  --device D      where the programs run (dslc run --device; default interp)\n"
     "  --out DIR       keep the runs' files under DIR and write DIR/report.json\n"
     "  --seed N        the inputs' seed (default: from the clock)\n"
@@ -54,7 +77,8 @@ const char *const kHelp =
     "  --help, -h      show this help\n"
     "  --version       show the version\n"
     "\n"
-    "EXIT STATUS: 0 verified, 1 not verified, 2 a bad task or command line\n"
+    "EXIT STATUS: 0 verified, 1 not verified, 2 a bad task or command line, 3 the endpoint\n"
+    "failed (solve)\n"
     "\n"
     "docs/agent.md has the task format.\n";
 
@@ -85,18 +109,12 @@ std::string findDslc() {
   return "";
 }
 
-int verify(const std::vector<std::string> &positional, const std::map<std::string, std::string> &opts) {
-  if (positional.size() != 2)
-    return usage("verify takes a task file and a candidate program");
-  std::string error;
-  std::optional<agent::Task> task = agent::readTask(positional[0], error);
-  if (!task)
-    return usage(error);
-  agent::VerifyOptions o;
+/// The options both commands share, into `o`; a message when one is malformed.
+std::string commonOptions(const std::map<std::string, std::string> &opts, agent::VerifyOptions &o) {
   o.dslc = opts.count("--dslc") ? opts.at("--dslc") : findDslc();
   if (o.dslc.empty() || ::access(o.dslc.c_str(), X_OK) != 0)
-    return usage("no dslc to run programs with" + (o.dslc.empty() ? std::string() : " ('" + o.dslc + "')") +
-                 "; give it with --dslc PATH");
+    return "no dslc to run programs with" + (o.dslc.empty() ? std::string() : " ('" + o.dslc + "')") +
+           "; give it with --dslc PATH";
   if (opts.count("--device"))
     o.device = opts.at("--device");
   try {
@@ -105,8 +123,60 @@ int verify(const std::vector<std::string> &positional, const std::map<std::strin
     if (opts.count("--time-limit"))
       o.limits.seconds = std::stod(opts.at("--time-limit"));
   } catch (const std::exception &) {
-    return usage("--seed takes a number and --time-limit seconds");
+    return "--seed takes a number and --time-limit seconds";
   }
+  return "";
+}
+
+int solveCommand(const std::vector<std::string> &positional, const std::map<std::string, std::string> &opts) {
+  if (positional.size() != 1)
+    return usage("solve takes one task file");
+  if (!opts.count("--endpoint") || !opts.count("--model"))
+    return usage("solve needs --endpoint URL and --model NAME");
+  std::string error;
+  std::optional<agent::Task> task = agent::readTask(positional[0], error);
+  if (!task)
+    return usage(error);
+  agent::SolveOptions o;
+  if (std::string why = commonOptions(opts, o.verify); !why.empty())
+    return usage(why);
+  o.chat.endpoint = opts.at("--endpoint");
+  o.chat.model = opts.at("--model");
+  const std::string keyVar = opts.count("--api-key-env") ? opts.at("--api-key-env") : "OPENAI_API_KEY";
+  if (const char *key = std::getenv(keyVar.c_str()))
+    o.chat.apiKey = key;
+  try {
+    if (opts.count("--iterations"))
+      o.iterations = std::stoi(opts.at("--iterations"));
+    if (opts.count("--request-timeout"))
+      o.chat.requestTimeout = std::stod(opts.at("--request-timeout"));
+    if (opts.count("--retries"))
+      o.chat.maxAttempts = 1 + std::stoi(opts.at("--retries"));
+  } catch (const std::exception &) {
+    return usage("--iterations and --retries take counts and --request-timeout seconds");
+  }
+  // The first retry waits a second, or the request timeout where that is shorter.
+  o.chat.backoffSeconds = std::min(1.0, o.chat.requestTimeout);
+  if (o.chat.maxAttempts < 1 || o.chat.maxAttempts > 101)
+    return usage("--retries takes 0 to 100");
+  if (o.iterations < 1 || o.iterations > 1000 || o.chat.requestTimeout <= 0)
+    return usage("--iterations takes 1 to 1000 and --request-timeout a positive number of seconds");
+  o.outDir = opts.count("--out") ? opts.at("--out") : "kiln-agent-" + task->name;
+  o.promptsDir = KILN_AGENT_PROMPTS_DIR;
+  o.referenceDoc = KILN_LANGUAGE_DOC;
+  return agent::solve(*task, o, std::cout);
+}
+
+int verify(const std::vector<std::string> &positional, const std::map<std::string, std::string> &opts) {
+  if (positional.size() != 2)
+    return usage("verify takes a task file and a candidate program");
+  std::string error;
+  std::optional<agent::Task> task = agent::readTask(positional[0], error);
+  if (!task)
+    return usage(error);
+  agent::VerifyOptions o;
+  if (std::string why = commonOptions(opts, o); !why.empty())
+    return usage(why);
   const bool keep = opts.count("--out") != 0;
   o.workDir = keep ? opts.at("--out") : (fs::temp_directory_path() / ("kiln-agent-" + std::to_string(::getpid()))).string();
   agent::Verdict v = agent::verifyCandidate(*task, positional[1], o);
@@ -144,7 +214,7 @@ int main(int argc, char **argv) {
     }
   }
   if (args.empty())
-    return usage("no command; the command is verify");
+    return usage("no command; the commands are solve and verify");
   const std::string command = args.front();
   std::vector<std::string> positional;
   std::map<std::string, std::string> opts;
@@ -162,16 +232,19 @@ int main(int argc, char **argv) {
     } else {
       return usage("option '" + a + "' needs a value");
     }
-    if (a != "--device" && a != "--out" && a != "--seed" && a != "--time-limit" && a != "--dslc")
+    static const char *const known[] = {"--device",     "--out",        "--seed",          "--time-limit",
+                                        "--dslc",       "--endpoint",   "--model",         "--iterations",
+                                        "--request-timeout", "--api-key-env", "--retries"};
+    if (std::find(std::begin(known), std::end(known), a) == std::end(known))
       return usage("unknown option '" + a + "'");
     if (opts.count(a))
       return usage("option '" + a + "' is given more than once");
     opts[a] = value;
   }
-  if (command != "verify")
-    return usage("unknown command '" + command + "'; the command is verify");
+  if (command != "verify" && command != "solve")
+    return usage("unknown command '" + command + "'; the commands are solve and verify");
   try {
-    return verify(positional, opts);
+    return command == "solve" ? solveCommand(positional, opts) : verify(positional, opts);
   } catch (const std::exception &e) {
     std::cerr << "kiln-agent: internal error: " << e.what() << "\n";
     return 70;

@@ -1,0 +1,175 @@
+//===- Solve.cpp - The agent loop: a model writes, the verifier decides ------===//
+#include "agent/Solve.h"
+
+#include "support/AtomicFile.h"
+#include "support/ReadFile.h"
+
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+namespace kiln::agent {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> firstKilnBlock(const std::string &reply) {
+  size_t at = 0;
+  while ((at = reply.find("```", at)) != std::string::npos) {
+    const size_t lineEnd = reply.find('\n', at);
+    if (lineEnd == std::string::npos)
+      return std::nullopt;
+    std::string tag = reply.substr(at + 3, lineEnd - at - 3);
+    while (!tag.empty() && (tag.back() == ' ' || tag.back() == '\r'))
+      tag.pop_back();
+    const size_t close = reply.find("```", lineEnd + 1);
+    if (tag == "kiln")
+      return reply.substr(lineEnd + 1, close == std::string::npos ? std::string::npos : close - lineEnd - 1);
+    if (close == std::string::npos)
+      return std::nullopt;
+    at = close + 3;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::string readOr(const std::string &path, const std::string &fallback) {
+  std::string why;
+  std::optional<std::string> text = readWholeFile(path, why, 4u << 20);
+  return text ? *text : fallback;
+}
+
+bool writeText(const std::string &path, const std::string &text) {
+  return writeFileAtomically(path, std::span(reinterpret_cast<const uint8_t *>(text.data()), text.size())).empty();
+}
+
+std::string replaceAll(std::string text, const std::string &from, const std::string &to) {
+  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size())
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+/// What the generator is told about a verdict. A hidden case's details stay hidden.
+std::string feedback(const std::string &templateText, const Verdict &v, bool firstVerified) {
+  std::string verdict, details;
+  if (v.outcome == "verified") {
+    verdict = firstVerified ? "The program is correct: " + v.summary + "."
+                            : "This version is correct too: " + v.summary + ".";
+    details = "Now write a faster version that stays correct for every shape.\n";
+  } else if (v.outcome == "compile-error") {
+    verdict = "The program does not compile: " + v.summary;
+    if (v.evidence.contains("diagnostics"))
+      for (const auto &d : v.evidence["diagnostics"])
+        details += d.dump() + "\n";
+  } else if (v.outcome == "rejected") {
+    verdict = "The program is right on the cases you were shown but wrong on others: it must not depend on "
+              "those shapes.";
+  } else if (v.outcome == "checked-violation") {
+    verdict = "An access left its buffer: " + v.summary;
+  } else if (v.outcome == "timeout") {
+    verdict = "The program did not finish in time: " + v.summary;
+  } else {
+    verdict = "The program gives wrong results: " + v.summary;
+    if (v.evidence.contains("difference"))
+      details = v.evidence["difference"].dump() + "\n";
+  }
+  return replaceAll(replaceAll(templateText, "{verdict}", verdict), "{details}", details);
+}
+
+} // namespace
+
+SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progress) {
+  std::error_code ec;
+  fs::create_directories(o.outDir, ec);
+  if (ec) {
+    progress << "kiln-agent: cannot make '" << o.outDir << "': " << ec.message() << "\n";
+    return SolveBadInput;
+  }
+  const std::string system = readOr((fs::path(o.promptsDir) / "generator.md").string(), "") +
+                             "\n\n# The Kiln language reference\n\n" + readOr(o.referenceDoc, "");
+  const std::string feedbackTemplate =
+      readOr((fs::path(o.promptsDir) / "feedback.md").string(), "{verdict}\n\n{details}\n");
+  std::vector<ChatMessage> messages = {{"system", system},
+                                       {"user", task.prompt + "\n\nThe entry is `" + task.entry + "`."}};
+  std::ofstream transcript(fs::path(o.outDir) / "transcript.jsonl", std::ios::trunc);
+  nlohmann::json attempts = nlohmann::json::array();
+  int64_t promptTokens = 0, completionTokens = 0, requests = 0;
+  std::string best, endpointError;
+  SolveStatus status = SolveFailed;
+
+  auto writeReport = [&](const std::string &state) {
+    const nlohmann::json report = {{"task", task.name},
+                                   {"status", state},
+                                   {"best", best.empty() ? nlohmann::json() : nlohmann::json(best)},
+                                   {"attempts", attempts},
+                                   {"tokens", {{"prompt", promptTokens}, {"completion", completionTokens}}},
+                                   {"requests", requests},
+                                   {"endpoint_error", endpointError.empty() ? nlohmann::json() : nlohmann::json(endpointError)}};
+    writeText((fs::path(o.outDir) / "report.json").string(), report.dump(2) + "\n");
+  };
+
+  for (int i = 1; i <= o.iterations; ++i) {
+    std::string error;
+    std::optional<ChatReply> reply = chat(o.chat, messages, error);
+    if (!reply) {
+      endpointError = error;
+      progress << "kiln-agent: the endpoint failed: " << error << "\n";
+      transcript << nlohmann::json({{"request", i}, {"error", error}}).dump() << "\n";
+      writeReport(best.empty() ? "failed" : "verified");
+      return best.empty() ? SolveEndpointFailed : SolveVerified;
+    }
+    requests += reply->attempts;
+    promptTokens += reply->promptTokens;
+    completionTokens += reply->completionTokens;
+    nlohmann::json sent = nlohmann::json::array();
+    for (const ChatMessage &m : messages)
+      sent.push_back({{"role", m.role}, {"content", m.content}});
+    transcript << nlohmann::json({{"request", i}, {"messages", sent}, {"reply", reply->content}}).dump() << "\n";
+    transcript.flush();
+    messages.push_back({"assistant", reply->content});
+
+    Verdict v;
+    const std::string file = (fs::path(o.outDir) / ("attempt-" + std::to_string(i) + ".kiln")).string();
+    std::optional<std::string> program = firstKilnBlock(reply->content);
+    if (!program) {
+      v = {"compile-error", "the reply has no ```kiln block", nullptr};
+    } else if (!writeText(file, *program)) {
+      progress << "kiln-agent: cannot write '" << file << "'\n";
+      return SolveBadInput;
+    } else {
+      VerifyOptions vo = o.verify;
+      vo.workDir = (fs::path(o.outDir) / ("attempt-" + std::to_string(i))).string();
+      vo.seed = o.verify.seed + static_cast<uint64_t>(i) * 1000003u;
+      v = verifyCandidate(task, file, vo);
+    }
+    if (v.outcome == "task-error") {
+      progress << "kiln-agent: the task is broken: " << v.summary << "\n";
+      writeReport("failed");
+      return SolveBadInput;
+    }
+    const bool firstVerified = v.outcome == "verified" && best.empty();
+    if (firstVerified) {
+      best = (fs::path(o.outDir) / "best.kiln").string();
+      writeText(best, *program);
+      status = SolveVerified;
+    }
+    progress << "kiln-agent: attempt " << i << ": " << v.outcome << ": " << v.summary << "\n";
+    nlohmann::json entry = {{"attempt", i},
+                            {"outcome", v.outcome},
+                            {"summary", v.summary},
+                            {"file", program ? nlohmann::json(file) : nlohmann::json()},
+                            {"tokens", {{"prompt", reply->promptTokens}, {"completion", reply->completionTokens}}}};
+    if (!v.evidence.is_null())
+      entry["evidence"] = v.evidence;
+    attempts.push_back(entry);
+    if (i < o.iterations)
+      messages.push_back({"user", feedback(feedbackTemplate, v, firstVerified)});
+  }
+  writeReport(status == SolveVerified ? "verified" : "failed");
+  progress << "kiln-agent: " << task.name << ": "
+           << (status == SolveVerified ? "verified; the best program is " + best : std::string("no verified program"))
+           << " (" << requests << " requests, " << promptTokens << " + " << completionTokens << " tokens)\n";
+  return status;
+}
+
+} // namespace kiln::agent
