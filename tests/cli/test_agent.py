@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 #===- test_agent.py - kiln-agent: the verifier and the loop ---------------------===#
 #
-# tests/agent/softmax_rows: a task and five candidates, one for each verdict a model's
+# agent/tasks/softmax_rows and tests/agent/candidates: five candidates, one for each verdict a model's
 # program can get: a correct one (verified), a syntax error (compile-error, with the
 # diagnostic's code and place), a wrong formula (wrong-result, with the output and the
 # error), a store past the end (checked-violation: stopped, with the line and program)
@@ -10,7 +10,8 @@
 # Then `solve` against a scripted OpenAI-compatible server on 127.0.0.1 that replies
 # with those candidates in turn: each verdict, the diagnostics fed back, the correct
 # program kept as best and the "faster" one rejected; HTTP 500s then success; an
-# endpoint that never answers (exit 3). No model is reachable here.
+# endpoint that never answers (exit 3). No model is reachable here. And the suite:
+# every task's reference against NumPy.
 #
 # Usage: test_agent.py --dslc build/tools/dslc [unittest options]
 #
@@ -22,11 +23,13 @@ import sys
 import threading
 import time
 
+import numpy as np
+
 sys.dont_write_bytecode = True  # keep the source folder clean
 import clitest  # noqa: E402
 
 TASKS = os.path.join(clitest.REPO, "tests", "agent")
-TASK = os.path.join(TASKS, "softmax_rows", "task.json")
+TASK = os.path.join(clitest.REPO, "agent", "tasks", "softmax_rows", "task.json")
 
 
 def candidate(name):
@@ -121,6 +124,87 @@ graph entry(x: *f32, y: *f32, rows: i32, cols: i32) {
         r = self.kiln_agent("--help")
         self.assertEqual(r.rc, 0)
         self.assertIn("kiln-agent verify TASK.json CANDIDATE.kiln", r.stdout)
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+# What each task of agent/tasks computes, in NumPy (float64), from its arrays and
+# scalars: the truth its reference program is held to.
+SUITE = {
+    "relu": lambda a, s: {"y": np.maximum(a["x"], 0)},
+    "gelu_tanh": lambda a, s: {"y": 0.5 * a["x"] * (1 + np.tanh(np.sqrt(2 / np.pi) * (a["x"] + 0.044715 * a["x"] ** 3)))},
+    "silu": lambda a, s: {"y": a["x"] / (1 + np.exp(-a["x"]))},
+    "leaky_relu": lambda a, s: {"y": np.where(a["x"] > 0, a["x"], 0.01 * a["x"])},
+    "hardsigmoid": lambda a, s: {"y": np.clip(a["x"] / 6 + 0.5, 0, 1)},
+    "softplus": lambda a, s: {"y": np.logaddexp(0, a["x"])},
+    "softmax_rows": lambda a, s: {"y": _softmax(a["x"])},
+    "log_softmax_rows": lambda a, s: {"y": np.log(_softmax(a["x"]))},
+    "rmsnorm_rows": lambda a, s: {"y": a["x"] / np.sqrt((a["x"] ** 2).mean(axis=1, keepdims=True) + 1e-5)},
+    "layernorm_rows": lambda a, s: {"y": (a["x"] - a["x"].mean(axis=1, keepdims=True)) /
+                                          np.sqrt(a["x"].var(axis=1, keepdims=True) + 1e-5)},
+    "l2_normalize_rows": lambda a, s: {"y": a["x"] / (np.linalg.norm(a["x"], axis=1, keepdims=True) + 1e-12)},
+    "cumsum_rows": lambda a, s: {"y": np.cumsum(a["x"], axis=1)},
+    "row_max": lambda a, s: {"y": a["x"].max(axis=1)},
+    "row_mean": lambda a, s: {"y": a["x"].mean(axis=1)},
+    "sum_middle_axis": lambda a, s: {"y": a["x"].sum(axis=1)},
+    "matmul": lambda a, s: {"y": a["a"] @ a["w"]},
+    "matmul_bias_relu": lambda a, s: {"y": np.maximum(a["a"] @ a["w"] + a["b"], 0)},
+    "conv1d_valid": lambda a, s: {"y": np.correlate(a["x"], a["w"], mode="valid")},
+    "maxpool1d": lambda a, s: {"y": a["x"].reshape(-1, 4).max(axis=1)},
+    "mse_loss": lambda a, s: {"loss": np.array([((a["p"] - a["t"]) ** 2).mean()])},
+    "cross_entropy_rows": lambda a, s: {"loss": np.log(np.exp(a["x"] - a["x"].max(axis=1, keepdims=True)).sum(axis=1))
+                                        + a["x"].max(axis=1) - a["x"][np.arange(a["x"].shape[0]), a["target"]]},
+    "translate_saxpy_cuda": lambda a, s: {"y": s["a"] * a["x"] + a["y"]},
+    "translate_torch_gated": lambda a, s: {"y": a["g"] / (1 + np.exp(-a["g"])) * a["x"]},
+}
+
+
+class Suite(clitest.CliTestCase):
+    """Every task of agent/tasks: its reference against NumPy on its first case's shapes
+    (fresh inputs), and itself verified by kiln-agent (the task file is consistent)."""
+
+    def test_every_reference_computes_what_its_task_says(self):
+        root = os.path.join(clitest.REPO, "agent", "tasks")
+        names = sorted(os.listdir(root))
+        self.assertGreaterEqual(len(names), 20)
+        self.assertEqual(set(names), set(SUITE), "a task without its NumPy truth here, or the other way round")
+        rng = np.random.default_rng()
+        for name in names:
+            with self.subTest(task=name):
+                with open(os.path.join(root, name, "task.json")) as f:
+                    task = json.load(f)
+                arrays, scalars, args = {}, {}, []
+                for param, spec in task["cases"][0]["args"].items():
+                    if not isinstance(spec, dict):
+                        scalars[param] = spec
+                        args += ["--arg", "%s=%s" % (param, spec)]
+                        continue
+                    dtype = {"i32": np.int32}.get(spec.get("dtype", "f32"), np.float32)
+                    shape = next(spec[k] for k in ("normal", "uniform", "zeros", "randint") if k in spec)
+                    if "normal" in spec:
+                        v = rng.standard_normal(shape)
+                    elif "uniform" in spec:
+                        v = rng.uniform(spec["low"], spec["high"], shape)
+                    elif "randint" in spec:
+                        v = rng.integers(spec["low"], spec["high"], shape)
+                    else:
+                        v = np.zeros(shape)
+                    arrays[param] = v.astype(dtype)
+                    self.npy(name + "." + param + ".npy", arrays[param])
+                    args += ["--arg", "%s=%s.%s.npy" % (param, name, param)]
+                r = self.dslc("run", os.path.join(root, name, "reference.kiln"), "--kernel", "entry", *args)
+                self.assertOk(r)
+                want = SUITE[name]({k: v.astype(np.float64) if v.dtype != np.int32 else v for k, v in arrays.items()},
+                                   scalars)
+                for out, value in want.items():
+                    got = self.load(name + "." + out + ".npy")
+                    np.testing.assert_allclose(got, value, rtol=1e-4, atol=1e-4, err_msg=name + ": " + out)
+                r = self.kiln_agent("verify", os.path.join(root, name, "task.json"),
+                                    os.path.join(root, name, "reference.kiln"))
+                self.assertEqual(r.rc, 0, r.describe())
 
 
 class ScriptedServer:
