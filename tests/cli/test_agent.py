@@ -209,10 +209,12 @@ class Suite(clitest.CliTestCase):
 
 class ScriptedServer:
     """An OpenAI-compatible /v1/chat/completions that answers from a script: ("reply",
-    text), ("status", code) or ("hang", seconds), one entry per request."""
+    text), ("status", code) or ("hang", seconds), one entry per request; or, with
+    `answer`, whatever answer(request body) returns."""
 
-    def __init__(self, script):
+    def __init__(self, script, answer=None):
         self.script = list(script)
+        self.answer = answer
         self.requests = []  # (headers, body) of each request
         outer = self
 
@@ -223,7 +225,10 @@ class ScriptedServer:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.requests.append((dict(self.headers), body, self.path))
-                kind, value = outer.script.pop(0) if outer.script else ("status", 500)
+                if outer.answer:
+                    kind, value = "reply", outer.answer(body)
+                else:
+                    kind, value = outer.script.pop(0) if outer.script else ("status", 500)
                 if kind == "hang":
                     time.sleep(value)
                     return
@@ -330,7 +335,39 @@ class Solve(clitest.CliTestCase):
     def test_solve_needs_an_endpoint_and_a_model(self):
         r = self.kiln_agent("solve", TASK)
         self.assertEqual(r.rc, 2, r.describe())
-        self.assertIn("solve needs --endpoint URL and --model NAME", r.stderr)
+        self.assertIn("solve and bench need --endpoint URL and --model NAME", r.stderr)
+
+    def test_bench_over_the_suite(self):
+        # A server that knows the answers: each task's prompt gets the task's reference,
+        # except two tasks, which get a program that does not compile.
+        root = os.path.join(clitest.REPO, "agent", "tasks")
+        answers = {}
+        for name in os.listdir(root):
+            with open(os.path.join(root, name, "task.json")) as f:
+                prompt = json.load(f)["prompt"]
+            with open(os.path.join(root, name, "reference.kiln")) as f:
+                program = f.read()
+            if name in ("relu", "matmul"):
+                program = "graph entry( {"
+            answers[prompt] = "```kiln\n" + program + "```\n"
+
+        def answer(body):
+            user = body["messages"][1]["content"]
+            return next(a for p, a in answers.items() if user.startswith(p))
+
+        server = ScriptedServer([], answer)
+        try:
+            r = self.kiln_agent("bench", root, "--endpoint", server.url, "--model", "m", "--iterations", "1",
+                                "--out", "bench")
+        finally:
+            server.close()
+        self.assertEqual(r.rc, 0, r.describe())
+        n = len(answers)
+        self.assertIn("kiln-agent: bench: %d of %d tasks verified" % (n - 2, n), r.stdout)
+        with open(self.path("bench/bench.json")) as f:
+            summary = json.load(f)
+        self.assertEqual(summary["verified"], n - 2)
+        self.assertEqual({row["task"] for row in summary["tasks"] if not row["verified"]}, {"relu", "matmul"})
 
 
 if __name__ == "__main__":

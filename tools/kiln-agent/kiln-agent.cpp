@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -44,6 +45,7 @@ const char *const kHelp =
     "  kiln-agent solve TASK.json --endpoint URL --model NAME [--iterations N] [--out DIR]\n"
     "                   [--device D] [--request-timeout S] [--retries N] [--api-key-env VAR]\n"
     "                   [--seed N] [--time-limit S] [--dslc PATH]\n"
+    "  kiln-agent bench SUITE_DIR --endpoint URL --model NAME [the options of solve]\n"
     "  kiln-agent verify TASK.json CANDIDATE.kiln [--device D] [--out DIR] [--seed N]\n"
     "                    [--time-limit S] [--dslc PATH]\n"
     "\n"
@@ -53,6 +55,10 @@ const char *const kHelp =
     "buffer), up to N replies (default 5). DIR (default kiln-agent-TASK) receives each\n"
     "attempt, best.kiln, report.json and transcript.jsonl. The key is read from the\n"
     "environment variable VAR (default OPENAI_API_KEY) and never written anywhere.\n"
+    "\n"
+    "bench runs solve for every task of SUITE_DIR (each folder with a task.json; the repo's\n"
+    "agent/tasks is one) into DIR/TASK (default kiln-agent-bench) and writes DIR/bench.json\n"
+    "with the share of tasks verified (fast_0).\n"
     "\n"
     "verify compiles the candidate and runs it beside the task's reference, case by case,\n"
     "on fresh random inputs: outputs are poisoned with NaN before each run, every input\n"
@@ -128,18 +134,12 @@ std::string commonOptions(const std::map<std::string, std::string> &opts, agent:
   return "";
 }
 
-int solveCommand(const std::vector<std::string> &positional, const std::map<std::string, std::string> &opts) {
-  if (positional.size() != 1)
-    return usage("solve takes one task file");
+/// solve's and bench's options (all but the task) into `o`; a message when one is wrong.
+std::string solveOptions(const std::map<std::string, std::string> &opts, agent::SolveOptions &o) {
   if (!opts.count("--endpoint") || !opts.count("--model"))
-    return usage("solve needs --endpoint URL and --model NAME");
-  std::string error;
-  std::optional<agent::Task> task = agent::readTask(positional[0], error);
-  if (!task)
-    return usage(error);
-  agent::SolveOptions o;
+    return "solve and bench need --endpoint URL and --model NAME";
   if (std::string why = commonOptions(opts, o.verify); !why.empty())
-    return usage(why);
+    return why;
   o.chat.endpoint = opts.at("--endpoint");
   o.chat.model = opts.at("--model");
   const std::string keyVar = opts.count("--api-key-env") ? opts.at("--api-key-env") : "OPENAI_API_KEY";
@@ -153,18 +153,75 @@ int solveCommand(const std::vector<std::string> &positional, const std::map<std:
     if (opts.count("--retries"))
       o.chat.maxAttempts = 1 + std::stoi(opts.at("--retries"));
   } catch (const std::exception &) {
-    return usage("--iterations and --retries take counts and --request-timeout seconds");
+    return "--iterations and --retries take counts and --request-timeout seconds";
   }
   // The first retry waits a second, or the request timeout where that is shorter.
   o.chat.backoffSeconds = std::min(1.0, o.chat.requestTimeout);
   if (o.chat.maxAttempts < 1 || o.chat.maxAttempts > 101)
-    return usage("--retries takes 0 to 100");
+    return "--retries takes 0 to 100";
   if (o.iterations < 1 || o.iterations > 1000 || o.chat.requestTimeout <= 0)
-    return usage("--iterations takes 1 to 1000 and --request-timeout a positive number of seconds");
-  o.outDir = opts.count("--out") ? opts.at("--out") : "kiln-agent-" + task->name;
+    return "--iterations takes 1 to 1000 and --request-timeout a positive number of seconds";
   o.promptsDir = KILN_AGENT_PROMPTS_DIR;
   o.referenceDoc = KILN_LANGUAGE_DOC;
+  return "";
+}
+
+int solveCommand(const std::vector<std::string> &positional, const std::map<std::string, std::string> &opts) {
+  if (positional.size() != 1)
+    return usage("solve takes one task file");
+  agent::SolveOptions o;
+  if (std::string why = solveOptions(opts, o); !why.empty())
+    return usage(why);
+  std::string error;
+  std::optional<agent::Task> task = agent::readTask(positional[0], error);
+  if (!task)
+    return usage(error);
+  o.outDir = opts.count("--out") ? opts.at("--out") : "kiln-agent-" + task->name;
   return agent::solve(*task, o, std::cout);
+}
+
+/// `kiln-agent bench SUITE_DIR`: solve for every task of the suite (each folder with a
+/// task.json), then the share verified. Speed (KernelBench's fast_p beyond p = 0) needs
+/// the GPU's profile, which the loop does not take yet.
+int benchCommand(const std::vector<std::string> &positional, const std::map<std::string, std::string> &opts) {
+  if (positional.size() != 1)
+    return usage("bench takes one suite folder");
+  agent::SolveOptions o;
+  if (std::string why = solveOptions(opts, o); !why.empty())
+    return usage(why);
+  std::vector<fs::path> tasks;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(positional[0], ec))
+    if (fs::exists(e.path() / "task.json"))
+      tasks.push_back(e.path() / "task.json");
+  if (ec || tasks.empty())
+    return usage("'" + positional[0] + "' holds no folder with a task.json");
+  std::sort(tasks.begin(), tasks.end());
+  const std::string out = opts.count("--out") ? opts.at("--out") : "kiln-agent-bench";
+  nlohmann::json rows = nlohmann::json::array();
+  size_t verified = 0;
+  for (const fs::path &path : tasks) {
+    std::string error;
+    std::optional<agent::Task> task = agent::readTask(path.string(), error);
+    if (!task)
+      return usage(path.string() + ": " + error);
+    o.outDir = (fs::path(out) / task->name).string();
+    const agent::SolveStatus status = agent::solve(*task, o, std::cout);
+    if (status == agent::SolveEndpointFailed || status == agent::SolveBadInput)
+      return status;
+    verified += status == agent::SolveVerified;
+    rows.push_back({{"task", task->name}, {"verified", status == agent::SolveVerified}});
+  }
+  const nlohmann::json summary = {{"tasks", rows}, {"verified", verified}, {"of", tasks.size()},
+                                  {"fast_0", static_cast<double>(verified) / static_cast<double>(tasks.size())}};
+  const std::string text = summary.dump(2) + "\n";
+  const std::string why = writeFileAtomically((fs::path(out) / "bench.json").string(),
+                                              std::span(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
+  if (!why.empty())
+    return usage(why);
+  std::printf("kiln-agent: bench: %zu of %zu tasks verified (fast_0 %.2f); speed is not measured yet\n", verified,
+              tasks.size(), static_cast<double>(verified) / static_cast<double>(tasks.size()));
+  return 0;
 }
 
 int verify(const std::vector<std::string> &positional, const std::map<std::string, std::string> &opts) {
@@ -214,7 +271,7 @@ int main(int argc, char **argv) {
     }
   }
   if (args.empty())
-    return usage("no command; the commands are solve and verify");
+    return usage("no command; the commands are solve, bench and verify");
   const std::string command = args.front();
   std::vector<std::string> positional;
   std::map<std::string, std::string> opts;
@@ -241,10 +298,12 @@ int main(int argc, char **argv) {
       return usage("option '" + a + "' is given more than once");
     opts[a] = value;
   }
-  if (command != "verify" && command != "solve")
-    return usage("unknown command '" + command + "'; the commands are solve and verify");
+  if (command != "verify" && command != "solve" && command != "bench")
+    return usage("unknown command '" + command + "'; the commands are solve, bench and verify");
   try {
-    return command == "solve" ? solveCommand(positional, opts) : verify(positional, opts);
+    return command == "solve"   ? solveCommand(positional, opts)
+           : command == "bench" ? benchCommand(positional, opts)
+                                : verify(positional, opts);
   } catch (const std::exception &e) {
     std::cerr << "kiln-agent: internal error: " << e.what() << "\n";
     return 70;
