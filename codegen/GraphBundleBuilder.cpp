@@ -246,8 +246,9 @@ private:
   }
 
   std::optional<ir::Attr> foldConstants(const ir::Op &op) const {
-    if (op.numResults() != 1 || op.numOperands() == 0 || !ir::isElementwise(op.kind()) && op.kind() != OpKind::Cmp &&
-                                                              op.kind() != OpKind::Select && op.kind() != OpKind::Cast)
+    const bool computes = ir::isElementwise(op.kind()) || op.kind() == OpKind::Cmp || op.kind() == OpKind::Select ||
+                          op.kind() == OpKind::Cast;
+    if (op.numResults() != 1 || op.numOperands() == 0 || !computes)
       return std::nullopt;
     std::vector<ir::Attr> operands;
     for (const ir::Value *o : op.operands()) {
