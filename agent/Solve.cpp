@@ -85,8 +85,9 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
     progress << "kiln-agent: cannot make '" << o.outDir << "': " << ec.message() << "\n";
     return SolveBadInput;
   }
-  const std::string system = readOr((fs::path(o.promptsDir) / "generator.md").string(), "") +
-                             "\n\n# The Kiln language reference\n\n" + readOr(o.referenceDoc, "");
+  std::string system = readOr((fs::path(o.promptsDir) / "generator.md").string(), "");
+  for (const auto &[title, path] : o.documents)
+    system += "\n\n# " + title + "\n\n" + readOr(path, "");
   const std::string feedbackTemplate =
       readOr((fs::path(o.promptsDir) / "feedback.md").string(), "{verdict}\n\n{details}\n");
   std::vector<ChatMessage> messages = {{"system", system},

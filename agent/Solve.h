@@ -29,8 +29,10 @@ struct SolveOptions {
   VerifyOptions verify; ///< workDir is set per attempt
   int iterations = 5;   ///< generator replies at most
   std::string outDir;
-  std::string promptsDir;   ///< agent/prompts
-  std::string referenceDoc; ///< the language reference the model reads (docs/language.md)
+  std::string promptsDir; ///< agent/prompts
+  /// What the model reads after its instructions, each under a heading: the language
+  /// reference, the builtins, worked examples (a title and a file each).
+  std::vector<std::pair<std::string, std::string>> documents;
 };
 
 /// Exit status of `kiln-agent solve`.

@@ -291,6 +291,11 @@ class Solve(clitest.CliTestCase):
         self.assertTrue(all(req[2] == "/v1/chat/completions" for req in server.requests))
         self.assertEqual(server.requests[0][0].get("Authorization"), "Bearer sk-secret-key")
         self.assertEqual(server.requests[0][1]["model"], "scripted")
+        # What the model reads first: its instructions, the references, the examples.
+        system = server.requests[0][1]["messages"][0]["content"]
+        for part in ("starts with ```kiln", "# The Kiln language reference", "# The builtin functions",
+                     "kernel vector_add("):
+            self.assertIn(part, system)
         # The key is in no file the run wrote.
         for name in os.listdir(self.path("out")):
             path = self.path("out/" + name)

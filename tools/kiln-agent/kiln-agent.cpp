@@ -162,7 +162,12 @@ std::string solveOptions(const std::map<std::string, std::string> &opts, agent::
   if (o.iterations < 1 || o.iterations > 1000 || o.chat.requestTimeout <= 0)
     return "--iterations takes 1 to 1000 and --request-timeout a positive number of seconds";
   o.promptsDir = KILN_AGENT_PROMPTS_DIR;
-  o.referenceDoc = KILN_LANGUAGE_DOC;
+  const std::string repo = KILN_SOURCE_DIR;
+  o.documents = {{"The Kiln language reference", repo + "/docs/language.md"},
+                 {"The builtin functions", repo + "/docs/builtins.md"},
+                 {"A worked example: vector add (examples/vector_add.kiln)", repo + "/examples/vector_add.kiln"},
+                 {"A worked example: softmax over rows (examples/softmax.kiln)", repo + "/examples/softmax.kiln"},
+                 {"A worked example: a graph of launches (examples/graph.kiln)", repo + "/examples/graph.kiln"}};
   return "";
 }
 
