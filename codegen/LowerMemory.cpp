@@ -365,6 +365,9 @@ static AccessShape accessShape(Lowering &L, const ir::Op &op, int64_t maskOperan
     const AxisInfo &m = L.axis.info(op.operand(static_cast<unsigned>(maskOperand)));
     s.maskPerVector = m.constancy.back() % s.width == 0;
   }
+  // Checked mode masks each lane by its own bounds test (LowerChecks.cpp).
+  if (L.opts.checked)
+    s.maskPerVector = s.width == 1;
   return s;
 }
 
@@ -494,14 +497,13 @@ void Lowering::lowerLoad(const ir::Op &op) {
   llvm::Value *zero = llvm::Constant::getNullValue(regType(elem));
   auto otherAt = [&](int64_t i) { return other ? other->v[i] : zero; };
   const CacheHints hints = cacheHintsOf(*this, op);
-  AccessShape s = accessShape(*this, op, 1);
+  const AccessShape s = accessShape(*this, op, 1);
   // Checked mode: lanes out of bounds are masked off (LowerChecks.cpp).
   Regs inBounds;
   if (opts.checked) {
     inBounds = boundsCheck(op, ptrs, mask, [](int64_t) -> llvm::Value * { return nullptr; }, dtypeBytes(pt.dtype),
                            check::CheckKind::Load);
     mask = &inBounds;
-    s.maskPerVector = s.width == 1;
   }
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
   // Registers of an invalid round are loaded like the element they copy (in bounds
@@ -569,9 +571,7 @@ void Lowering::lowerStore(const ir::Op &op) {
     return;
   }
   const Layout l = layoutOf(pt);
-  AccessShape s = accessShape(*this, op, 2);
-  if (opts.checked)
-    s.maskPerVector = s.width == 1;
+  const AccessShape s = accessShape(*this, op, 2);
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
   for (int64_t base = 0; base < n; base += s.width) {
     const int64_t w = s.width;
