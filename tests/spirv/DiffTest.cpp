@@ -42,13 +42,6 @@ std::vector<std::string> filesIn(const char *subdir, const char *ext) {
   return files;
 }
 
-std::string readText(const std::string &path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 /// An OpenCL device shared by every test of the program.
 OpenCLDevice *sharedDevice(std::string &error) {
   static std::string openError;
@@ -168,7 +161,7 @@ TEST_P(SpirvExecution, MatchesInterpreter) {
   OpenCLDevice *device = sharedDevice(error);
   ASSERT_NE(device, nullptr) << "no OpenCL device: " << error;
   const std::string path = GetParam();
-  const std::string text = readText(path);
+  const std::string text = readTextFile(path);
   auto sources = std::make_shared<SourceManager>();
   uint32_t file = sources->addBuffer(path, text);
   std::ostringstream diagText;
@@ -190,7 +183,7 @@ void runProgramSpec(const std::string &path, bool checked) {
   std::string error;
   OpenCLDevice *device = sharedDevice(error);
   ASSERT_NE(device, nullptr) << "no OpenCL device: " << error;
-  std::optional<CaseSpec> spec = parseCaseSpec(readText(path), error);
+  std::optional<CaseSpec> spec = parseCaseSpec(readTextFile(path), error);
   ASSERT_TRUE(spec) << error;
   ASSERT_FALSE(spec->source.empty() || spec->kernel.empty()) << "needs @source and @kernel";
   auto sources = std::make_shared<SourceManager>();

@@ -32,13 +32,6 @@ namespace {
 
 #ifdef KILN_HAVE_SEMA
 
-std::string readText(const std::string &path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 TEST(TaskFootprints, EveryElementAProgramTouchesLiesInItsRange) {
   std::vector<std::string> specs;
   for (const auto &e : std::filesystem::directory_iterator(std::filesystem::path(KILN_SOURCE_DIR) / "tests/spirv/programs"))
@@ -51,7 +44,7 @@ TEST(TaskFootprints, EveryElementAProgramTouchesLiesInItsRange) {
   for (const std::string &path : specs) {
     SCOPED_TRACE(path);
     std::string error;
-    std::optional<CaseSpec> spec = parseCaseSpec(readText(path), error);
+    std::optional<CaseSpec> spec = parseCaseSpec(readTextFile(path), error);
     ASSERT_TRUE(spec) << error;
     auto sources = std::make_shared<SourceManager>();
     std::ostringstream text;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -126,6 +127,13 @@ static bool parseBlockMaskArg(const std::string &name, std::istringstream &ws, C
   }
   spec.blockMasks.push_back(std::move(m));
   return true;
+}
+
+std::string readTextFile(const std::string &path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
 std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &error) {

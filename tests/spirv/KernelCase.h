@@ -117,6 +117,9 @@ std::pair<double, double> toleranceFor(const CaseSpec &spec, DType dtype);
 /// CodegenOptions::paramDivisibility from the spec's @divisible lines (by argument name).
 std::vector<std::pair<unsigned, int64_t>> paramDivisibility(const CaseSpec &spec);
 
+/// The whole text of the file at `path` ("" when it cannot be read).
+std::string readTextFile(const std::string &path);
+
 /// Reads the `// @` lines of a .tir file. nullopt (with `error`) on a malformed line.
 std::optional<CaseSpec> parseCaseSpec(const std::string &text, std::string &error);
 
