@@ -16,24 +16,15 @@
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 
-results = []
-
-
-def record(ok, name, detail):
-    results.append(ok)
-    print("%s %s: %s" % ("PASS" if ok else "FAIL", name, detail), flush=True)
+from device_check import add_dslc_arguments, exit_status, record, run_dslc
 
 
 def dslc(args):
-    env = dict(os.environ)
-    if ARGS.dslc_library_path:
-        env["LD_LIBRARY_PATH"] = ARGS.dslc_library_path
-    return subprocess.run([ARGS.dslc] + args, capture_output=True, text=True, env=env, timeout=600)
+    return run_dslc(ARGS, args)[0]
 
 
 def run(kernel, grid, arrays, scalars, extra=(), source=None):
@@ -98,15 +89,12 @@ def main():
         line = [l for l in p.stderr.splitlines() if "median" in l]
         times[mode] = line[0] if line else p.stderr.strip()[-200:]
         record(ok, "checked: vector_add of 64 Mi, " + mode, times[mode])
-    return 0 if all(results) else 1
+    return exit_status()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--dslc", required=True)
-    parser.add_argument("--repo", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--dslc-library-path", default="")
+    add_dslc_arguments(parser)
     ARGS = parser.parse_args()
     os.makedirs(ARGS.work, exist_ok=True)
     sys.exit(main())

@@ -21,27 +21,15 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 
-results = []
-
-
-def record(ok, name, detail):
-    results.append(ok)
-    print("%s %s: %s" % ("PASS" if ok else "FAIL", name, detail), flush=True)
+from device_check import add_dslc_arguments, exit_status, record, run_dslc
 
 
 def dslc(args, env=None, timeout=600):
-    full = dict(os.environ)
-    if ARGS.dslc_library_path:
-        full["LD_LIBRARY_PATH"] = ARGS.dslc_library_path
-    full.update(env or {})
-    start = time.monotonic()
-    p = subprocess.run([ARGS.dslc] + args, capture_output=True, text=True, env=full, timeout=timeout)
-    return p, time.monotonic() - start
+    return run_dslc(ARGS, args, env, timeout)
 
 
 def run_graph(source, graph, arrays, scalars, device, extra=(), defines=(), env=None, tag=None):
@@ -210,17 +198,13 @@ def main():
             problem = "%d task slices (want 768), %d overlapping on a row" % (len(slices), overlapping)
     summary = [l for l in p.stderr.splitlines() if "trace of graph" in l]
     record(not problem, "trace, 32 layers of 8x1024", problem or (summary[0] if summary else "no summary line"))
-    return 0 if all(results) else 1
+    return exit_status()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--dslc", required=True)
+    add_dslc_arguments(parser)
     parser.add_argument("--kiln-run", required=True)
-    parser.add_argument("--repo", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--dslc-library-path", default="",
-                        help="LD_LIBRARY_PATH for dslc (the libraries jit-on-device.sh carries)")
     ARGS = parser.parse_args()
     os.makedirs(ARGS.work, exist_ok=True)
     sys.exit(main())
