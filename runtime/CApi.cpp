@@ -126,7 +126,10 @@ namespace {
 
 /// A checked kernel's arguments after its own (and its workspace): each pointer
 /// parameter's extent, the bytes from the address passed to the end of the buffer that
-/// holds it, then its check record (support/CheckRecord.h).
+/// holds it, then its check record (support/CheckRecord.h). The driver places buffers
+/// back to back, so an address may be both one buffer's start and the previous one's
+/// end: the buffer it lies inside wins; only an address inside none (the end of the
+/// last, a pointer one past everything) gets 0.
 void appendCheckArguments(const RuntimeState &rt, const kiln_kernel &kernel, PackedArgs &packed) {
   const kiln::rt::Bundle &b = kernel.bundle;
   for (size_t i = 0; i < b.params.size(); ++i) {
@@ -135,7 +138,7 @@ void appendCheckArguments(const RuntimeState &rt, const kiln_kernel &kernel, Pac
     const uint64_t address = packed.slots[i];
     uint64_t extent = 0;
     for (const kiln_buffer *buffer : rt.buffers)
-      if (address >= buffer->address && address <= buffer->address + buffer->size) {
+      if (address >= buffer->address && address < buffer->address + buffer->size) {
         extent = buffer->address + buffer->size - address;
         break;
       }

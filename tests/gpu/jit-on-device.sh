@@ -166,8 +166,8 @@ run() {
   local -a parts=("$@")
   local part
   for part in "${parts[@]}"; do
-    [[ " softmax autotune dslc sparse encoder graphs graph-bench llama-bench " == *" $part "* ]] ||
-      die "unknown part '$part' (softmax, autotune, dslc, sparse, encoder, graphs, graph-bench, llama-bench)"
+    [[ " softmax autotune dslc checked sparse encoder graphs graph-bench llama-bench " == *" $part "* ]] ||
+      die "unknown part '$part' (softmax, autotune, dslc, checked, sparse, encoder, graphs, graph-bench, llama-bench)"
   done
   [[ -f "$out/bin.tar.zst" && -f "$out/libs.tar.zst" ]] ||
     die "no $out/bin.tar.zst or libs.tar.zst; run '$0 prepare' on the build machine first"

@@ -101,3 +101,28 @@ TEST_F(CheckedMode, ALaunchPassesEachPointersExtentAndTheRecord) {
             std::string::npos)
       << e.what();
 }
+
+// The driver places large allocations back to back, so one buffer's start is often the
+// previous one's end. A pointer to the start of a buffer gets that buffer's extent, never
+// the zero left past the end of its neighbour; a pointer just past the end of the last
+// buffer still gets zero.
+TEST_F(CheckedMode, ABufferStartingWhereAnotherEndsGetsItsOwnExtent) {
+  fake.packAllocations(1);
+  Bundle b = vaddBundle(kCheckedVaddPtx);
+  b.checked = true;
+  std::string error;
+  const std::vector<uint8_t> bytes = serializeBundle(b, error);
+  ASSERT_FALSE(bytes.empty()) << error;
+  kiln::Runtime rt;
+  kiln::Kernel k = rt.load_bundle_bytes(bytes);
+  auto x = rt.alloc<float>(64), y = rt.alloc<float>(64), out = rt.alloc<float>(32);
+  ASSERT_EQ(y.device_address(), x.device_address() + 256); // packed: y starts where x ends
+  ASSERT_EQ(out.device_address(), y.device_address() + 256);
+  k.launch({1, 1, 1}, x, y, out, int32_t(64));
+  EXPECT_EQ(fake.param(4), 256u);
+  EXPECT_EQ(fake.param(5), 256u);
+  EXPECT_EQ(fake.param(6), 128u);
+  k.launch({1, 1, 1}, x, y, kiln::BufferView{&out, 128}, int32_t(64)); // one past the end of out
+  EXPECT_EQ(fake.param(6), 0u);
+  rt.synchronize();
+}

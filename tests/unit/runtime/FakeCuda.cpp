@@ -76,6 +76,12 @@ struct State {
   int maxThreadsPerFunction = 1024;
   std::map<std::string, CUresult> failNext; ///< entry point -> result of its next call
   std::map<CUdeviceptr, std::vector<unsigned char>> memory;
+  /// With fake_cuda_pack_allocations: allocations carved back to back out of `arena`,
+  /// as the real driver places large ones, so that one buffer ends where the next begins.
+  bool packAllocations = false;
+  std::vector<unsigned char> arena;
+  size_t arenaUsed = 0;
+  std::map<CUdeviceptr, size_t> packed;
   std::set<CUmod_st *> modules;
   std::map<CUfunc_st *, CUmod_st *> functions;
   std::set<CUstream_st *> streams;
@@ -111,6 +117,11 @@ CUresult injected(const char *fn) {
 
 // The allocation holding [p, p + n), or nullptr.
 unsigned char *deviceRange(CUdeviceptr p, size_t n) {
+  if (auto pk = state.packed.upper_bound(p); pk != state.packed.begin()) {
+    --pk;
+    if (p - pk->first < pk->second && n <= pk->second - (p - pk->first))
+      return reinterpret_cast<unsigned char *>(p);
+  }
   auto it = state.memory.upper_bound(p);
   if (it == state.memory.begin())
     return nullptr;
@@ -229,6 +240,13 @@ void fake_cuda_set_launch_ms(const char *ptxText, double ms) {
   state.launchMs.emplace_back(ptxText, ms);
 }
 
+void fake_cuda_pack_allocations(int on) {
+  std::lock_guard<std::mutex> lock(mutex);
+  state.packAllocations = on != 0;
+  if (on && state.arena.empty())
+    state.arena.assign(16u << 20, 0xcd);
+}
+
 void fake_cuda_mark_memory(int on) {
   std::lock_guard<std::mutex> lock(mutex);
   state.markMemory = on != 0;
@@ -239,7 +257,7 @@ int fake_cuda_live(const char *what) {
   std::lock_guard<std::mutex> lock(mutex);
   std::string w = what;
   if (w == "memory")
-    return static_cast<int>(state.memory.size());
+    return static_cast<int>(state.memory.size() + state.packed.size());
   if (w == "modules")
     return static_cast<int>(state.modules.size());
   if (w == "streams")
@@ -554,6 +572,14 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t bytes) {
   FAKE_ENTER("cuMemAlloc");
   if (bytes == 0)
     return CUDA_ERROR_INVALID_VALUE;
+  if (state.packAllocations) {
+    if (bytes > state.arena.size() - state.arenaUsed)
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    *p = reinterpret_cast<CUdeviceptr>(state.arena.data() + state.arenaUsed);
+    state.packed.emplace(*p, bytes);
+    state.arenaUsed += bytes;
+    return CUDA_SUCCESS;
+  }
   std::vector<unsigned char> block(bytes, 0xcd);
   CUdeviceptr address = reinterpret_cast<CUdeviceptr>(block.data());
   state.memory.emplace(address, std::move(block));
@@ -563,7 +589,7 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t bytes) {
 
 CUresult CUDAAPI cuMemFree(CUdeviceptr p) {
   FAKE_ENTER("cuMemFree");
-  return state.memory.erase(p) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  return state.memory.erase(p) || state.packed.erase(p) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes) {

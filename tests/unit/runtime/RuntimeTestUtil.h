@@ -166,6 +166,7 @@ struct FakeCuda {
   int (*live)(const char *) = fakeSymbol<int (*)(const char *)>(KILN_FAKE_CUDA_PATH, "fake_cuda_live");
   void (*setLaunchMs)(const char *, double) =
       fakeSymbol<void (*)(const char *, double)>(KILN_FAKE_CUDA_PATH, "fake_cuda_set_launch_ms");
+  void (*packAllocations)(int) = fakeSymbol<void (*)(int)>(KILN_FAKE_CUDA_PATH, "fake_cuda_pack_allocations");
   void (*markMemory)(int) = fakeSymbol<void (*)(int)>(KILN_FAKE_CUDA_PATH, "fake_cuda_mark_memory");
 
   /// Parameter `i` of the last launch as an integer of its size.
