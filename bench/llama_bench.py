@@ -115,7 +115,7 @@ def main():
     times = {}
     variants = [v for v in ARGS.variants.split(";")]
     for variant, mode in [(v, m) for v in variants for m in ("persistent", "cuda-graph", "launches")]:
-        defines = [a for d in filter(None, variant.split(",")) for a in ("-D", d)]
+        defines = [a for d in filter(None, variant.split(",")) for a in ([d] if d.startswith("--") else ["-D", d])]
         label = " (%s)" % variant if variant else ""
         fresh_state()
         once = dslc(base + defines + ["--graph-mode=" + mode])

@@ -57,6 +57,10 @@ struct CodegenOptions {
   /// Checked mode (LowerChecks.cpp): every load, store and atomic is bounds-checked
   /// against the buffer passed for its pointer, and the first violation recorded.
   bool checked = false;
+  /// Graphs' persistent kernel (Megakernel.cpp): before a task waits, its threads ask
+  /// L2 for the elements it will read (ir/TaskFootprints.h), so its weights stream in
+  /// while the launch before it finishes.
+  bool taskPrefetch = true;
 };
 
 /// paramDivisibility with the kernel's own promises (ir::Kernel::paramMultiples) added,

@@ -7,7 +7,7 @@
 // so that all are resident, each of which loops:
 //
 //   claim     thread 0 takes the next task number with one atomic add on the claim
-//             counter and finds its launch in the table by binary search
+//             counter and finds its launch in the table, scanning on from its last one
 //   wait      thread 0 spins (ld.acquire.gpu, with nanosleep backoff) until the counter
 //             of the one slot the launch waits on reaches its target — unless this
 //             worker already passed that launch's wait (counters only grow); past the
@@ -20,6 +20,16 @@
 //             launch's own counter, publishing the task's stores to its waiters (and,
 //             given a trace buffer, first writes when it claimed, started and ended
 //             the task)
+//
+// Between decode and wait, every thread asks L2 for a share of what the task will read
+// (prefetch.global.L2 per 128-byte line): the ranges of ir/TaskFootprints.h, evaluated
+// for the task's program id and arguments, each at most kPrefetchLimitBytes (a wider
+// one is probably the whole buffer, which the footprint gives where it knows no
+// better). So a task's weights stream in while the launch before it finishes, where
+// the loads otherwise started only after the wait, and all of a task's bytes are asked
+// for at once rather than one loop iteration's. A prefetch is a hint: it cannot fault
+// or change a value, and L2 is where the GPU's memory is coherent, so reading ahead of
+// another task's store is harmless.
 //
 // Claiming in order makes the scheme deadlock-free whatever the residency: a task waits
 // only on smaller task numbers, all claimed earlier by workers that are running them.
@@ -35,6 +45,7 @@
 
 #include "codegen/Emit.h"
 #include "codegen/Lowering.h"
+#include "ir/TaskFootprints.h"
 #include "support/TaskTable.h"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -44,11 +55,15 @@ namespace kiln::codegen {
 
 namespace {
 
+/// A read range wider than this is not prefetched (see the banner).
+constexpr int64_t kPrefetchLimitBytes = 512 * 1024;
+constexpr int64_t kLineBytes = 128;
+
 /// Builds the worker loop around the task functions.
 class MegakernelBuilder {
 public:
-  MegakernelBuilder(llvm::Module &mod, int64_t threads, unsigned recordWords)
-      : mod(mod), ctx(mod.getContext()), b(ctx), threads(threads), recordWords(recordWords) {}
+  MegakernelBuilder(llvm::Module &mod, int64_t threads, unsigned recordWords, bool prefetch)
+      : mod(mod), ctx(mod.getContext()), b(ctx), threads(threads), recordWords(recordWords), prefetch(prefetch) {}
 
   llvm::Function *build(const std::string &name, const std::vector<llvm::Function *> &tasks,
                         const std::vector<const ir::Kernel *> &kinds);
@@ -59,6 +74,7 @@ private:
   llvm::IRBuilder<> b;
   const int64_t threads;
   const unsigned recordWords;
+  const bool prefetch;
 
   llvm::Function *fn = nullptr;
   llvm::Value *table = nullptr, *sync = nullptr, *ctl = nullptr;
@@ -95,6 +111,35 @@ private:
   llvm::Value *globalTimer() {
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_globaltimer, llvm::ArrayRef<llvm::Value *>{});
   }
+  /// Footprint polynomial `p` of a task of `kernel` as an i64: program ids from `pid`,
+  /// integer parameters from their table words.
+  llvm::Value *evaluate(const ir::FootprintPoly &p, const ir::Kernel &kernel, llvm::Value *const pid[3],
+                        const std::vector<llvm::Value *> &argWords) {
+    llvm::Value *sum = b.getInt64(0);
+    for (const auto &[monomial, coefficient] : p.terms) {
+      llvm::Value *term = b.getInt64(static_cast<uint64_t>(coefficient));
+      for (const ir::FootprintSymbol &sym : monomial) {
+        llvm::Value *v;
+        if (sym.kind == ir::FootprintSymbol::Kind::Pid) {
+          v = b.CreateZExt(pid[sym.index], b.getInt64Ty());
+        } else {
+          const DType dtype = kernel.params()[sym.index]->type.dtype;
+          const unsigned bits = dtypeBits(dtype);
+          v = argWords[sym.index];
+          if (bits < 64) {
+            v = b.CreateTrunc(v, b.getIntNTy(bits));
+            v = isSigned(dtype) ? b.CreateSExt(v, b.getInt64Ty()) : b.CreateZExt(v, b.getInt64Ty());
+          }
+        }
+        term = b.CreateMul(term, v);
+      }
+      sum = b.CreateAdd(sum, term);
+    }
+    return sum;
+  }
+  /// Every thread prefetches its share of the lines of the task's read ranges.
+  void prefetchReads(llvm::Value *kind, llvm::Value *tid, llvm::Value *const pid[3],
+                     const std::vector<llvm::Value *> &argWords, const std::vector<const ir::Kernel *> &kinds);
   /// A launch argument of parameter type `t` from its 64-bit table word.
   llvm::Value *argument(llvm::Value *word, llvm::Type *t) {
     if (t->isPointerTy())
@@ -110,7 +155,7 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
                                          const std::vector<const ir::Kernel *> &kinds) {
   auto *global = llvm::PointerType::get(ctx, 1);
   llvm::Type *params[tasks::kNumParams] = {global, b.getInt32Ty(), b.getInt32Ty(), global,
-                                           b.getInt32Ty(), b.getInt64Ty(), global};
+                                           b.getInt32Ty(), b.getInt64Ty(), global, b.getInt32Ty()};
   auto *fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
   fn = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, name, mod);
   fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
@@ -121,13 +166,15 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   // matrix-vector product that takes 94 as its own kernel), halving the warps in
   // flight of a memory-bound graph.
   fn->addFnAttr("nvvm.minctasm", "2");
-  const char *names[tasks::kNumParams] = {"table", "launches", "tasks", "sync", "claim_base", "timeout_ns", "trace"};
+  const char *names[tasks::kNumParams] = {"table",      "launches", "tasks", "sync",
+                                          "claim_base", "timeout_ns", "trace", "table_runs"};
   for (unsigned i = 0; i < tasks::kNumParams; ++i)
     fn->getArg(i)->setName(names[i]);
   table = fn->getArg(0);
   llvm::Value *numLaunches = fn->getArg(1), *numTasks = fn->getArg(2);
   sync = fn->getArg(3);
-  llvm::Value *claimBase = fn->getArg(4), *timeout = fn->getArg(5), *trace = fn->getArg(6);
+  llvm::Value *claimBase = fn->getArg(4), *timeout = fn->getArg(5), *trace = fn->getArg(6),
+              *tableRuns = fn->getArg(7);
 
   // What thread 0 tells the others: [0] the task (all ones: none left), [1] its launch,
   // [2] nonzero when its wait failed.
@@ -149,6 +196,10 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   // The launch whose wait this worker last passed (thread 0's).
   llvm::Value *passedLaunch = b.CreateAlloca(b.getInt32Ty(), nullptr, "passed.launch");
   b.CreateStore(i32(~0u), passedLaunch);
+  // The launch of the task this worker last claimed (thread 0's): where the next
+  // claim's search starts.
+  llvm::Value *scanFrom = b.CreateAlloca(b.getInt32Ty(), nullptr, "scan.from");
+  b.CreateStore(i32(0), scanFrom);
   llvm::BasicBlock *claim = block("claim"), *leaderClaim = block("claim.leader"), *take = block("claim.take"),
                    *search = block("claim.search"), *searchStep = block("claim.search.step"),
                    *found = block("claim.found"), *none = block("claim.none"), *claimed = block("claimed"),
@@ -167,23 +218,26 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
                                           ctx.getOrInsertSyncScopeID("device"));
   llvm::Value *task = b.CreateSub(ticket, claimBase, "task");
   b.CreateStore(globalTimer(), claimedAt);
+  llvm::Value *fromLaunch = b.CreateLoad(b.getInt32Ty(), scanFrom, "scan.from");
   b.CreateCondBr(b.CreateICmpULT(task, numTasks), search, none);
-  // The launch of the task: the last record whose first task is <= task (binary search
-  // over [lo, hi), lo's first task always <= task).
+  // The launch of the task: the last record whose first task is <= task. A worker's
+  // tickets only grow, so the scan goes on from its previous task's launch: over a
+  // whole run a worker reads each record's first word about once, where a binary
+  // search paid about log2(launches) dependent loads per task.
   b.SetInsertPoint(search);
   llvm::PHINode *lo = b.CreatePHI(b.getInt32Ty(), 2, "lo");
-  llvm::PHINode *hi = b.CreatePHI(b.getInt32Ty(), 2, "hi");
-  lo->addIncoming(i32(0), take);
-  hi->addIncoming(numLaunches, take);
-  b.CreateCondBr(b.CreateICmpUGT(b.CreateSub(hi, lo), i32(1)), searchStep, found);
+  lo->addIncoming(fromLaunch, take);
+  llvm::Value *next = b.CreateAdd(lo, i32(1));
+  b.CreateCondBr(b.CreateICmpULT(next, numLaunches), searchStep, found);
   b.SetInsertPoint(searchStep);
-  llvm::Value *mid = b.CreateLShr(b.CreateAdd(lo, hi), 1);
-  llvm::Value *midFirst = high(recordWord(mid, 0));
-  llvm::Value *goRight = b.CreateICmpULE(midFirst, task);
-  lo->addIncoming(b.CreateSelect(goRight, mid, lo), searchStep);
-  hi->addIncoming(b.CreateSelect(goRight, hi, mid), searchStep);
+  llvm::Value *nextFirst = high(recordWord(next, 0));
+  llvm::BasicBlock *advance = block("claim.search.advance");
+  b.CreateCondBr(b.CreateICmpULE(nextFirst, task), advance, found);
+  b.SetInsertPoint(advance);
+  lo->addIncoming(next, advance);
   b.CreateBr(search);
   b.SetInsertPoint(found);
+  b.CreateStore(lo, scanFrom);
   b.CreateStore(task, ctlAt(0));
   b.CreateStore(lo, ctlAt(1));
   b.CreateBr(claimed);
@@ -201,10 +255,13 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   // decode: the record, the program id within the launch.
   b.SetInsertPoint(decode);
   llvm::Value *w0 = recordWord(myLaunch, 0), *w1 = recordWord(myLaunch, 1), *w2 = recordWord(myLaunch, 2),
-              *w3 = recordWord(myLaunch, 3);
+              *w3 = recordWord(myLaunch, 3), *w4 = recordWord(myLaunch, 4);
   llvm::Value *kind = low(w0), *first = high(w0);
   llvm::Value *gx = low(w1), *gy = high(w1), *gz = low(w2);
-  llvm::Value *waitSlot = high(w2), *waitTarget = low(w3), *ownSlot = high(w3);
+  llvm::Value *waitSlot = high(w2), *ownSlot = high(w3);
+  // The target in this run of the table: the first run's, grown by the waited launch's
+  // tasks once per earlier run (modulo 2^32, as the counters).
+  llvm::Value *waitTarget = b.CreateAdd(low(w3), b.CreateMul(tableRuns, low(w4)), "wait.target");
   llvm::Value *local = b.CreateSub(myTask, first);
   // The arguments too, before the wait, so that their loads overlap it.
   std::vector<llvm::Value *> argWords;
@@ -214,6 +271,10 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   llvm::Value *rest = b.CreateUDiv(local, gx);
   llvm::Value *py = b.CreateURem(rest, gy, "pid.y");
   llvm::Value *pz = b.CreateUDiv(rest, gy, "pid.z");
+  if (prefetch) {
+    llvm::Value *pid[3] = {px, py, pz};
+    prefetchReads(kind, tid, pid, argWords, kinds);
+  }
   llvm::BasicBlock *leaderWait = block("wait"), *spin = block("wait.spin"), *check = block("wait.check"),
                    *sleep = block("wait.sleep"), *timedOut = block("wait.timeout"),
                    *record = block("wait.record"), *stop = block("wait.stop"), *ready = block("wait.ready"),
@@ -321,6 +382,69 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   return fn;
 }
 
+void MegakernelBuilder::prefetchReads(llvm::Value *kind, llvm::Value *tid, llvm::Value *const pid[3],
+                                      const std::vector<llvm::Value *> &argWords,
+                                      const std::vector<const ir::Kernel *> &kinds) {
+  // Per kind, the distinct ranges its task reads and does not write.
+  struct ReadRange {
+    unsigned param;
+    ir::FootprintRange range;
+    int64_t elementBytes;
+  };
+  std::vector<std::vector<ReadRange>> reads(kinds.size());
+  bool any = false;
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    for (const ir::TaskFootprint &f : ir::analyzeTaskFootprints(*kinds[k])) {
+      if (!f.reads || f.writes || !f.range)
+        continue;
+      const bool seen = std::any_of(reads[k].begin(), reads[k].end(), [&](const ReadRange &r) {
+        return r.param == f.param && r.range.lo == f.range->lo && r.range.hi == f.range->hi;
+      });
+      if (!seen)
+        reads[k].push_back({f.param, *f.range, static_cast<int64_t>(dtypeBytes(kinds[k]->params()[f.param]->type.dtype))});
+    }
+    any = any || !reads[k].empty();
+  }
+  if (!any)
+    return;
+  llvm::Value *lane = b.CreateMul(b.CreateZExt(tid, b.getInt64Ty()), b.getInt64(kLineBytes));
+  llvm::BasicBlock *done = block("prefetch.done");
+  llvm::SwitchInst *sw = b.CreateSwitch(kind, done);
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    if (reads[k].empty())
+      continue;
+    llvm::BasicBlock *start = block("prefetch");
+    sw->addCase(i32(static_cast<uint32_t>(k)), start);
+    b.SetInsertPoint(start);
+    for (const ReadRange &r : reads[k]) {
+      llvm::Value *lo = evaluate(r.range.lo, *kinds[k], pid, argWords);
+      llvm::Value *hi = evaluate(r.range.hi, *kinds[k], pid, argWords);
+      llvm::Value *base = argWords[r.param];
+      llvm::Value *first = b.CreateAnd(b.CreateAdd(base, b.CreateMul(lo, b.getInt64(r.elementBytes))),
+                                       b.getInt64(~(kLineBytes - 1)));
+      llvm::Value *end = b.CreateAdd(base, b.CreateMul(b.CreateAdd(hi, b.getInt64(1)), b.getInt64(r.elementBytes)));
+      llvm::Value *wanted = b.CreateAnd(b.CreateICmpSLE(lo, hi),
+                                        b.CreateICmpSLE(b.CreateSub(end, first), b.getInt64(kPrefetchLimitBytes)));
+      llvm::Value *mine = b.CreateAdd(first, lane);
+      llvm::BasicBlock *pre = b.GetInsertBlock(), *loop = block("prefetch.line"), *issue = block("prefetch.issue"),
+                       *next = block("prefetch.next");
+      b.CreateCondBr(wanted, loop, next);
+      b.SetInsertPoint(loop);
+      llvm::PHINode *at = b.CreatePHI(b.getInt64Ty(), 2, "prefetch.at");
+      at->addIncoming(mine, pre);
+      b.CreateCondBr(b.CreateICmpULT(at, end), issue, next);
+      b.SetInsertPoint(issue);
+      b.CreateIntrinsic(llvm::Intrinsic::nvvm_prefetch_global_L2, {},
+                        {b.CreateIntToPtr(at, llvm::PointerType::get(ctx, 1))});
+      at->addIncoming(b.CreateAdd(at, b.getInt64(threads * kLineBytes)), issue);
+      b.CreateBr(loop);
+      b.SetInsertPoint(next);
+    }
+    b.CreateBr(done);
+  }
+  b.SetInsertPoint(done);
+}
+
 } // namespace
 
 unsigned taskRecordWords(const std::vector<const ir::Kernel *> &kinds) {
@@ -387,7 +511,7 @@ std::optional<CodegenResult> generateMegakernel(const ir::Module &module, const 
     return std::nullopt;
   }
   const std::string entry = entrySymbol(graph.name) + "_persistent";
-  MegakernelBuilder builder(mod, kinds.front()->numWarps * 32, taskRecordWords(kinds));
+  MegakernelBuilder builder(mod, kinds.front()->numWarps * 32, taskRecordWords(kinds), options.taskPrefetch);
   builder.build(entry, taskFns, kinds);
 
   detail::Emitted emitted;

@@ -48,6 +48,14 @@ struct kiln_graph {
   uint32_t claimed = 0;             ///< the claim counter after the last run
   std::vector<uint32_t> slotCounts; ///< each launch's counter after the last run
   uint64_t traceWords = 0;
+  bool tableCurrent = false; ///< the table holds lastPlan's launches
+  uint32_t tableRuns = 0;    ///< the runs it served since it was written
+  uint32_t residentWorkers = 0; ///< the occupancy query's answer, asked once
+
+  // The last call, which a call with the same key repeats without planning again.
+  std::vector<uint64_t> lastKey;
+  std::vector<std::vector<kiln_arg>> lastLaunchArgs;
+  std::vector<rt::PackedArgs> lastPacked;
 
   // The CUDA-graph mode's recording, and the launches it holds.
   kiln_recording *recording = nullptr;
@@ -188,6 +196,31 @@ kiln_status graphArguments(const kiln_graph &g, const kiln_arg *args, size_t n, 
   return KILN_SUCCESS;
 }
 
+/// What decides a call's plan and packed arguments: the mode, each argument's kind and
+/// bits, and for a buffer its handle, device address, size and view offset. A call
+/// whose key equals the last one's runs the last plan again without planning, checking
+/// or writing anything; empty when a buffer is not valid (the full path reports it).
+std::vector<uint64_t> callKey(const kiln_graph &g, const kiln_arg *args, size_t n, kiln_graph_mode mode) {
+  std::vector<uint64_t> key{static_cast<uint64_t>(mode), n};
+  for (size_t i = 0; i < n && args; ++i) {
+    const kiln_arg &a = args[i];
+    key.push_back(static_cast<uint64_t>(a.kind));
+    if (a.kind == KILN_ARG_BUFFER) {
+      uint64_t address = 0;
+      size_t size = 0;
+      if (kiln_buffer_query(g.runtime, a.value.buffer.buffer, &address, &size, nullptr) != KILN_SUCCESS)
+        return {};
+      key.insert(key.end(), {reinterpret_cast<uint64_t>(a.value.buffer.buffer), address, size,
+                             a.value.buffer.offset});
+    } else {
+      uint64_t bits = 0;
+      std::memcpy(&bits, &a.value, std::min(sizeof bits, sizeof a.value));
+      key.push_back(bits);
+    }
+  }
+  return key;
+}
+
 /// Launch `p`'s arguments as kiln_launch takes them.
 kiln_status launchArguments(const kiln_graph &g, const rt::PlannedGraphLaunch &p, const kiln_arg *graphArgs,
                             std::vector<kiln_arg> &out) {
@@ -258,18 +291,10 @@ kiln_status runLaunches(kiln_graph &g, const std::vector<std::vector<kiln_arg>> 
   return KILN_SUCCESS;
 }
 
-kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &packed) {
-  const rt::GraphBundle &b = g.bundle;
-  if (!g.persistent)
-    if (kiln_status s = loadBundle(g, *b.persistent, &g.persistent); s != KILN_SUCCESS)
-      return s;
-  uint32_t workers = g.workersWanted;
-  if (!workers && kiln_kernel_resident_programs(g.persistent, &workers) != KILN_SUCCESS)
-    return failWith(KILN_ERROR_LAUNCH, "graph '" + b.name + "'");
-  if (!workers)
-    return fail(KILN_ERROR_LAUNCH, "graph '" + b.name + "': not one program of the persistent kernel fits on " +
-                                       std::string(kiln_runtime_device_name(g.runtime)));
-  // The table: one record per launch that runs, the waits normalised to one per launch.
+/// The persistent kernel's table for lastPlan (support/TaskTable.h): one record per
+/// launch that runs, the waits normalised to one per launch, each target counted from
+/// the counters as the last run left them.
+std::vector<uint64_t> tableWords(const kiln_graph &g, const std::vector<rt::PackedArgs> &packed) {
   const std::vector<rt::PlannedGraphLaunch> &plan = g.lastPlan;
   std::vector<std::vector<unsigned>> after;
   for (const rt::PlannedGraphLaunch &p : plan)
@@ -279,26 +304,24 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
   std::vector<uint64_t> words(plan.size() * g.recordWords, 0);
   for (size_t i = 0; i < plan.size(); ++i) {
     const rt::PlannedGraphLaunch &p = plan[i];
-    const uint32_t kernel = b.launches[p.step].kernel;
+    const uint32_t kernel = g.bundle.launches[p.step].kernel;
     uint64_t *rec = &words[i * g.recordWords];
     rec[0] = kernel | (total << 32);
     rec[1] = static_cast<uint64_t>(p.grid[0]) | (static_cast<uint64_t>(p.grid[1]) << 32);
-    uint32_t slot = 0xffffffffu, target = 0;
+    uint32_t slot = 0xffffffffu, target = 0, perRun = 0;
     if (waits[i] >= 0) {
       const rt::PlannedGraphLaunch &w = plan[static_cast<size_t>(waits[i])];
       slot = w.step;
-      target = g.slotCounts[w.step] + static_cast<uint32_t>(taskCount(w));
+      perRun = static_cast<uint32_t>(taskCount(w));
+      target = g.slotCounts[w.step] + perRun;
     }
     rec[2] = static_cast<uint64_t>(p.grid[2]) | (static_cast<uint64_t>(slot) << 32);
     rec[3] = (static_cast<uint64_t>(p.step) << 32) | target;
+    rec[4] = perRun;
     // The argument words are what a launch of the kernel would pass.
     std::copy(packed[i].slots.begin(), packed[i].slots.end(), rec + tasks::kRecordHeaderWords);
     total += taskCount(p);
   }
-  if (total > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()) - workers)
-    return fail(KILN_ERROR_INVALID_VALUE, "graph '" + b.name + "': one run has " + std::to_string(total) +
-                                              " tasks; at most " +
-                                              std::to_string(std::numeric_limits<int32_t>::max()) + " are supported");
   // Fault injection for the watchdog's test (docs/testing.md): the last wait asks for
   // one task more than its launch has, so it can never be met.
   if (const char *fault = std::getenv("KILN_TEST_GRAPH_UNREACHABLE_WAIT"); fault && *fault == '1')
@@ -307,6 +330,28 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
         words[i * g.recordWords + 3] += 1;
         break;
       }
+  return words;
+}
+
+kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &packed) {
+  const rt::GraphBundle &b = g.bundle;
+  if (!g.persistent)
+    if (kiln_status s = loadBundle(g, *b.persistent, &g.persistent); s != KILN_SUCCESS)
+      return s;
+  if (!g.residentWorkers && kiln_kernel_resident_programs(g.persistent, &g.residentWorkers) != KILN_SUCCESS)
+    return failWith(KILN_ERROR_LAUNCH, "graph '" + b.name + "'");
+  const uint32_t workers = g.workersWanted ? g.workersWanted : g.residentWorkers;
+  if (!workers)
+    return fail(KILN_ERROR_LAUNCH, "graph '" + b.name + "': not one program of the persistent kernel fits on " +
+                                       std::string(kiln_runtime_device_name(g.runtime)));
+  const std::vector<rt::PlannedGraphLaunch> &plan = g.lastPlan;
+  uint64_t total = 0;
+  for (const rt::PlannedGraphLaunch &p : plan)
+    total += taskCount(p);
+  if (total > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()) - workers)
+    return fail(KILN_ERROR_INVALID_VALUE, "graph '" + b.name + "': one run has " + std::to_string(total) +
+                                              " tasks; at most " +
+                                              std::to_string(std::numeric_limits<int32_t>::max()) + " are supported");
 
   auto ensure = [&](kiln_buffer *&buffer, size_t bytes, kiln_dtype dtype) -> kiln_status {
     if (buffer && kiln_buffer_size(buffer) >= bytes)
@@ -324,10 +369,15 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
     if (kiln_status s = kiln_buffer_fill(g.sync, 0); s != KILN_SUCCESS)
       return failWith(s, "graph '" + b.name + "'");
   }
-  if (kiln_status s = ensure(g.table, std::max<size_t>(words.size() * 8, 8), KILN_DTYPE_U64); s != KILN_SUCCESS)
-    return s;
-  if (kiln_status s = kiln_buffer_write(g.table, 0, words.data(), words.size() * 8); s != KILN_SUCCESS)
-    return failWith(s, "graph '" + b.name + "'");
+  if (!g.tableCurrent) {
+    const std::vector<uint64_t> words = tableWords(g, packed);
+    if (kiln_status s = ensure(g.table, std::max<size_t>(words.size() * 8, 8), KILN_DTYPE_U64); s != KILN_SUCCESS)
+      return s;
+    if (kiln_status s = kiln_buffer_write(g.table, 0, words.data(), words.size() * 8); s != KILN_SUCCESS)
+      return failWith(s, "graph '" + b.name + "'");
+    g.tableCurrent = true;
+    g.tableRuns = 0;
+  }
   g.traceWords = g.traceEnabled ? total * tasks::kTraceWords : 0;
   if (g.traceEnabled)
     if (kiln_status s = ensure(g.trace, std::max<size_t>(g.traceWords * 8, 8), KILN_DTYPE_U64); s != KILN_SUCCESS)
@@ -353,6 +403,8 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
       return failWith(s, "graph '" + b.name + "'");
   params[6].kind = KILN_ARG_BUFFER;
   params[6].value.buffer.buffer = g.traceEnabled ? g.trace : noTrace;
+  params[7].kind = KILN_ARG_UINT;
+  params[7].value.u = g.tableRuns;
   const kiln_status s = kiln_launch(g.persistent, kiln_grid{workers, 1, 1}, params.data(), params.size());
   kiln_buffer_free(noTrace);
   if (s != KILN_SUCCESS)
@@ -360,6 +412,7 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
   g.claimed += static_cast<uint32_t>(total) + workers;
   for (const rt::PlannedGraphLaunch &p : plan)
     g.slotCounts[p.step] += static_cast<uint32_t>(taskCount(p));
+  ++g.tableRuns;
   g.lastWorkers = workers;
   return KILN_SUCCESS;
 }
@@ -398,6 +451,19 @@ kiln_status runCudaGraph(kiln_graph &g, const std::vector<std::vector<kiln_arg>>
   if (kiln_status s = kiln_recording_replay(g.recording); s != KILN_SUCCESS)
     return failWith(s, "graph '" + g.bundle.name + "'");
   return KILN_SUCCESS;
+}
+
+/// Runs the last call's plan in `mode`.
+kiln_status runPlanned(kiln_graph &g, kiln_graph_mode mode) {
+  g.lastWorkers = 0;
+  g.traceWords = 0;
+  if (g.lastPlan.empty())
+    return KILN_SUCCESS; // every launch sat under an `if` that was false
+  switch (mode) {
+  case KILN_GRAPH_MODE_PERSISTENT: return runPersistent(g, g.lastPacked);
+  case KILN_GRAPH_MODE_CUDA_GRAPH: return runCudaGraph(g, g.lastLaunchArgs);
+  default: return runLaunches(g, g.lastLaunchArgs);
+  }
 }
 
 } // namespace
@@ -488,6 +554,11 @@ kiln_status kiln_graph_launch(kiln_graph *graph, const kiln_arg *args, size_t nu
                                               " on " + kiln_runtime_device_name(g.runtime) +
                                               "; KILN_GRAPH_MODE_LAUNCHES runs it launch by launch");
 
+    std::vector<uint64_t> key = callKey(g, args, num_args, mode);
+    if (!key.empty() && key == g.lastKey && g.lastMode == mode)
+      return runPlanned(g, mode);
+    g.lastKey.clear();
+    g.tableCurrent = false;
     std::vector<rt::GraphArgValue> values;
     if (kiln_status s = graphArguments(g, args, num_args, values); s != KILN_SUCCESS)
       return s;
@@ -510,21 +581,16 @@ kiln_status kiln_graph_launch(kiln_graph *graph, const kiln_arg *args, size_t nu
       }
     g.lastPlan = std::move(*plan);
     g.lastMode = mode;
-    g.lastWorkers = 0;
-    g.traceWords = 0;
-    if (g.lastPlan.empty())
-      return KILN_SUCCESS; // every launch sat under an `if` that was false
     std::vector<rt::PackedArgs> packed;
     if (kiln_status s = packAll(g, launchArgs, packed); s != KILN_SUCCESS) {
       g.lastPlan.clear(); // nothing of this run was enqueued
       g.lastMode = KILN_GRAPH_MODE_AUTO;
       return s;
     }
-    switch (mode) {
-    case KILN_GRAPH_MODE_PERSISTENT: return runPersistent(g, packed);
-    case KILN_GRAPH_MODE_CUDA_GRAPH: return runCudaGraph(g, launchArgs);
-    default: return runLaunches(g, launchArgs);
-    }
+    g.lastLaunchArgs = std::move(launchArgs);
+    g.lastPacked = std::move(packed);
+    g.lastKey = std::move(key);
+    return runPlanned(g, mode);
   });
 }
 
@@ -550,10 +616,12 @@ kiln_status kiln_graph_check(kiln_graph *graph) {
     }
     if (slot < g.bundle.launches.size())
       whom = describeLaunch(g, slot);
-    // Counters and the claim are left mid-run: start the next run from zero.
+    // Counters and the claim are left mid-run: start the next run from zero, with a
+    // table written afresh for them.
     kiln_buffer_fill(g.sync, 0);
     g.claimed = 0;
     std::fill(g.slotCounts.begin(), g.slotCounts.end(), 0);
+    g.tableCurrent = false;
     return fail(KILN_ERROR_LAUNCH, "graph '" + g.bundle.name + "': the persistent kernel stopped: " + who +
                                        " waited more than " + std::to_string(g.timeoutNs / 1'000'000) + " ms for " +
                                        whom + " (its counter was at " + std::to_string(head[tasks::kErrorSeenWord]) +

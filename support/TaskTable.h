@@ -11,8 +11,10 @@
 // is the contract between them, so it sits below both.
 //
 // Counters are never reset between runs: they only grow, and the host passes where this
-// run starts (the claim base, each wait's target), so repeated runs need no memset.
-// Comparisons are modulo 2^32.
+// run starts (the claim base, and how many runs the table has served), so repeated runs
+// need no memset; a table stays valid for as long as the same launches run with the same
+// arguments, so a repeated call writes nothing before its launch. Comparisons are
+// modulo 2^32.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -27,10 +29,13 @@ namespace kiln::tasks {
 ///   word 0: kernel kind (bits 0-31), index of the launch's first task (bits 32-63)
 ///   word 1: grid x (bits 0-31), grid y (bits 32-63)
 ///   word 2: grid z (bits 0-31), the slot whose counter the launch waits on, or -1
-///   word 3: the count that counter must reach (bits 0-31), the launch's own slot
-///   word 4...: the arguments: a pointer's device address, or a scalar's bits in the
+///   word 3: the count that counter must reach in the table's first run (bits 0-31),
+///           the launch's own slot (bits 32-63)
+///   word 4: how much that count grows per run (bits 0-31: the tasks of the launch
+///           waited on), so run r of the table waits for word3 + r * word4
+///   word 5...: the arguments: a pointer's device address, or a scalar's bits in the
 ///              low bits of the word (f32 as its 32 bits, bool as 0 / 1)
-inline constexpr unsigned kRecordHeaderWords = 4;
+inline constexpr unsigned kRecordHeaderWords = 5;
 
 /// The sync words (uint32_t each).
 inline constexpr unsigned kClaimWord = 0;     ///< tasks claimed so far, over all runs
@@ -48,8 +53,8 @@ inline constexpr uint32_t kErrorWaitTimeout = 1;
 
 /// The megakernel's parameters, in order (docs/graphs.md has the table):
 ///   table: *u64, launches: i32, tasks: i32, sync: *u32, claim_base: u32, timeout_ns: i64,
-///   trace: *u64 (null: no trace)
-inline constexpr unsigned kNumParams = 7;
+///   trace: *u64 (null: no trace), table_runs: u32 (the runs of this table before this one)
+inline constexpr unsigned kNumParams = 8;
 
 /// With a trace buffer, each task's thread 0 writes kTraceWords 64-bit words at
 /// trace[task * kTraceWords]: when it claimed the task, when its wait ended and when

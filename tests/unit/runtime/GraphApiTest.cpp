@@ -33,7 +33,8 @@ const char *kPersistentPtx = R"(.version 8.0
 	.param .u64 g_persistent_param_3,
 	.param .u32 g_persistent_param_4,
 	.param .u64 g_persistent_param_5,
-	.param .u64 g_persistent_param_6
+	.param .u64 g_persistent_param_6,
+	.param .u32 g_persistent_param_7
 )
 {
 	ret;
@@ -83,7 +84,7 @@ GraphBundle twoLaunches() {
   mega.params = {{"table", DType::U64, true},      {"launches", DType::I32, false},
                  {"tasks", DType::I32, false},     {"sync", DType::U32, true},
                  {"claim_base", DType::U32, false}, {"timeout_ns", DType::I64, false},
-                 {"trace", DType::U64, true}};
+                 {"trace", DType::U64, true},      {"table_runs", DType::U32, false}};
   mega.consts = {{"RECORD_WORDS", int64_t(kiln::tasks::kRecordHeaderWords + 4)}};
   mega.target = Target::SM90;
   mega.compilerVersion = "dslc 0.1.0";
@@ -170,6 +171,40 @@ TEST_F(GraphApi, ThePersistentModeIsOneLaunchOverTheResidentWorkers) {
   EXPECT_EQ(grid[0], 7u);
   rt.synchronize();
   g.check(); // the fake ran nothing, so no watchdog record
+}
+
+// The same arguments again reuse the table: the kernel learns how many runs it served
+// (table_runs) and grows each wait's target by the waited launch's tasks per run, so a
+// repeated call writes nothing. New arguments write a new table whose targets start
+// from the counters as the earlier runs left them.
+TEST_F(GraphApi, ARepeatedPersistentCallReusesItsTable) {
+  kiln::Runtime rt;
+  kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(twoLaunches()));
+  auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
+  const unsigned recordWords = kiln::tasks::kRecordHeaderWords + 4;
+  auto record = [&](unsigned launch) {
+    return reinterpret_cast<const uint64_t *>(fake.param(0)) + launch * recordWords;
+  };
+  g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
+  const uint64_t table = fake.param(0);
+  EXPECT_EQ(fake.param(7), 0u);
+  // The second launch waits for the first's 4 tasks, 4 more each run.
+  EXPECT_EQ(record(1)[2] >> 32, 0u);
+  EXPECT_EQ(record(1)[3] & 0xffffffffu, 4u);
+  EXPECT_EQ(record(1)[4], 4u);
+  for (uint64_t run = 1; run < 3; ++run) {
+    g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
+    EXPECT_EQ(fake.param(0), table);
+    EXPECT_EQ(fake.param(7), run);
+    EXPECT_EQ(record(1)[3] & 0xffffffffu, 4u); // unchanged
+  }
+  // n = 100: 2 tasks per launch, counted on from the 3 runs' 12.
+  g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(100), int32_t(1));
+  EXPECT_EQ(fake.param(7), 0u);
+  EXPECT_EQ(record(1)[3] & 0xffffffffu, 12u + 2u);
+  EXPECT_EQ(record(1)[4], 2u);
+  EXPECT_EQ(fake.param(4), 3 * (8u + g.last_run().workers)); // the claims go on too
+  rt.synchronize();
 }
 
 TEST_F(GraphApi, ACudaGraphIsRecordedOnceWhileTheArgumentsStay) {
