@@ -206,19 +206,21 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
                    *decode = block("decode"), *exit = block("exit");
   b.CreateBr(claim);
 
-  // claim: thread 0 takes the next task unless the run was stopped.
+  // claim: thread 0 takes the next task unless the run was stopped. The ticket and the
+  // abort word are read together (neither waits for the other's round trip to L2); a
+  // ticket taken after a stop is simply dropped, the host resetting the counters.
   b.SetInsertPoint(claim);
   b.CreateCondBr(leader, leaderClaim, claimed);
   b.SetInsertPoint(leaderClaim);
-  llvm::Value *aborted = atomicLoad(syncWord(tasks::kAbortWord), llvm::AtomicOrdering::Monotonic);
-  b.CreateCondBr(b.CreateICmpNE(aborted, i32(0)), none, take);
-  b.SetInsertPoint(take);
   llvm::Value *ticket = b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, syncWord(tasks::kClaimWord), i32(1),
                                           llvm::Align(4), llvm::AtomicOrdering::Monotonic,
                                           ctx.getOrInsertSyncScopeID("device"));
+  llvm::Value *aborted = atomicLoad(syncWord(tasks::kAbortWord), llvm::AtomicOrdering::Monotonic);
   llvm::Value *task = b.CreateSub(ticket, claimBase, "task");
   b.CreateStore(globalTimer(), claimedAt);
   llvm::Value *fromLaunch = b.CreateLoad(b.getInt32Ty(), scanFrom, "scan.from");
+  b.CreateCondBr(b.CreateICmpNE(aborted, i32(0)), none, take);
+  b.SetInsertPoint(take);
   b.CreateCondBr(b.CreateICmpULT(task, numTasks), search, none);
   // The launch of the task: the last record whose first task is <= task. A worker's
   // tickets only grow, so the scan goes on from its previous task's launch: over a
