@@ -9,8 +9,9 @@
 //   claim     thread 0 takes the next task number with one atomic add on the claim
 //             counter and finds its launch in the table, scanning on from its last one
 //   wait      thread 0 spins (ld.acquire.gpu, with nanosleep backoff) until the counter
-//             of the one slot the launch waits on reaches its target — unless this
-//             worker already passed that launch's wait (counters only grow); past the
+//             of the one slot the launch waits on reaches its target, then a barrier —
+//             unless this worker already passed that launch's wait (counters only
+//             grow), which every thread knows, so none waits; past the
 //             timeout (%globaltimer) it records which task waited on what and raises
 //             the abort word, which every worker checks, so a stuck graph ends instead
 //             of hanging
@@ -193,7 +194,7 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   llvm::Value *claimedAt = b.CreateAlloca(b.getInt64Ty(), nullptr, "claimed.at");
   llvm::Value *startedAt = b.CreateAlloca(b.getInt64Ty(), nullptr, "started.at");
   llvm::Value *tracing = b.CreateICmpNE(trace, llvm::ConstantPointerNull::get(global), "tracing");
-  // The launch whose wait this worker last passed (thread 0's).
+  // The launch whose wait this worker last passed.
   llvm::Value *passedLaunch = b.CreateAlloca(b.getInt32Ty(), nullptr, "passed.launch");
   b.CreateStore(i32(~0u), passedLaunch);
   // The launch of the task this worker last claimed (thread 0's): where the next
@@ -281,17 +282,24 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
                    *sleep = block("wait.sleep"), *timedOut = block("wait.timeout"),
                    *record = block("wait.record"), *stop = block("wait.stop"), *ready = block("wait.ready"),
                    *waited = block("waited"), *dispatch = block("dispatch"), *taskDone = block("task.done"),
-                   *trigger = block("trigger");
+                   *trigger = block("trigger"), *mustWait = block("wait.must"), *noWait = block("wait.none"),
+                   *waitPassed = block("wait.passed");
+  // A launch that waits on nothing, or whose wait this worker already passed (its
+  // previous task's: counters only grow), goes straight to its task: every thread
+  // knows that much from the record, so neither the wait nor its barrier is needed.
+  llvm::Value *passed = b.CreateICmpEQ(b.CreateLoad(b.getInt32Ty(), passedLaunch), myLaunch, "passed");
+  b.CreateCondBr(b.CreateOr(b.CreateICmpEQ(waitSlot, i32(~0u)), passed), noWait, mustWait);
+  b.SetInsertPoint(noWait);
+  b.CreateStore(globalTimer(), startedAt);
+  b.CreateBr(dispatch);
+  b.SetInsertPoint(mustWait);
   b.CreateCondBr(leader, leaderWait, waited);
 
-  // wait: thread 0, on the one counter the launch waits for (slot -1: none).
-  // A launch whose wait this worker already passed (its previous task's) needs none:
-  // counters only grow.
+  // wait: thread 0, on the one counter the launch waits for.
   b.SetInsertPoint(leaderWait);
   llvm::Value *counter = syncWord(b.CreateAdd(waitSlot, i32(tasks::kFirstCounterWord)));
   llvm::Value *start = globalTimer();
-  llvm::Value *passed = b.CreateICmpEQ(b.CreateLoad(b.getInt32Ty(), passedLaunch), myLaunch);
-  b.CreateCondBr(b.CreateOr(b.CreateICmpEQ(waitSlot, i32(~0u)), passed), ready, spin);
+  b.CreateBr(spin);
   b.SetInsertPoint(spin);
   llvm::Value *seen = atomicLoad(counter, llvm::AtomicOrdering::Acquire);
   b.CreateCondBr(b.CreateICmpSGE(b.CreateSub(seen, waitTarget), i32(0)), ready, check);
@@ -323,7 +331,6 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   b.CreateStore(i32(1), ctlAt(2));
   b.CreateBr(waited);
   b.SetInsertPoint(ready);
-  b.CreateStore(myLaunch, passedLaunch);
   b.CreateStore(globalTimer(), startedAt);
   b.CreateStore(i32(0), ctlAt(2));
   b.CreateBr(waited);
@@ -331,7 +338,10 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   b.SetInsertPoint(waited);
   barrier();
   llvm::Value *failed = b.CreateLoad(b.getInt32Ty(), ctlAt(2));
-  b.CreateCondBr(b.CreateICmpNE(failed, i32(0)), exit, dispatch);
+  b.CreateCondBr(b.CreateICmpNE(failed, i32(0)), exit, waitPassed);
+  b.SetInsertPoint(waitPassed);
+  b.CreateStore(myLaunch, passedLaunch);
+  b.CreateBr(dispatch);
 
   // dispatch: the task's kernel, its arguments from the record.
   b.SetInsertPoint(dispatch);
