@@ -29,6 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+import trace_summary
 from graph_timing import MODE_NAMES, as_v2, cuda_graph_ms, median_ms, run_dslc
 
 HID, NQ, NKV, D, FF, SEGS = 2048, 32, 8, 64, 8192, 32  # SEGS: the graph's default
@@ -145,10 +146,14 @@ def main():
         if mode == "persistent":
             workers = re.search(r"persistent kernel of (\d+) workers", timed.stderr)
             print("INFO persistent kernel%s: %s workers" % (label, workers.group(1) if workers else "?"))
-            traced = dslc(base + defines + ["--trace", os.path.join(ARGS.work, "trace%s.json" % variants.index(variant))])
+            trace = os.path.join(ARGS.work, "trace%s.json" % variants.index(variant))
+            traced = dslc(base + defines + ["--trace", trace])
             for line in traced.stderr.splitlines():
                 if "trace of graph" in line:
                     print("INFO" + label + " " + line.split(": ", 1)[1])
+            if traced.returncode == 0:
+                for line in trace_summary.summarize(trace):
+                    print("INFO" + label + " " + line)
 
     # PyTorch in bf16: the usual modules' operations, eager and in one CUDA graph.
     x = x0.to(torch.bfloat16).view(1, HID).clone()

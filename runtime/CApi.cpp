@@ -31,6 +31,11 @@ struct RuntimeState {
   std::string lastLaunch;                  ///< the last kernel launched, for asynchronous faults
   /// Checked kernels launched since the last synchronization, whose records it reads.
   std::set<kiln_kernel *> checkedLaunched;
+  /// While a recording is made: the checked kernels it holds, which run (and so must
+  /// have their records read) each time it is replayed.
+  bool recording = false;
+  std::set<kiln_kernel *> recordedChecked;
+  std::set<kiln_recording *> recordings; ///< live, to forget a destroyed kernel
 };
 
 thread_local std::string lastError;
@@ -110,6 +115,7 @@ struct kiln_event {
 struct kiln_recording {
   std::shared_ptr<RuntimeState> state;
   std::unique_ptr<kiln::rt::DeviceRecording> device;
+  std::set<kiln_kernel *> checked; ///< checked kernels it launches
 };
 /// A block mask on the device: its three arrays are ordinary buffers of the runtime
 /// (registered like any other, so a launch resolves them as it resolves the caller's),
@@ -478,6 +484,9 @@ void kiln_kernel_destroy(kiln_kernel *kernel) {
       state->backend->release(kernel->checkRecord);
   }
   state->checkedLaunched.erase(kernel);
+  state->recordedChecked.erase(kernel);
+  for (kiln_recording *r : state->recordings)
+    r->checked.erase(kernel);
   delete kernel;
 }
 
@@ -655,7 +664,7 @@ kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *arg
     }
     if (b.checked) {
       appendCheckArguments(rt, *kernel, packed);
-      rt.checkedLaunched.insert(kernel);
+      (rt.recording ? rt.recordedChecked : rt.checkedLaunched).insert(kernel);
     }
     Status s = kernel->device->launch(split.grid, packed);
     if (!s.ok())
@@ -959,6 +968,8 @@ kiln_status kiln_runtime_begin_recording(kiln_runtime *runtime) {
     std::lock_guard<std::mutex> lock(rt.mutex);
     if (Status s = rt.backend->beginRecording(); !s.ok())
       return fail(s);
+    rt.recording = true;
+    rt.recordedChecked.clear();
     return KILN_SUCCESS;
   });
 }
@@ -972,8 +983,12 @@ kiln_status kiln_runtime_end_recording(kiln_runtime *runtime, kiln_recording **o
     recording->state = runtime->state;
     RuntimeState &rt = *runtime->state;
     std::lock_guard<std::mutex> lock(rt.mutex);
+    rt.recording = false;
+    recording->checked = std::move(rt.recordedChecked);
+    rt.recordedChecked.clear();
     if (Status s = rt.backend->endRecording(recording->device); !s.ok())
       return fail(s);
+    rt.recordings.insert(recording.get());
     *out = recording.release();
     return KILN_SUCCESS;
   });
@@ -987,6 +1002,7 @@ kiln_status kiln_recording_replay(kiln_recording *recording) {
     std::lock_guard<std::mutex> lock(rt.mutex);
     if (Status s = recording->device->replay(); !s.ok())
       return failAfterLaunch(rt, s);
+    rt.checkedLaunched.insert(recording->checked.begin(), recording->checked.end());
     return KILN_SUCCESS;
   });
 }
@@ -996,6 +1012,7 @@ void kiln_recording_destroy(kiln_recording *recording) {
     return;
   std::shared_ptr<RuntimeState> state = recording->state;
   std::lock_guard<std::mutex> lock(state->mutex);
+  state->recordings.erase(recording);
   delete recording;
 }
 

@@ -31,7 +31,9 @@ def run(kernel, grid, arrays, scalars, extra=(), source=None):
     folder = os.path.join(ARGS.work, kernel)
     os.makedirs(folder, exist_ok=True)
     args = ["run", source or os.path.join(ARGS.repo, "tests", "spirv", "checked", "out_of_bounds.kiln"),
-            "--kernel", kernel, "--device", "cuda", "--grid", grid, "--diagnostics=json"] + list(extra)
+            "--kernel", kernel, "--device", "cuda", "--diagnostics=json"] + list(extra)
+    if grid is not None:  # a graph computes its own grids
+        args += ["--grid", grid]
     for name, a in arrays.items():
         np.save(os.path.join(folder, name + ".npy"), a)
         args += ["--arg", "%s=%s" % (name, os.path.join(folder, name + ".npy"))]
@@ -42,8 +44,8 @@ def run(kernel, grid, arrays, scalars, extra=(), source=None):
     return p, outs
 
 
-def expect_violation(name, kernel, grid, arrays, scalars, want):
-    p, outs = run(kernel, grid, arrays, scalars, ("--checked",))
+def expect_violation(name, kernel, grid, arrays, scalars, want, source=None, extra=()):
+    p, outs = run(kernel, grid, arrays, scalars, ("--checked",) + tuple(extra), source)
     messages = []
     for line in p.stderr.splitlines():
         try:
@@ -71,6 +73,16 @@ def main():
                      {"which": 0, "start": 40}, "load out of bounds at ")
     expect_violation("checked: an atomic past the end", "atomic_overrun", "3", {"counts": np.zeros(10, np.int32)},
                      {"n": 10}, "atomic out of bounds at ")
+    # A graph whose second launch overruns: checked, it runs launch by launch (or as a
+    # CUDA graph, whose replays are checked too).
+    graph = os.path.join(ARGS.work, "graph_overrun.kiln")
+    with open(graph, "w") as f:
+        f.write("import \"%s\";\n\ngraph g(dst: *f32, n: i32) {\n    launch overrun[(1,)](dst, n);\n"
+                "    launch overrun[((n + 64) / 64,)](dst, n);\n}\n"
+                % os.path.join(ARGS.repo, "tests", "spirv", "checked", "out_of_bounds.kiln"))
+    for mode in ("launches", "cuda-graph"):
+        expect_violation("checked: a graph's launch overruns (%s)" % mode, "g", None, {"dst": np.zeros(100, np.float32)},
+                         {"n": 100}, "element 100 of parameter 'dst'", graph, ("--graph-mode=" + mode,))
     # In bounds: the chosen pointer inside b passes, with b's values.
     p, outs = run("chosen", "1", {"a": np.ones(64, np.float32), "b": np.full(64, 2, np.float32),
                                   "out": np.zeros(32, np.float32)}, {"which": 1, "start": 16}, ("--checked",))

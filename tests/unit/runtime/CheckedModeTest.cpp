@@ -126,3 +126,32 @@ TEST_F(CheckedMode, ABufferStartingWhereAnotherEndsGetsItsOwnExtent) {
   EXPECT_EQ(fake.param(6), 0u);
   rt.synchronize();
 }
+
+// A recording (a CUDA graph) of a checked kernel runs it at each replay: the record is
+// read at the synchronization after every replay, not only after the recording.
+TEST_F(CheckedMode, AReplayedRecordingOfACheckedKernelIsCheckedEveryTime) {
+  Bundle b = vaddBundle(kCheckedVaddPtx);
+  b.checked = true;
+  std::string error;
+  const std::vector<uint8_t> bytes = serializeBundle(b, error);
+  ASSERT_FALSE(bytes.empty()) << error;
+  kiln::Runtime rt;
+  kiln::Kernel k = rt.load_bundle_bytes(bytes);
+  auto x = rt.alloc<float>(100), y = rt.alloc<float>(100), out = rt.alloc<float>(50);
+  rt.begin_recording();
+  k.launch({1, 1, 1}, x, y, out, int32_t(100));
+  kiln::Recording recording = rt.end_recording();
+  auto *words = reinterpret_cast<uint32_t *>(fake.param(7));
+  for (int replay = 0; replay < 2; ++replay) {
+    recording.replay();
+    rt.synchronize(); // clean
+    words[kiln::check::kFlagWord] = 1; // what the kernel writes on a bad store
+    words[kiln::check::kKindWord] = static_cast<uint32_t>(kiln::check::CheckKind::Store);
+    words[kiln::check::kParamWord] = 2;
+    words[kiln::check::kDoneWord] = 1;
+    recording.replay();
+    kiln::RuntimeError e = thrown([&] { rt.synchronize(); });
+    EXPECT_EQ(e.status(), KILN_ERROR_OUT_OF_BOUNDS) << "replay " << replay;
+    EXPECT_EQ(words[kiln::check::kFlagWord], 0u); // cleared for the next
+  }
+}
