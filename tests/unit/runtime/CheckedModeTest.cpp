@@ -41,6 +41,15 @@ const char *kCheckedVaddPtx = R"(.version 8.0
 class CheckedMode : public ::testing::Test {
 protected:
   void SetUp() override { fake.reset(); }
+  /// vadd's bundle in checked mode, serialized.
+  static std::vector<uint8_t> checkedVadd() {
+    Bundle b = vaddBundle(kCheckedVaddPtx);
+    b.checked = true;
+    std::string error;
+    std::vector<uint8_t> bytes = serializeBundle(b, error);
+    EXPECT_FALSE(bytes.empty()) << error;
+    return bytes;
+  }
   ScopedEnv env{"KILN_CUDA_LIBRARY", KILN_FAKE_CUDA_PATH};
   FakeCuda fake;
 };
@@ -48,11 +57,8 @@ protected:
 } // namespace
 
 TEST_F(CheckedMode, ALaunchPassesEachPointersExtentAndTheRecord) {
-  Bundle b = vaddBundle(kCheckedVaddPtx);
-  b.checked = true;
+  const std::vector<uint8_t> bytes = checkedVadd();
   std::string error;
-  const std::vector<uint8_t> bytes = serializeBundle(b, error);
-  ASSERT_FALSE(bytes.empty()) << error;
   std::optional<Bundle> again = parseBundle(bytes, error);
   ASSERT_TRUE(again && again->checked) << error;
 
@@ -108,13 +114,8 @@ TEST_F(CheckedMode, ALaunchPassesEachPointersExtentAndTheRecord) {
 // buffer still gets zero.
 TEST_F(CheckedMode, ABufferStartingWhereAnotherEndsGetsItsOwnExtent) {
   fake.packAllocations(1);
-  Bundle b = vaddBundle(kCheckedVaddPtx);
-  b.checked = true;
-  std::string error;
-  const std::vector<uint8_t> bytes = serializeBundle(b, error);
-  ASSERT_FALSE(bytes.empty()) << error;
   kiln::Runtime rt;
-  kiln::Kernel k = rt.load_bundle_bytes(bytes);
+  kiln::Kernel k = rt.load_bundle_bytes(checkedVadd());
   auto x = rt.alloc<float>(64), y = rt.alloc<float>(64), out = rt.alloc<float>(32);
   ASSERT_EQ(y.device_address(), x.device_address() + 256); // packed: y starts where x ends
   ASSERT_EQ(out.device_address(), y.device_address() + 256);
@@ -130,13 +131,8 @@ TEST_F(CheckedMode, ABufferStartingWhereAnotherEndsGetsItsOwnExtent) {
 // A recording (a CUDA graph) of a checked kernel runs it at each replay: the record is
 // read at the synchronization after every replay, not only after the recording.
 TEST_F(CheckedMode, AReplayedRecordingOfACheckedKernelIsCheckedEveryTime) {
-  Bundle b = vaddBundle(kCheckedVaddPtx);
-  b.checked = true;
-  std::string error;
-  const std::vector<uint8_t> bytes = serializeBundle(b, error);
-  ASSERT_FALSE(bytes.empty()) << error;
   kiln::Runtime rt;
-  kiln::Kernel k = rt.load_bundle_bytes(bytes);
+  kiln::Kernel k = rt.load_bundle_bytes(checkedVadd());
   auto x = rt.alloc<float>(100), y = rt.alloc<float>(100), out = rt.alloc<float>(50);
   rt.begin_recording();
   k.launch({1, 1, 1}, x, y, out, int32_t(100));
