@@ -96,12 +96,14 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
   nlohmann::json attempts = nlohmann::json::array();
   int64_t promptTokens = 0, completionTokens = 0, requests = 0;
   std::string best, endpointError;
+  double bestSpeedup = 0; ///< the kept program's, 0 when not timed
   SolveStatus status = SolveFailed;
 
   auto writeReport = [&](const std::string &state) {
     const nlohmann::json report = {{"task", task.name},
                                    {"status", state},
                                    {"best", best.empty() ? nlohmann::json() : nlohmann::json(best)},
+                                   {"speedup", bestSpeedup > 0 ? nlohmann::json(bestSpeedup) : nlohmann::json()},
                                    {"attempts", attempts},
                                    {"tokens", {{"prompt", promptTokens}, {"completion", completionTokens}}},
                                    {"requests", requests},
@@ -149,10 +151,29 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
       return SolveBadInput;
     }
     const bool firstVerified = v.outcome == "verified" && best.empty();
-    if (firstVerified) {
+    // A verified program is timed beside the reference on the device (not on the
+    // interpreter); the fastest is kept, or the first where nothing is timed.
+    std::optional<Speed> speed;
+    if (v.outcome == "verified" && o.verify.device != "interp") {
+      VerifyOptions vo = o.verify;
+      vo.workDir = (fs::path(o.outDir) / ("attempt-" + std::to_string(i))).string();
+      std::string why;
+      speed = measureSpeed(task, file, vo, o.timingRepeat, why);
+      if (speed) {
+        v.evidence["time_ms"] = speed->programMs;
+        v.evidence["reference_ms"] = speed->referenceMs;
+        v.evidence["speedup"] = speed->speedup();
+        v.summary += "; " + std::to_string(speed->programMs) + " ms against the reference's " +
+                     std::to_string(speed->referenceMs) + " ms on " + speed->caseLabel;
+      } else {
+        v.evidence["not_timed"] = why;
+      }
+    }
+    if (v.outcome == "verified" && (firstVerified || (speed && speed->speedup() > bestSpeedup))) {
       best = (fs::path(o.outDir) / "best.kiln").string();
       writeText(best, *program);
       status = SolveVerified;
+      bestSpeedup = speed ? speed->speedup() : 0;
     }
     progress << "kiln-agent: attempt " << i << ": " << v.outcome << ": " << v.summary << "\n";
     nlohmann::json entry = {{"attempt", i},

@@ -7,9 +7,10 @@
 // the access that left its buffer — goes back to the generator for its next reply, as
 // many replies as --iterations allows. Once a candidate is verified it is kept as the
 // best, and the generator is asked for a faster one, verified the same way (a hidden
-// case catches a "faster" program fitted to the shapes it was shown). Which of two
-// verified programs is faster needs a profile, which the loop does not take yet: the
-// first verified program stays the best. Everything is written down: each attempt's program, report.json
+// case catches a "faster" program fitted to the shapes it was shown). On a GPU each
+// verified program is timed beside the reference (Verify.h, measureSpeed) and the
+// fastest is kept; on the interpreter the first verified one. Everything is written
+// down: each attempt's program, report.json
 // (the verdicts and their evidence, the tokens) and transcript.jsonl (every request and
 // reply; the key is never in them).
 //
@@ -28,6 +29,7 @@ struct SolveOptions {
   ChatOptions chat;
   VerifyOptions verify; ///< workDir is set per attempt
   int iterations = 5;   ///< generator replies at most
+  int timingRepeat = 20; ///< launches per timing of a verified program (on a GPU)
   std::string outDir;
   std::string promptsDir; ///< agent/prompts
   /// What the model reads after its instructions, each under a heading: the language

@@ -2,7 +2,9 @@
 #include "agent/Verify.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <tuple>
 #include <sstream>
 
 namespace kiln::agent {
@@ -135,7 +137,52 @@ nlohmann::json compareOutput(const Task &task, const std::string &name, DType dt
                                                                          : nlohmann::json(elementValue(got, dtype, first))}}}};
 }
 
+/// The median dslc run --time printed ("..., median 0.1895 ms, ..."), or nullopt.
+std::optional<double> medianMs(const std::string &err) {
+  const size_t at = err.find("median ");
+  if (at == std::string::npos)
+    return std::nullopt;
+  char *end = nullptr;
+  const double ms = std::strtod(err.c_str() + at + 7, &end);
+  if (end == err.c_str() + at + 7 || std::string_view(end).substr(0, 3) != " ms")
+    return std::nullopt;
+  return ms;
+}
+
 } // namespace
+
+std::optional<Speed> measureSpeed(const Task &task, const std::string &program, const VerifyOptions &o, int repeat,
+                                  std::string &why) {
+  if (o.device == "interp") {
+    why = "the interpreter's time says nothing of a GPU's";
+    return std::nullopt;
+  }
+  const bool hidden = !task.hiddenCases.empty();
+  const TaskCase &c = hidden ? task.hiddenCases.back() : task.cases.back();
+  Speed speed;
+  speed.caseLabel = hidden ? "hidden case " + std::to_string(task.hiddenCases.size() - 1)
+                           : "case " + std::to_string(task.cases.size() - 1);
+  const Inputs in = draw(c, o.seed + 104729);
+  const std::string dir = (fs::path(o.workDir) / "timing").string();
+  std::optional<std::vector<std::string>> args = stage(task, c, in, dir, why);
+  if (!args)
+    return std::nullopt;
+  args->insert(args->end(), {"--time", "--repeat", std::to_string(repeat)});
+  ChildLimits limits = o.limits;
+  limits.seconds = std::max(o.limits.seconds, 600.0);
+  for (auto [path, ms, who] : {std::tuple{task.reference, &speed.referenceMs, "the reference"},
+                               std::tuple{program, &speed.programMs, "the program"}}) {
+    ChildResult run = runProgram(o, path, task.entry, *args, false, limits);
+    std::optional<double> median = run.exitCode == 0 ? medianMs(run.err) : std::nullopt;
+    if (!median) {
+      why = std::string(who) + " could not be timed on " + speed.caseLabel + ": " +
+            (run.timedOut ? "it took too long" : run.err.substr(0, 300) + run.error);
+      return std::nullopt;
+    }
+    *ms = *median;
+  }
+  return speed;
+}
 
 Verdict verifyCandidate(const Task &task, const std::string &candidate, const VerifyOptions &o) {
   // 1. It compiles, with the entry the task asks for.

@@ -16,6 +16,7 @@
 #include "agent/Task.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -40,5 +41,19 @@ struct Verdict {
 };
 
 Verdict verifyCandidate(const Task &task, const std::string &candidatePath, const VerifyOptions &options);
+
+/// How fast a program runs beside the task's reference on the device: each run as
+/// `dslc run --time --repeat N` (unchecked), the median launch or graph run, on the
+/// task's last hidden case (else its last case), which tasks make their largest.
+struct Speed {
+  double programMs = 0, referenceMs = 0;
+  std::string caseLabel;
+  double speedup() const { return programMs > 0 ? referenceMs / programMs : 0; }
+};
+
+/// nullopt with `why` on the interpreter (its time says nothing of a GPU's) or when a
+/// run fails. `repeat` launches each.
+std::optional<Speed> measureSpeed(const Task &task, const std::string &programPath, const VerifyOptions &options,
+                                  int repeat, std::string &why);
 
 } // namespace kiln::agent

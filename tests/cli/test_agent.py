@@ -95,6 +95,27 @@ graph entry(x: *f32, y: *f32, rows: i32, cols: i32) {
         self.assertIn("compile-error: ", r.stdout)
         self.assertIn("E0106", r.stdout)
 
+    def test_time_against_the_reference(self):
+        # On the interpreter nothing is timed; on the stand-in CUDA driver each graph run is
+        # one persistent launch of a quarter millisecond of stand-in time, for the program
+        # and the reference alike.
+        r = self.kiln_agent("time", TASK, candidate("correct"))
+        self.assertEqual(r.rc, 1, r.describe())
+        self.assertIn("not timed: the interpreter's time says nothing of a GPU's", r.stdout)
+        r = self.kiln_agent("time", TASK, candidate("correct"), "--device", "cuda", "--repeat", "0")
+        self.assertEqual(r.rc, 2, r.describe())
+        self.assertIn("--repeat takes 1 to 100000 launches", r.stderr)
+        if not clitest.FAKE_DRIVERS.get("cuda"):
+            self.skipTest("the stand-in CUDA driver was not given (--fake-cuda)")
+        env = {"KILN_CUDA_LIBRARY": clitest.FAKE_DRIVERS["cuda"]}
+        r = self.kiln_agent("time", TASK, candidate("correct"), "--device", "cuda", "--repeat", "5", env=env)
+        self.assertEqual(r.rc, 0, r.describe())
+        self.assertIn("takes 0.2500 ms, the reference 0.2500 ms (hidden case 0, median of 5 on cuda): 1.00x", r.stdout)
+        # A program that does not compile cannot be timed.
+        r = self.kiln_agent("time", TASK, candidate("syntax_error"), "--device", "cuda", env=env)
+        self.assertEqual(r.rc, 1, r.describe())
+        self.assertIn("the program could not be timed on hidden case 0", r.stdout)
+
     def test_bad_tasks_and_command_lines(self):
         self.write("t.json", json.dumps({"name": "t", "prompt": "p", "entry": "entry", "reference": "r.kiln"}))
         r = self.kiln_agent("verify", "t.json", candidate("correct"))
@@ -116,7 +137,7 @@ graph entry(x: *f32, y: *f32, rows: i32, cols: i32) {
         r = self.kiln_agent("verify", "w.json", candidate("correct"))
         self.assertEqual(r.rc, 2, r.describe())
         self.assertIn("task-error: the reference fails on case 0", r.stdout)
-        for args, text in ((("fix",), "unknown command 'fix'"), (("verify", TASK), "takes a task file and a candidate"),
+        for args, text in ((("fix",), "unknown command 'fix'"), (("verify", TASK), "verify takes a task file and a program"),
                            (("verify", TASK, candidate("correct"), "--speed", "9"), "unknown option '--speed'")):
             r = self.kiln_agent(*args)
             self.assertEqual(r.rc, 2, r.describe())
@@ -369,6 +390,7 @@ class Solve(clitest.CliTestCase):
         self.assertEqual(r.rc, 0, r.describe())
         n = len(answers)
         self.assertIn("kiln-agent: bench: %d of %d tasks verified" % (n - 2, n), r.stdout)
+        self.assertIn("speed is measured on a GPU only", r.stdout)
         with open(self.path("bench/bench.json")) as f:
             summary = json.load(f)
         self.assertEqual(summary["verified"], n - 2)

@@ -3,11 +3,13 @@
 //   kiln-agent solve TASK.json --endpoint URL --model NAME [--iterations N] [--out DIR]
 //                    [--device D] [--request-timeout S] [--api-key-env VAR] ...
 //   kiln-agent verify TASK.json CANDIDATE.kiln [--device D] [--out DIR] ...
+//   kiln-agent time TASK.json PROGRAM.kiln --device D [--repeat N] ...
 //
 // solve runs the loop of agent/Solve.h against an OpenAI-compatible endpoint; verify
 // runs the verifier (agent/Verify.h) on one program: compiled, then run case by case
 // beside the task's reference on fresh random inputs (outputs poisoned, inputs checked
-// unchanged, hidden cases last), each run a child process with limits.
+// unchanged, hidden cases last), each run a child process with limits; time runs a
+// program and the task's reference on the device, the largest case, and prints both.
 //
 // Exit status: 0 verified, 1 not, 2 a bad task or command line (or a broken reference),
 // 3 (solve) the endpoint failed.
@@ -16,6 +18,7 @@
 #include "agent/Solve.h"
 #include "agent/Verify.h"
 #include "support/AtomicFile.h"
+#include "support/ReadFile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -48,6 +51,8 @@ const char *const kHelp =
     "  kiln-agent bench SUITE_DIR --endpoint URL --model NAME [the options of solve]\n"
     "  kiln-agent verify TASK.json CANDIDATE.kiln [--device D] [--out DIR] [--seed N]\n"
     "                    [--time-limit S] [--dslc PATH]\n"
+    "  kiln-agent time TASK.json PROGRAM.kiln --device cuda|ze [--repeat N] [--seed N]\n"
+    "                  [--time-limit S] [--dslc PATH]\n"
     "\n"
     "solve asks the model behind an OpenAI-compatible endpoint (POST URL/chat/completions)\n"
     "for a program, verifies each reply's first ```kiln block and sends the verdict back\n"
@@ -58,13 +63,18 @@ const char *const kHelp =
     "\n"
     "bench runs solve for every task of SUITE_DIR (each folder with a task.json; the repo's\n"
     "agent/tasks is one) into DIR/TASK (default kiln-agent-bench) and writes DIR/bench.json\n"
-    "with the share of tasks verified (fast_0).\n"
+    "with KernelBench's fast_p: the share of tasks verified (fast_0) and, on a GPU, the\n"
+    "shares whose best program beats the reference (fast_1) or doubles it (fast_2).\n"
     "\n"
     "verify compiles the candidate and runs it beside the task's reference, case by case,\n"
     "on fresh random inputs: outputs are poisoned with NaN before each run, every input\n"
     "must come back unchanged, the candidate runs in checked mode in a child process with\n"
     "a time and memory limit, and the hidden cases come last. It prints the verdict:\n"
     "verified, compile-error, wrong-result, checked-violation, timeout or rejected.\n"
+    "\n"
+    "time runs the program and the task's reference on a GPU, unchecked, on the task's\n"
+    "last hidden case (its largest), N launches each (default 20), and prints both medians\n"
+    "and the speedup; it does not check the results (verify does).\n"
     "\n"
     "OPTIONS:\n"
     "  --endpoint URL  (solve) the API's base URL, e.g. https://api.openai.com/v1 or\n"
@@ -79,6 +89,7 @@ const char *const kHelp =
     "  --out DIR       keep the runs' files under DIR and write DIR/report.json\n"
     "  --seed N        the inputs' seed (default: from the clock)\n"
     "  --time-limit S  seconds a run of the candidate may take (default 60)\n"
+    "  --repeat N      (time) launches of each program (default 20)\n"
     "  --dslc PATH     the dslc that runs programs (default: beside kiln-agent, else PATH)\n"
     "  --help, -h      show this help\n"
     "  --version       show the version\n"
@@ -186,8 +197,9 @@ int solveCommand(const std::vector<std::string> &positional, const std::map<std:
 }
 
 /// `kiln-agent bench SUITE_DIR`: solve for every task of the suite (each folder with a
-/// task.json), then the share verified. Speed (KernelBench's fast_p beyond p = 0) needs
-/// the GPU's profile, which the loop does not take yet.
+/// task.json), then KernelBench's fast_p: the share of tasks with a verified program
+/// more than p times as fast as the reference (fast_0: verified at all). Speed is
+/// measured on a GPU only; on the interpreter only fast_0 is reported.
 int benchCommand(const std::vector<std::string> &positional, const std::map<std::string, std::string> &opts) {
   if (positional.size() != 1)
     return usage("bench takes one suite folder");
@@ -204,7 +216,7 @@ int benchCommand(const std::vector<std::string> &positional, const std::map<std:
   std::sort(tasks.begin(), tasks.end());
   const std::string out = opts.count("--out") ? opts.at("--out") : "kiln-agent-bench";
   nlohmann::json rows = nlohmann::json::array();
-  size_t verified = 0;
+  size_t verified = 0, faster = 0, twice = 0;
   for (const fs::path &path : tasks) {
     std::string error;
     std::optional<agent::Task> task = agent::readTask(path.string(), error);
@@ -215,30 +227,66 @@ int benchCommand(const std::vector<std::string> &positional, const std::map<std:
     if (status == agent::SolveEndpointFailed || status == agent::SolveBadInput)
       return status;
     verified += status == agent::SolveVerified;
-    rows.push_back({{"task", task->name}, {"verified", status == agent::SolveVerified}});
+    // The kept program's speedup, from the task's report (null when not timed).
+    nlohmann::json speedup;
+    std::string why;
+    if (std::optional<std::string> text = readWholeFile((fs::path(o.outDir) / "report.json").string(), why, 1u << 24))
+      speedup = nlohmann::json::parse(*text, nullptr, false).value("speedup", nlohmann::json());
+    const double s = speedup.is_number() ? speedup.get<double>() : 0;
+    faster += s > 1;
+    twice += s > 2;
+    rows.push_back({{"task", task->name}, {"verified", status == agent::SolveVerified}, {"speedup", speedup}});
   }
-  const nlohmann::json summary = {{"tasks", rows}, {"verified", verified}, {"of", tasks.size()},
-                                  {"fast_0", static_cast<double>(verified) / static_cast<double>(tasks.size())}};
+  const double n = static_cast<double>(tasks.size());
+  const bool timed = o.verify.device != "interp";
+  nlohmann::json summary = {{"tasks", rows}, {"verified", verified}, {"of", tasks.size()},
+                            {"fast_0", static_cast<double>(verified) / n}, {"device", o.verify.device}};
+  if (timed) {
+    summary["fast_1"] = static_cast<double>(faster) / n;
+    summary["fast_2"] = static_cast<double>(twice) / n;
+  }
   const std::string text = summary.dump(2) + "\n";
   const std::string why = writeFileAtomically((fs::path(out) / "bench.json").string(),
                                               std::span(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
   if (!why.empty())
     return usage(why);
-  std::printf("kiln-agent: bench: %zu of %zu tasks verified (fast_0 %.2f); speed is not measured yet\n", verified,
-              tasks.size(), static_cast<double>(verified) / static_cast<double>(tasks.size()));
+  if (timed)
+    std::printf("kiln-agent: bench: %zu of %zu tasks verified (fast_0 %.2f), fast_1 %.2f, fast_2 %.2f on %s\n",
+                verified, tasks.size(), static_cast<double>(verified) / n, static_cast<double>(faster) / n,
+                static_cast<double>(twice) / n, o.verify.device.c_str());
+  else
+    std::printf("kiln-agent: bench: %zu of %zu tasks verified (fast_0 %.2f); speed is measured on a GPU only\n",
+                verified, tasks.size(), static_cast<double>(verified) / n);
   return 0;
 }
 
-int verify(const std::vector<std::string> &positional, const std::map<std::string, std::string> &opts) {
-  if (positional.size() != 2)
-    return usage("verify takes a task file and a candidate program");
+/// The task and options of `verify` and `time`, which take a task file and a program;
+/// nullopt after usage() when they are bad.
+std::optional<agent::Task> taskAndOptions(const std::vector<std::string> &positional,
+                                          const std::map<std::string, std::string> &opts, const std::string &command,
+                                          agent::VerifyOptions &o) {
+  if (positional.size() != 2) {
+    usage(command + " takes a task file and a program");
+    return std::nullopt;
+  }
   std::string error;
   std::optional<agent::Task> task = agent::readTask(positional[0], error);
-  if (!task)
-    return usage(error);
+  if (!task) {
+    usage(error);
+    return std::nullopt;
+  }
+  if (std::string why = commonOptions(opts, o); !why.empty()) {
+    usage(why);
+    return std::nullopt;
+  }
+  return task;
+}
+
+int verify(const std::vector<std::string> &positional, const std::map<std::string, std::string> &opts) {
   agent::VerifyOptions o;
-  if (std::string why = commonOptions(opts, o); !why.empty())
-    return usage(why);
+  std::optional<agent::Task> task = taskAndOptions(positional, opts, "verify", o);
+  if (!task)
+    return BadInput;
   const bool keep = opts.count("--out") != 0;
   o.workDir = keep ? opts.at("--out") : (fs::temp_directory_path() / ("kiln-agent-" + std::to_string(::getpid()))).string();
   agent::Verdict v = agent::verifyCandidate(*task, positional[1], o);
@@ -261,6 +309,34 @@ int verify(const std::vector<std::string> &positional, const std::map<std::strin
   return v.outcome == "verified" ? Verified : NotVerified;
 }
 
+int timeCommand(const std::vector<std::string> &positional, const std::map<std::string, std::string> &opts) {
+  agent::VerifyOptions o;
+  std::optional<agent::Task> task = taskAndOptions(positional, opts, "time", o);
+  if (!task)
+    return BadInput;
+  std::string error;
+  int repeat = 20;
+  try {
+    if (opts.count("--repeat"))
+      repeat = std::stoi(opts.at("--repeat"));
+  } catch (const std::exception &) {
+    repeat = 0;
+  }
+  if (repeat < 1 || repeat > 100000)
+    return usage("--repeat takes 1 to 100000 launches");
+  o.workDir = (fs::temp_directory_path() / ("kiln-agent-" + std::to_string(::getpid()))).string();
+  std::optional<agent::Speed> speed = agent::measureSpeed(*task, positional[1], o, repeat, error);
+  fs::remove_all(o.workDir);
+  if (!speed) {
+    std::cout << "kiln-agent: " << task->name << ": not timed: " << error << "\n";
+    return NotVerified;
+  }
+  std::printf("kiln-agent: %s: %s takes %.4f ms, the reference %.4f ms (%s, median of %d on %s): %.2fx\n",
+              task->name.c_str(), positional[1].c_str(), speed->programMs, speed->referenceMs,
+              speed->caseLabel.c_str(), repeat, o.device.c_str(), speed->speedup());
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -276,7 +352,7 @@ int main(int argc, char **argv) {
     }
   }
   if (args.empty())
-    return usage("no command; the commands are solve, bench and verify");
+    return usage("no command; the commands are solve, bench, verify and time");
   const std::string command = args.front();
   std::vector<std::string> positional;
   std::map<std::string, std::string> opts;
@@ -296,18 +372,19 @@ int main(int argc, char **argv) {
     }
     static const char *const known[] = {"--device",     "--out",        "--seed",          "--time-limit",
                                         "--dslc",       "--endpoint",   "--model",         "--iterations",
-                                        "--request-timeout", "--api-key-env", "--retries"};
+                                        "--request-timeout", "--api-key-env", "--retries", "--repeat"};
     if (std::find(std::begin(known), std::end(known), a) == std::end(known))
       return usage("unknown option '" + a + "'");
     if (opts.count(a))
       return usage("option '" + a + "' is given more than once");
     opts[a] = value;
   }
-  if (command != "verify" && command != "solve" && command != "bench")
-    return usage("unknown command '" + command + "'; the commands are solve, bench and verify");
+  if (command != "verify" && command != "solve" && command != "bench" && command != "time")
+    return usage("unknown command '" + command + "'; the commands are solve, bench, verify and time");
   try {
     return command == "solve"   ? solveCommand(positional, opts)
            : command == "bench" ? benchCommand(positional, opts)
+           : command == "time"  ? timeCommand(positional, opts)
                                 : verify(positional, opts);
   } catch (const std::exception &e) {
     std::cerr << "kiln-agent: internal error: " << e.what() << "\n";
