@@ -4,6 +4,7 @@
 #include "support/AtomicFile.h"
 #include "support/ReadFile.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -163,8 +164,14 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
         v.evidence["time_ms"] = speed->programMs;
         v.evidence["reference_ms"] = speed->referenceMs;
         v.evidence["speedup"] = speed->speedup();
-        v.summary += "; " + std::to_string(speed->programMs) + " ms against the reference's " +
-                     std::to_string(speed->referenceMs) + " ms on " + speed->caseLabel;
+        v.evidence["gb_per_s"] = speed->gbPerSecond();
+        char text[256];
+        std::snprintf(text, sizeof text,
+                      "; on %s it takes %.4f ms against the reference's %.4f ms (%.2fx), moving at least %.1f MB: "
+                      "%.0f GB/s",
+                      speed->caseLabel.c_str(), speed->programMs, speed->referenceMs, speed->speedup(),
+                      static_cast<double>(speed->bytes) / 1e6, speed->gbPerSecond());
+        v.summary += text;
       } else {
         v.evidence["not_timed"] = why;
       }

@@ -163,6 +163,8 @@ std::optional<Speed> measureSpeed(const Task &task, const std::string &program, 
   speed.caseLabel = hidden ? "hidden case " + std::to_string(task.hiddenCases.size() - 1)
                            : "case " + std::to_string(task.cases.size() - 1);
   const Inputs in = draw(c, o.seed + 104729);
+  for (const auto &[name, array] : in.arrays)
+    speed.bytes += array.data.size();
   const std::string dir = (fs::path(o.workDir) / "timing").string();
   std::optional<std::vector<std::string>> args = stage(task, c, in, dir, why);
   if (!args)

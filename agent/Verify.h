@@ -48,7 +48,12 @@ Verdict verifyCandidate(const Task &task, const std::string &candidatePath, cons
 struct Speed {
   double programMs = 0, referenceMs = 0;
   std::string caseLabel;
+  /// The bytes of the case's buffers: what a program must at least read or write once.
+  uint64_t bytes = 0;
   double speedup() const { return programMs > 0 ? referenceMs / programMs : 0; }
+  /// The program's bytes per second, in GB/s (the figure to hold against the copy
+  /// bandwidth, agent/prompts/ceilings.md).
+  double gbPerSecond() const { return programMs > 0 ? static_cast<double>(bytes) / (programMs * 1e6) : 0; }
 };
 
 /// nullopt with `why` on the interpreter (its time says nothing of a GPU's) or when a

@@ -110,7 +110,8 @@ graph entry(x: *f32, y: *f32, rows: i32, cols: i32) {
         env = {"KILN_CUDA_LIBRARY": clitest.FAKE_DRIVERS["cuda"]}
         r = self.kiln_agent("time", TASK, candidate("correct"), "--device", "cuda", "--repeat", "5", env=env)
         self.assertEqual(r.rc, 0, r.describe())
-        self.assertIn("takes 0.2500 ms, the reference 0.2500 ms (hidden case 0, median of 5 on cuda): 1.00x", r.stdout)
+        self.assertIn("takes 0.2500 ms, the reference 0.2500 ms (hidden case 0, median of 5 on cuda): 1.00x; "
+                      "0.1 MB at least", r.stdout)  # x and y, 5 x 2049 floats each
         # A program that does not compile cannot be timed.
         r = self.kiln_agent("time", TASK, candidate("syntax_error"), "--device", "cuda", env=env)
         self.assertEqual(r.rc, 1, r.describe())
@@ -315,7 +316,7 @@ class Solve(clitest.CliTestCase):
         # What the model reads first: its instructions, the references, the examples.
         system = server.requests[0][1]["messages"][0]["content"]
         for part in ("starts with ```kiln", "# The Kiln language reference", "# The builtin functions",
-                     "kernel vector_add("):
+                     "kernel vector_add(", "# The GPU's ceilings", "device-to-device copy"):
             self.assertIn(part, system)
         # The key is in no file the run wrote.
         for name in os.listdir(self.path("out")):

@@ -178,7 +178,8 @@ std::string solveOptions(const std::map<std::string, std::string> &opts, agent::
                  {"The builtin functions", repo + "/docs/builtins.md"},
                  {"A worked example: vector add (examples/vector_add.kiln)", repo + "/examples/vector_add.kiln"},
                  {"A worked example: softmax over rows (examples/softmax.kiln)", repo + "/examples/softmax.kiln"},
-                 {"A worked example: a graph of launches (examples/graph.kiln)", repo + "/examples/graph.kiln"}};
+                 {"A worked example: a graph of launches (examples/graph.kiln)", repo + "/examples/graph.kiln"},
+                 {"The GPU's ceilings", o.promptsDir + "/ceilings.md"}};
   return "";
 }
 
@@ -331,9 +332,11 @@ int timeCommand(const std::vector<std::string> &positional, const std::map<std::
     std::cout << "kiln-agent: " << task->name << ": not timed: " << error << "\n";
     return NotVerified;
   }
-  std::printf("kiln-agent: %s: %s takes %.4f ms, the reference %.4f ms (%s, median of %d on %s): %.2fx\n",
+  std::printf("kiln-agent: %s: %s takes %.4f ms, the reference %.4f ms (%s, median of %d on %s): %.2fx; "
+              "%.1f MB at least, %.0f GB/s\n",
               task->name.c_str(), positional[1].c_str(), speed->programMs, speed->referenceMs,
-              speed->caseLabel.c_str(), repeat, o.device.c_str(), speed->speedup());
+              speed->caseLabel.c_str(), repeat, o.device.c_str(), speed->speedup(),
+              static_cast<double>(speed->bytes) / 1e6, speed->gbPerSecond());
   return 0;
 }
 
