@@ -59,8 +59,8 @@ struct CodegenOptions {
   bool checked = false;
   /// Graphs' persistent kernel (Megakernel.cpp): before a task waits, its threads ask
   /// L2 for the elements it will read (ir/TaskFootprints.h), so its weights stream in
-  /// while the launch before it finishes.
-  bool taskPrefetch = true;
+  /// while the launch before it finishes. Off by default: it has not paid on the H200.
+  bool taskPrefetch = false;
 };
 
 /// paramDivisibility with the kernel's own promises (ir::Kernel::paramMultiples) added,

@@ -96,9 +96,9 @@ cl::opt<bool> Checked("checked",
                                "for its pointer; the first bad access is reported with its line and program, and "
                                "none leaves its buffer (docs/checked.md)"),
                       cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
-cl::opt<bool> NoTaskPrefetch("no-task-prefetch",
-                             cl::desc("Graphs' persistent kernel: do not prefetch into L2 what each task will read "
-                                      "before it waits for the launch before it (docs/graphs.md)"),
+cl::opt<bool> TaskPrefetch("task-prefetch",
+                           cl::desc("Graphs' persistent kernel: a task that must wait for the launch before it "
+                                    "first prefetches into L2 what it will read (docs/graphs.md)"),
                              cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<bool> NoFuseReductions("no-fuse-reductions",
                                 cl::desc("Keep cascaded reduction loops as written (no reduction-chain fusion)"),
@@ -646,7 +646,7 @@ int emitGraph(const ir::Module &module, const ir::Kernel &graph, const EmitPlan 
   codegen::CodegenOptions cg;
   cg.libdevicePath = LibdevicePath;
   cg.checked = Checked;
-  cg.taskPrefetch = !NoTaskPrefetch;
+  cg.taskPrefetch = TaskPrefetch;
   if (plan.kind == EmitKind::Bundle) {
     // SPIR-V gives no forward-progress guarantee between work-groups: there the bundle
     // holds the kernels alone, which run launch by launch.
@@ -750,7 +750,7 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   codegen::CodegenOptions cg;
   cg.libdevicePath = LibdevicePath;
   cg.checked = Checked;
-  cg.taskPrefetch = !NoTaskPrefetch;
+  cg.taskPrefetch = TaskPrefetch;
   cg.emitSpirvAsm = plan.kind == EmitKind::SPIRVAsm;
   if (!applyAssumptions(*assumptions, *kernel, cg, diags))
     return driver::ExitUserError;
@@ -968,7 +968,7 @@ int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split
   codegen::CodegenOptions cg;
   cg.libdevicePath = LibdevicePath;
   cg.checked = Checked;
-  cg.taskPrefetch = !NoTaskPrefetch;
+  cg.taskPrefetch = TaskPrefetch;
   cg.emitSpirvAsm = false;
   if (!dslc::runGraphOnDevice(module, graph, *host, *gpu, *target, cg, *gpuOptions, diags, timing))
     return driver::ExitUserError;
@@ -1059,7 +1059,7 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
     codegen::CodegenOptions cg;
     cg.libdevicePath = LibdevicePath;
     cg.checked = Checked;
-  cg.taskPrefetch = !NoTaskPrefetch;
+  cg.taskPrefetch = TaskPrefetch;
     cg.emitSpirvAsm = false;
     std::optional<codegen::CodegenResult> result;
     {
