@@ -27,6 +27,7 @@ import sys
 import numpy as np
 import torch
 
+import trace_summary
 from graph_timing import MODE_NAMES, as_v2, cuda_graph_ms, median_ms, run_dslc
 
 
@@ -91,10 +92,14 @@ def main():
             workers = re.search(r"persistent kernel of (\d+) workers", timed.stderr)
             if workers:
                 print("INFO persistent kernel%s: %s workers" % (label, workers.group(1)))
-                traced = dslc(base + defines + ["--trace", os.path.join(ARGS.work, "trace.json")])
+                trace = os.path.join(ARGS.work, "trace.json")
+                traced = dslc(base + defines + ["--trace", trace])
                 for line in traced.stderr.splitlines():
                     if "trace of graph" in line:
                         print("INFO" + label + " " + line.split(": ", 1)[1])
+                if traced.returncode == 0:
+                    for line in trace_summary.summarize(trace):
+                        print("INFO" + label + " " + line)
 
     # PyTorch, eager and in one CUDA graph, on the same bf16 weights.
     wt = w16.cuda()

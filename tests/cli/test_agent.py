@@ -363,6 +363,9 @@ class Solve(clitest.CliTestCase):
         r = self.kiln_agent("solve", TASK)
         self.assertEqual(r.rc, 2, r.describe())
         self.assertIn("solve and bench need --endpoint URL and --model NAME", r.stderr)
+        r = self.kiln_agent("solve", TASK, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--repeat", "x")
+        self.assertEqual(r.rc, 2, r.describe())
+        self.assertIn("--repeat takes 1 to 100000 launches", r.stderr)
 
     def test_bench_over_the_suite(self):
         # A server that knows the answers: each task's prompt gets the task's reference,

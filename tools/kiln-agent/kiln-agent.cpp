@@ -47,7 +47,7 @@ const char *const kHelp =
     "\n"
     "  kiln-agent solve TASK.json --endpoint URL --model NAME [--iterations N] [--out DIR]\n"
     "                   [--device D] [--request-timeout S] [--retries N] [--api-key-env VAR]\n"
-    "                   [--seed N] [--time-limit S] [--dslc PATH]\n"
+    "                   [--seed N] [--time-limit S] [--repeat N] [--dslc PATH]\n"
     "  kiln-agent bench SUITE_DIR --endpoint URL --model NAME [the options of solve]\n"
     "  kiln-agent verify TASK.json CANDIDATE.kiln [--device D] [--out DIR] [--seed N]\n"
     "                    [--time-limit S] [--dslc PATH]\n"
@@ -89,7 +89,7 @@ const char *const kHelp =
     "  --out DIR       keep the runs' files under DIR and write DIR/report.json\n"
     "  --seed N        the inputs' seed (default: from the clock)\n"
     "  --time-limit S  seconds a run of the candidate may take (default 60)\n"
-    "  --repeat N      (time) launches of each program (default 20)\n"
+    "  --repeat N      (time, and solve on a GPU) launches per timing (default 20)\n"
     "  --dslc PATH     the dslc that runs programs (default: beside kiln-agent, else PATH)\n"
     "  --help, -h      show this help\n"
     "  --version       show the version\n"
@@ -146,10 +146,24 @@ std::string commonOptions(const std::map<std::string, std::string> &opts, agent:
 }
 
 /// solve's and bench's options (all but the task) into `o`; a message when one is wrong.
+/// --repeat: launches per timing (1 to 100000, default 20); a message when malformed.
+std::string repeatOption(const std::map<std::string, std::string> &opts, int &repeat) {
+  repeat = 20;
+  try {
+    if (opts.count("--repeat"))
+      repeat = std::stoi(opts.at("--repeat"));
+  } catch (const std::exception &) {
+    repeat = 0;
+  }
+  return repeat < 1 || repeat > 100000 ? "--repeat takes 1 to 100000 launches" : "";
+}
+
 std::string solveOptions(const std::map<std::string, std::string> &opts, agent::SolveOptions &o) {
   if (!opts.count("--endpoint") || !opts.count("--model"))
     return "solve and bench need --endpoint URL and --model NAME";
   if (std::string why = commonOptions(opts, o.verify); !why.empty())
+    return why;
+  if (std::string why = repeatOption(opts, o.timingRepeat); !why.empty())
     return why;
   o.chat.endpoint = opts.at("--endpoint");
   o.chat.model = opts.at("--model");
@@ -316,15 +330,9 @@ int timeCommand(const std::vector<std::string> &positional, const std::map<std::
   if (!task)
     return BadInput;
   std::string error;
-  int repeat = 20;
-  try {
-    if (opts.count("--repeat"))
-      repeat = std::stoi(opts.at("--repeat"));
-  } catch (const std::exception &) {
-    repeat = 0;
-  }
-  if (repeat < 1 || repeat > 100000)
-    return usage("--repeat takes 1 to 100000 launches");
+  int repeat = 0;
+  if (std::string why = repeatOption(opts, repeat); !why.empty())
+    return usage(why);
   o.workDir = (fs::temp_directory_path() / ("kiln-agent-" + std::to_string(::getpid()))).string();
   std::optional<agent::Speed> speed = agent::measureSpeed(*task, positional[1], o, repeat, error);
   fs::remove_all(o.workDir);
