@@ -22,22 +22,23 @@
 //             given a trace buffer, first writes when it claimed, started and ended
 //             the task)
 //
-// A task that must wait first has every thread ask L2 for a share of what it will read
-// (prefetch.global.L2 per 128-byte line): the ranges of ir/TaskFootprints.h, evaluated
-// for the task's program id and arguments, each at most kPrefetchLimitBytes (a wider
-// one is probably the whole buffer, which the footprint gives where it knows no
-// better). So its weights stream in while the launch before it finishes, where the
-// loads otherwise started only after the wait. A task that need not wait prefetches
-// nothing: its own loads start at once, and on the H200 asking for all of a task's
-// bytes ahead of them made the persistent Llama-shaped step 8% slower (the requests
-// queue behind the running tasks' loads). A prefetch is a hint: it cannot fault or
-// change a value, and L2 is where the GPU's memory is coherent, so reading ahead of
-// another task's store is harmless.
+// With CodegenOptions::taskPrefetch (dslc --task-prefetch), a task that must wait first
+// has every thread ask L2 for a share of what it will read (prefetch.global.L2 per
+// 128-byte line): the ranges of ir/TaskFootprints.h, evaluated for the task's program
+// id and arguments, each at most kPrefetchLimitBytes (a wider one is probably the whole
+// buffer, which the footprint gives where it knows no better), so that its weights
+// stream in while the launch before it finishes. A task that need not wait prefetches
+// nothing: its own loads start at once. It is off by default because it has not paid
+// on the H200: the persistent Llama-shaped step took 4% longer with it, 8% when every
+// task prefetched (the requests queue behind the running tasks' loads). A prefetch is a
+// hint: it cannot fault or change a value, and L2 is where the GPU's memory is
+// coherent, so reading ahead of another task's store is harmless.
 //
 // Claiming in order makes the scheme deadlock-free whatever the residency: a task waits
 // only on smaller task numbers, all claimed earlier by workers that are running them.
-// Counters only grow; the host passes the claim base and each wait's absolute target,
-// so repeated runs need no reset (support/TaskTable.h).
+// Counters only grow; the host passes the claim base, and each wait's target grows by a
+// per-run count with the runs its table served (table_runs), so repeated runs need no
+// reset and a repeated call writes no table (support/TaskTable.h).
 //
 // Tasks share the one dynamic shared-memory arena (its size is the largest kind's), and
 // a small static array holds what thread 0 broadcasts: the task, its launch and whether
