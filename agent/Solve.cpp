@@ -134,6 +134,10 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
 
     Verdict v;
     const std::string file = (fs::path(o.outDir) / ("attempt-" + std::to_string(i) + ".kiln")).string();
+    // The attempt's runs (verification, then timing) share its folder and seed.
+    VerifyOptions vo = o.verify;
+    vo.workDir = (fs::path(o.outDir) / ("attempt-" + std::to_string(i))).string();
+    vo.seed = o.verify.seed + static_cast<uint64_t>(i) * 1000003u;
     std::optional<std::string> program = firstKilnBlock(reply->content);
     if (!program) {
       v = {"compile-error", "the reply has no ```kiln block", nullptr};
@@ -141,9 +145,6 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
       progress << "kiln-agent: cannot write '" << file << "'\n";
       return SolveBadInput;
     } else {
-      VerifyOptions vo = o.verify;
-      vo.workDir = (fs::path(o.outDir) / ("attempt-" + std::to_string(i))).string();
-      vo.seed = o.verify.seed + static_cast<uint64_t>(i) * 1000003u;
       v = verifyCandidate(task, file, vo);
     }
     if (v.outcome == "task-error") {
@@ -156,8 +157,6 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
     // interpreter); the fastest is kept, or the first where nothing is timed.
     std::optional<Speed> speed;
     if (v.outcome == "verified" && o.verify.device != "interp") {
-      VerifyOptions vo = o.verify;
-      vo.workDir = (fs::path(o.outDir) / ("attempt-" + std::to_string(i))).string();
       std::string why;
       speed = measureSpeed(task, file, vo, o.timingRepeat, why);
       if (speed) {
