@@ -353,14 +353,16 @@ struct AccessShape {
   bool maskPerVector = true; ///< the mask is constant over each vector
 };
 
-static AccessShape accessShape(Lowering &L, const ir::Op &op, int64_t maskOperand) {
+/// `chunk`: the consecutive elements of the last axis each thread holds per round (the
+/// pointer tile's own layout's, unless the registers are another tile's: a broadcast
+/// that reads its source where it is needed).
+static AccessShape accessShape(Lowering &L, const ir::Op &op, int64_t maskOperand, int64_t chunk) {
   const Type &pt = op.operand(0)->type;
   AccessShape s;
   if (pt.isScalar())
     return s;
-  const Layout l = L.layoutOf(pt);
   const int64_t eb = dtypeBytes(pt.dtype);
-  s.width = accessVectorWidth(L.axis.info(op.operand(0)), pt.shape, l.vec, eb);
+  s.width = accessVectorWidth(L.axis.info(op.operand(0)), pt.shape, chunk, eb);
   if (maskOperand >= 0 && static_cast<int64_t>(op.numOperands()) > maskOperand) {
     const AxisInfo &m = L.axis.info(op.operand(static_cast<unsigned>(maskOperand)));
     s.maskPerVector = m.constancy.back() % s.width == 0;
@@ -489,15 +491,19 @@ static llvm::Value *andMaybe(Lowering &L, llvm::Value *a, llvm::Value *c) {
 
 void Lowering::lowerLoad(const ir::Op &op) {
   orderAccess(op);
-  const Type &pt = op.operand(0)->type;
-  const Type elem = Type::scalar(pt.dtype);
-  const Regs &ptrs = get(op.operand(0));
   const Regs *mask = op.numOperands() > 1 ? &get(op.operand(1)) : nullptr;
   const Regs *other = op.numOperands() > 2 ? &get(op.operand(2)) : nullptr;
+  const int64_t chunk = op.operand(0)->type.isScalar() ? 1 : layoutOf(op.operand(0)->type).vec;
+  set(op.result(), readTile(op, get(op.operand(0)), mask, other, chunk));
+}
+
+Regs Lowering::readTile(const ir::Op &op, const Regs &ptrs, const Regs *mask, const Regs *other, int64_t chunk) {
+  const Type &pt = op.operand(0)->type;
+  const Type elem = Type::scalar(pt.dtype);
   llvm::Value *zero = llvm::Constant::getNullValue(regType(elem));
   auto otherAt = [&](int64_t i) { return other ? other->v[i] : zero; };
   const CacheHints hints = cacheHintsOf(*this, op);
-  const AccessShape s = accessShape(*this, op, 1);
+  const AccessShape s = accessShape(*this, op, 1, chunk);
   // Checked mode: lanes out of bounds are masked off (LowerChecks.cpp).
   Regs inBounds;
   if (opts.checked) {
@@ -544,7 +550,7 @@ void Lowering::lowerLoad(const ir::Op &op) {
     for (int64_t j = 0; j < w; ++j)
       out.v[base + j] = got[j];
   }
-  set(op.result(), std::move(out));
+  return out;
 }
 
 void Lowering::lowerStore(const ir::Op &op) {
@@ -571,7 +577,7 @@ void Lowering::lowerStore(const ir::Op &op) {
     return;
   }
   const Layout l = layoutOf(pt);
-  const AccessShape s = accessShape(*this, op, 2);
+  const AccessShape s = accessShape(*this, op, 2, l.vec);
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
   for (int64_t base = 0; base < n; base += s.width) {
     const int64_t w = s.width;

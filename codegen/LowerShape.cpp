@@ -5,10 +5,17 @@
 // permute, join, split) write the source tile to the shared-memory arena and read each
 // register's source element back. A broadcast or permute of a value that can be
 // recomputed at any index (index arithmetic such as `rows[:, None] * n + cols[None, :]`)
-// is instead recomputed in place, which needs no shared memory and no barrier.
+// is instead recomputed in place, which needs no shared memory and no barrier. So is a
+// broadcast along leading axes of values read from memory the kernel never writes (the
+// vector of a matrix-vector product, `v[None, :]` against a weight tile): each thread
+// reads the source elements its own registers need, as vectors, once per distinct
+// run of columns; the extra reads hit L1, where the exchange would put two barriers
+// into every iteration of the loop streaming the weights.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
+
+#include <unordered_map>
 
 namespace kiln::codegen::detail {
 
@@ -269,7 +276,7 @@ void Lowering::lowerBroadcast(const ir::Op &op) {
     return set(op.result(), get(op.operand(0)));
   if (st.numElements() == 1) // one element: every thread holds it already
     return set(op.result(), Regs{Values(layoutOf(rt).numRegs(), get(op.operand(0)).v[0])});
-  if (tryRematerialize(*this, op))
+  if (tryRematerialize(*this, op) || broadcastByReading(op))
     return;
   const ScratchPlan plan = scratchPlan(op);
   beginSharedUse();
@@ -278,6 +285,167 @@ void Lowering::lowerBroadcast(const ir::Op &op) {
   set(op.result(), gatherFromShared(st, rt, plan.offsets[0], [&](llvm::Value *e) {
         return broadcastSource(*this, e, st.shape, rt.shape);
       }));
+}
+
+//===--------------------------------------------------------------------===//
+// Broadcasts read where they are needed
+//===--------------------------------------------------------------------===//
+
+namespace {
+
+/// A broadcast's source recomputed in the result's layout, with its loads read by each
+/// thread for its own registers. Every value of the source tree has the source's
+/// element count, so one flat source index per register serves them all. Rounds of a
+/// thread that need the same source elements (a broadcast along leading axes repeats
+/// the source every P result elements) are computed once.
+class BroadcastReader {
+public:
+  BroadcastReader(Lowering &L, const ir::Op &op) : L(L), st(op.operand(0)->type), rt(op.result()->type) {}
+
+  /// At most this many loads per thread (loads of the tree times the distinct rounds).
+  static constexpr int kMaxReads = 8;
+
+  bool plan(const ir::Op &op) {
+    // The last axis must not be broadcast: a chunk of the result is then a run of
+    // consecutive source elements, so the source reads as vectors.
+    if (st.rank() != rt.rank() || st.rank() == 0 || st.shape.back() != rt.shape.back())
+      return false;
+    int budget = Lowering::kRecomputeBudget;
+    if (!fits(op.operand(0), budget) || loads == 0)
+      return false;
+    layout = L.layoutOf(rt);
+    pickRounds();
+    return loads * static_cast<int64_t>(rounds.size()) <= kMaxReads;
+  }
+
+  Regs read(const ir::Op &op) {
+    for (int64_t round : rounds)
+      for (int64_t j = 0; j < layout.vec; ++j)
+        srcIndex.push_back(broadcastSource(L, L.elementIndex(layout, round * layout.vec + j), st.shape, rt.shape));
+    const Regs compact = eval(op.operand(0));
+    Regs out;
+    for (int64_t r = 0; r < layout.numRounds(); ++r)
+      for (int64_t j = 0; j < layout.vec; ++j)
+        out.v.push_back(compact.v[static_cast<size_t>(slotOf[r] * layout.vec + j)]);
+    return out;
+  }
+
+private:
+  /// Whether `v` can be computed in the result's layout: values every thread can
+  /// recompute, loads of read-only memory at such addresses, and elementwise ops,
+  /// casts and reshapes of those.
+  bool fits(const ir::Value *v, int &budget) {
+    if (v->type.isScalar())
+      return true;
+    if (int pure = budget; L.canRematerialize(v, pure)) {
+      budget = pure;
+      return true;
+    }
+    const ir::Op *def = v->definingOp();
+    if (!def || --budget < 0)
+      return false;
+    if (def->kind() == OpKind::Load) {
+      if (v->type.pointer || !L.readOnly(*def))
+        return false;
+      ++loads;
+      for (const ir::Value *o : def->operands())
+        if (!L.canRematerialize(o, budget))
+          return false;
+      return true;
+    }
+    const OpKind k = def->kind();
+    if (k != OpKind::ExpandDims && k != OpKind::Reshape && k != OpKind::Cast && !ir::isElementwise(k) &&
+        k != OpKind::Cmp && k != OpKind::Select)
+      return false;
+    for (const ir::Value *o : def->operands())
+      if (!fits(o, budget))
+        return false;
+    return true;
+  }
+
+  /// Which rounds to compute. With the broadcast axes leading (source [1, .., 1, S..]),
+  /// result element e reads source element e mod P, P the product of S..; rounds that
+  /// differ by a multiple of P elements read the same source elements.
+  void pickRounds() {
+    size_t lead = 0;
+    while (lead < st.rank() && st.shape[lead] == 1 && rt.shape[lead] != 1)
+      ++lead;
+    int64_t period = 1;
+    bool leading = true;
+    for (size_t d = lead; d < st.rank(); ++d) {
+      leading = leading && st.shape[d] == rt.shape[d];
+      period *= rt.shape[d];
+    }
+    const int64_t roundElements = layout.numThreads * layout.vec;
+    slotOf.assign(static_cast<size_t>(layout.numRounds()), -1);
+    for (int64_t r = 0; r < layout.numRounds(); ++r) {
+      for (size_t s = 0; leading && layout.roundAlwaysValid(r) && s < rounds.size(); ++s)
+        if (layout.roundAlwaysValid(rounds[s]) && ((r - rounds[s]) * roundElements) % period == 0) {
+          slotOf[r] = static_cast<int64_t>(s);
+          break;
+        }
+      if (slotOf[r] < 0) {
+        slotOf[r] = static_cast<int64_t>(rounds.size());
+        rounds.push_back(r);
+      }
+    }
+  }
+
+  Regs eval(const ir::Value *v) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    Regs out;
+    if (v->type.isScalar()) {
+      out.v.assign(srcIndex.size(), L.get(v).v[0]);
+    } else if (int budget = Lowering::kRecomputeBudget; L.canRematerialize(v, budget)) {
+      for (llvm::Value *e : srcIndex)
+        out.v.push_back(L.rematerialize(v, e));
+    } else {
+      const ir::Op &op = *v->definingOp();
+      std::vector<Regs> in;
+      for (const ir::Value *o : op.operands())
+        in.push_back(eval(o));
+      if (op.kind() == OpKind::Load) {
+        out = L.readTile(op, in[0], in.size() > 1 ? &in[1] : nullptr, in.size() > 2 ? &in[2] : nullptr, layout.vec);
+      } else if (op.kind() == OpKind::ExpandDims || op.kind() == OpKind::Reshape) {
+        out = in[0];
+      } else {
+        Values args(in.size());
+        for (size_t i = 0; i < srcIndex.size(); ++i) {
+          for (size_t k = 0; k < in.size(); ++k)
+            args[k] = in[k].v[i];
+          out.v.push_back(op.kind() == OpKind::Cast
+                              ? L.convert(op.operand(0)->type.dtype, v->type.dtype, args[0])
+                              : L.emitElementwise(op, args));
+        }
+      }
+    }
+    memo[v] = out;
+    return out;
+  }
+
+  Lowering &L;
+  const Type &st, &rt;
+  Layout layout;
+  int64_t loads = 0;
+  std::vector<int64_t> rounds;  ///< the rounds computed
+  std::vector<int64_t> slotOf;  ///< per round: the index in `rounds` it copies
+  Values srcIndex;              ///< per computed register: its flat source index
+  std::unordered_map<const ir::Value *, Regs> memo;
+};
+
+} // namespace
+
+bool Lowering::broadcastByReading(const ir::Op &op) {
+  // Checked mode: the source's own loads already check every element; reading them
+  // again would check (and could report) the same elements twice.
+  if (opts.checked)
+    return false;
+  BroadcastReader reader(*this, op);
+  if (!reader.plan(op))
+    return false;
+  set(op.result(), reader.read(op));
+  return true;
 }
 
 void Lowering::lowerPermute(const ir::Op &op) {

@@ -283,6 +283,11 @@ public:
   // LowerMemory.cpp
   void lowerPtrAdd(const ir::Op &op);
   void lowerLoad(const ir::Op &op);
+  /// The registers of load `op` read from the addresses `ptrs` (and `mask`, `other`,
+  /// null where the load has none) of any tile whose rounds hold `chunk` consecutive
+  /// elements of the pointer operand's last axis: the load's own tile, or the tile of
+  /// a broadcast of it (broadcastByReading).
+  Regs readTile(const ir::Op &op, const Regs &ptrs, const Regs *mask, const Regs *other, int64_t chunk);
   void lowerStore(const ir::Op &op);
   llvm::Value *fromMemory(llvm::Value *v, const Type &elem);
   llvm::Value *toMemory(llvm::Value *v, const Type &elem);
@@ -318,6 +323,11 @@ public:
   void lowerArange(const ir::Op &op);
   void lowerSplat(const ir::Op &op);
   void lowerBroadcast(const ir::Op &op);
+  /// A broadcast along leading axes of values read from read-only memory (and computed
+  /// from them elementwise), each thread reading the source elements its registers
+  /// need instead of exchanging the tile through shared memory. False when the source
+  /// is not of that form or reading it so would cost more.
+  bool broadcastByReading(const ir::Op &op);
   void lowerSameOrder(const ir::Op &op);
   void lowerPermute(const ir::Op &op);
   void lowerJoin(const ir::Op &op);

@@ -300,6 +300,31 @@ add("tile.gather.narrow", "cat_gather.kiln", "gather_narrow", grid=(1,),
     ref=lambda v, s: {"out8": np.where(v.i8idx >= 0, f64(v.x)[np.clip(v.i8idx.astype(np.int64), 0, 255)], 0.0),
                       "outu": f64(v.x)[v.u8idx.astype(np.int64)]}, tol=EXACT)
 
+# Broadcasts read where they are needed (codegen/LowerShape.cpp): one warp, so that a
+# thread holds several rounds of the broadcast tile.
+add("tile.broadcast_reads.rows", "broadcast_reads.kiln", "row_broadcast",
+    sizes=lambda r: {"m": int(r.integers(1, 60)), "n": int(r.integers(1, 300))},
+    grid=lambda s: (-(-s["m"] // 16),),
+    args=[Arr("w", "bf16", ("m", "n"), normal(0.1)), Arr("x", "f32", "n", normal()),
+          Arr("y", "f32", "m"), Scalar("m", "i32", "m"), Scalar("n", "i32", "n")],
+    ref=lambda v, s: {"y": f64(v.w) @ (np.exp(f64(v.x) * 0.5) - 1.0)}, tol=Tol(1e-4, 1e-4))
+
+add("tile.broadcast_reads.middle", "broadcast_reads.kiln", "middle_broadcast", grid=(1,),
+    args=[Arr("a", "f32", (4, 1, 32), normal()), Arr("b", "bf16", (4, 1, 32), normal()),
+          Arr("out", "f32", (4, 8, 32))],
+    ref=lambda v, s: {"out": f64(f32(v.a) * f32(v.b)) + np.arange(8.0)[None, :, None]}, tol=Tol(1e-6, 1e-6))
+
+add("tile.broadcast_reads.sparse_rows", "broadcast_reads.kiln", "sparse_rows", grid=(1,),
+    args=[Arr("x", "f32", 32, normal()), Arr("flag", "i32", 32, randint(0, 2)), Arr("out", "f32", (8, 32))],
+    ref=lambda v, s: {"out": np.where(v.flag != 0, f32(v.x), -f32(v.x))[None, :]
+                      * np.arange(1.0, 9.0, dtype=np.float32)[:, None]},
+    tol=EXACT)
+
+add("tile.broadcast_reads.long_rows", "broadcast_reads.kiln", "long_rows", grid=(1,),
+    args=[Arr("x", "f32", 256, normal()), Arr("out", "f32", (4, 256))],
+    ref=lambda v, s: {"out": (f32(v.x) + np.float32(1.0))[None, :] * np.arange(2.0, 6.0, dtype=np.float32)[:, None]},
+    tol=EXACT)
+
 # ---- reductions ---------------------------------------------------------------------------
 
 _MN = lambda r: {"M": int(r.integers(1, 41)), "N": int(r.integers(1, 65))}  # noqa: E731
