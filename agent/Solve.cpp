@@ -50,13 +50,17 @@ std::string replaceAll(std::string text, const std::string &from, const std::str
   return text;
 }
 
-/// What the generator is told about a verdict. A hidden case's details stay hidden.
-std::string feedback(const std::string &templateText, const Verdict &v, bool firstVerified) {
+/// What the generator is told about a verdict (and, for a verified program, the
+/// analyst's advice). A hidden case's details stay hidden.
+std::string feedback(const std::string &templateText, const Verdict &v, bool firstVerified,
+                     const std::string &advice) {
   std::string verdict, details;
   if (v.outcome == "verified") {
     verdict = firstVerified ? "The program is correct: " + v.summary + "."
                             : "This version is correct too: " + v.summary + ".";
     details = "Now write a faster version that stays correct for every shape.\n";
+    if (!advice.empty())
+      details += "\nA performance analyst read its profile and advises:\n\n" + advice + "\n";
   } else if (v.outcome == "compile-error") {
     verdict = "The program does not compile: " + v.summary;
     if (v.evidence.contains("diagnostics"))
@@ -112,24 +116,49 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
     writeText((fs::path(o.outDir) / "report.json").string(), report.dump(2) + "\n");
   };
 
-  for (int i = 1; i <= o.iterations; ++i) {
+  // One exchange with the endpoint, written to the transcript and counted; nullopt
+  // (the run then ends) when the endpoint failed.
+  int exchanges = 0;
+  auto ask = [&](const ChatOptions &chatOptions, const std::vector<ChatMessage> &sent,
+                 const char *role) -> std::optional<ChatReply> {
     std::string error;
-    std::optional<ChatReply> reply = chat(o.chat, messages, error);
+    std::optional<ChatReply> reply = chat(chatOptions, sent, error);
+    ++exchanges;
     if (!reply) {
       endpointError = error;
       progress << "kiln-agent: the endpoint failed: " << error << "\n";
-      transcript << nlohmann::json({{"request", i}, {"error", error}}).dump() << "\n";
-      writeReport(best.empty() ? "failed" : "verified");
-      return best.empty() ? SolveEndpointFailed : SolveVerified;
+      transcript << nlohmann::json({{"request", exchanges}, {"role", role}, {"error", error}}).dump() << "\n";
+      return std::nullopt;
     }
     requests += reply->attempts;
     promptTokens += reply->promptTokens;
     completionTokens += reply->completionTokens;
-    nlohmann::json sent = nlohmann::json::array();
-    for (const ChatMessage &m : messages)
-      sent.push_back({{"role", m.role}, {"content", m.content}});
-    transcript << nlohmann::json({{"request", i}, {"messages", sent}, {"reply", reply->content}}).dump() << "\n";
+    nlohmann::json messagesSent = nlohmann::json::array();
+    for (const ChatMessage &m : sent)
+      messagesSent.push_back({{"role", m.role}, {"content", m.content}});
+    transcript << nlohmann::json({{"request", exchanges}, {"role", role}, {"messages", messagesSent},
+                                  {"reply", reply->content}})
+                      .dump()
+               << "\n";
     transcript.flush();
+    return reply;
+  };
+  auto endpointFailed = [&] {
+    writeReport(best.empty() ? "failed" : "verified");
+    return best.empty() ? SolveEndpointFailed : SolveVerified;
+  };
+  std::string analystSystem = readOr((fs::path(o.promptsDir) / "analyst.md").string(), "");
+  for (const auto &[title, path] : o.documents)
+    if (fs::path(path).filename() == "ceilings.md")
+      analystSystem += "\n\n# " + title + "\n\n" + readOr(path, "");
+  ChatOptions analystChat = o.chat;
+  if (!o.analystModel.empty())
+    analystChat.model = o.analystModel;
+
+  for (int i = 1; i <= o.iterations; ++i) {
+    std::optional<ChatReply> reply = ask(o.chat, messages, "generator");
+    if (!reply)
+      return endpointFailed();
     messages.push_back({"assistant", reply->content});
 
     Verdict v;
@@ -182,6 +211,22 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
       bestSpeedup = speed ? speed->speedup() : 0;
     }
     progress << "kiln-agent: attempt " << i << ": " << v.outcome << ": " << v.summary << "\n";
+    // The analyst reads a verified program's profile before the generator tries again.
+    std::string advice;
+    nlohmann::json profile;
+    if (v.outcome == "verified" && o.analyst && i < o.iterations) {
+      const Profile p = profileProgram(task, file, vo, speed);
+      profile = toJson(p);
+      std::optional<ChatReply> analysis =
+          ask(analystChat, {{"system", analystSystem}, {"user", analystRequest(task, *program, p)}}, "analyst");
+      if (!analysis) {
+        attempts.push_back({{"attempt", i}, {"outcome", v.outcome}, {"summary", v.summary}, {"file", file},
+                            {"evidence", v.evidence}, {"profile", profile}});
+        return endpointFailed();
+      }
+      advice = analysis->content;
+      progress << "kiln-agent: attempt " << i << ": the analyst advises (" << advice.size() << " characters)\n";
+    }
     nlohmann::json entry = {{"attempt", i},
                             {"outcome", v.outcome},
                             {"summary", v.summary},
@@ -189,9 +234,13 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
                             {"tokens", {{"prompt", reply->promptTokens}, {"completion", reply->completionTokens}}}};
     if (!v.evidence.is_null())
       entry["evidence"] = v.evidence;
+    if (!profile.is_null())
+      entry["profile"] = profile;
+    if (!advice.empty())
+      entry["advice"] = advice;
     attempts.push_back(entry);
     if (i < o.iterations)
-      messages.push_back({"user", feedback(feedbackTemplate, v, firstVerified)});
+      messages.push_back({"user", feedback(feedbackTemplate, v, firstVerified, advice)});
   }
   writeReport(status == SolveVerified ? "verified" : "failed");
   progress << "kiln-agent: " << task.name << ": "

@@ -9,7 +9,9 @@
 // best, and the generator is asked for a faster one, verified the same way (a hidden
 // case catches a "faster" program fitted to the shapes it was shown). On a GPU each
 // verified program is timed beside the reference (Verify.h, measureSpeed) and the
-// fastest is kept; on the interpreter the first verified one. Everything is written
+// fastest is kept; on the interpreter the first verified one. Before the generator's
+// next try the performance analyst (Analyst.h) reads the verified program's profile,
+// and its advice goes to the generator with the verdict. Everything is written
 // down: each attempt's program, report.json
 // (the verdicts and their evidence, the tokens) and transcript.jsonl (every request and
 // reply; the key is never in them).
@@ -17,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "agent/Analyst.h"
 #include "agent/ChatClient.h"
 #include "agent/Verify.h"
 
@@ -29,6 +32,10 @@ struct SolveOptions {
   ChatOptions chat;
   VerifyOptions verify; ///< workDir is set per attempt
   int iterations = 5;   ///< generator replies at most
+  /// The performance analyst (Analyst.h) reads each verified program's profile and
+  /// advises the generator's next try; its replies do not count as iterations.
+  bool analyst = true;
+  std::string analystModel; ///< empty: chat.model
   int timingRepeat = 20; ///< launches per timing of a verified program (on a GPU)
   std::string outDir;
   std::string promptsDir; ///< agent/prompts

@@ -19,6 +19,7 @@
 import http.server
 import json
 import os
+import shutil
 import sys
 import threading
 import time
@@ -289,7 +290,11 @@ class Solve(clitest.CliTestCase):
 
     def test_the_loop_classifies_feeds_back_and_keeps_the_best(self):
         names = ("syntax_error", "wrong_result", "out_of_bounds", "correct", "visible_only")
-        server = ScriptedServer([("reply", reply_with(n)) for n in names])
+        replies = [("reply", reply_with(n)) for n in names]
+        # After the correct program, the performance analyst's reply.
+        advice = "- softmax_rows: read each row once; use 8 warps for rows of 4096."
+        replies.insert(4, ("reply", advice))
+        server = ScriptedServer(replies)
         try:
             r = self.solve(server, "--iterations", "5", env={"OPENAI_API_KEY": "sk-secret-key"})
         finally:
@@ -300,16 +305,32 @@ class Solve(clitest.CliTestCase):
         self.assertEqual([a["outcome"] for a in report["attempts"]],
                          ["compile-error", "wrong-result", "checked-violation", "verified", "rejected"])
         self.assertEqual(report["status"], "verified")
-        self.assertEqual(report["tokens"], {"prompt": 500, "completion": 50})
+        self.assertEqual(report["tokens"], {"prompt": 600, "completion": 60})
         with open(self.path("out/best.kiln")) as f, open(candidate("correct")) as g:
             self.assertEqual(f.read(), g.read())
         # Each request after the first carries the verdict of the one before: the
         # compiler's code, the output that differed, the access that left its buffer.
-        feedback = [req[1]["messages"][-1]["content"] for req in server.requests[1:]]
+        generator = [req for i, req in enumerate(server.requests) if i != 4]
+        feedback = [req[1]["messages"][-1]["content"] for req in generator[1:]]
         self.assertIn("E0006", feedback[0])
         self.assertIn("wrong results", feedback[1])
         self.assertIn("E0602", feedback[2])
         self.assertIn("faster version", feedback[3])
+        # The analyst read the verified program's profile (its kernels' registers and
+        # occupancy from ptxas, the fusion remarks) and its advice reached the generator.
+        analyst = server.requests[4][1]["messages"]
+        self.assertIn("performance analyst", analyst[0]["content"])
+        self.assertIn("# The GPU's ceilings", analyst[0]["content"])
+        self.assertIn("# The program (verified correct)", analyst[1]["content"])
+        self.assertIn("threads", analyst[1]["content"])
+        self.assertIn("fusion remarks", analyst[1]["content"])
+        self.assertIn(advice, feedback[3])
+        self.assertEqual(report["attempts"][3]["advice"], advice)
+        kernels = report["attempts"][3]["profile"]["kernels"]
+        self.assertTrue(kernels and all(k["threads"] > 0 for k in kernels), kernels)
+        if os.path.exists("/usr/local/cuda/bin/ptxas") or shutil.which("ptxas"):
+            self.assertIn("registers", analyst[1]["content"])
+            self.assertTrue(all(k["registers"] > 0 and k["programs_per_sm"] > 0 for k in kernels), kernels)
         self.assertTrue(all(req[2] == "/v1/chat/completions" for req in server.requests))
         self.assertEqual(server.requests[0][0].get("Authorization"), "Bearer sk-secret-key")
         self.assertEqual(server.requests[0][1]["model"], "scripted")
@@ -325,7 +346,8 @@ class Solve(clitest.CliTestCase):
                 with open(path, "rb") as f:
                     self.assertNotIn(b"sk-secret-key", f.read(), name)
         with open(self.path("out/transcript.jsonl")) as f:
-            self.assertEqual(len(f.read().splitlines()), 5)
+            roles = [json.loads(line)["role"] for line in f.read().splitlines()]
+        self.assertEqual(roles, ["generator"] * 4 + ["analyst", "generator"])
 
     def test_server_errors_are_retried(self):
         server = ScriptedServer([("status", 500), ("status", 503), ("reply", reply_with("correct"))])

@@ -13,10 +13,12 @@
 #
 #===---------------------------------------------------------------------------===#
 import itertools
+import json
 import os
 import pty
 import random
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -569,5 +571,65 @@ class Fuzz(clitest.CliTestCase):
                             self.assertWellFormedJson(clitest.parse_json_lines(line)[0], r)
 
 
+PTXAS = os.environ.get("KILN_PTXAS") or shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.access("/usr/local/cuda/bin/ptxas", os.X_OK) else None)
+
+
+class ResourceUsage(clitest.CliTestCase):
+    """dslc --resource-usage: threads, shared memory, registers, spills, occupancy."""
+
+    def usage(self, *args, env=None):
+        r = self.dslc(SOFTMAX, "--resource-usage", "--diagnostics=json", *args, env=env)
+        self.assertOk(r)
+        lines = [json.loads(line)["resource_usage"] for line in r.stderr.splitlines() if "resource_usage" in line]
+        return r, lines
+
+    def test_alone_it_compiles_for_sm_90_and_writes_no_code(self):
+        r, [u] = self.usage()
+        self.assertEqual(r.stdout, "")
+        self.assertEqual((u["kernel"], u["target"], u["threads"]), ("softmax", "sm_90", 128))
+        self.assertGreaterEqual(u["shared_bytes"], 0)
+        if PTXAS:
+            self.assertGreater(u["registers"], 0)
+            self.assertEqual(u["spill_store_bytes"], 0)
+            # 128 threads: at most 16 programs of 4 warps on an SM of 64 warps.
+            self.assertLessEqual(u["programs_per_sm"], 16)
+            self.assertEqual(u["warps_per_sm"], 4 * u["programs_per_sm"])
+            self.assertIn(u["limited_by"], ("threads", "registers", "shared memory", "programs"))
+
+    def test_with_code_and_text(self):
+        out = self.path("k.ptx")
+        r = self.dslc(SOFTMAX, "--resource-usage", "--target=sm_80", "-o", out)
+        self.assertOk(r)
+        self.assertRegex(r.stderr, r"resource usage of 'softmax' on sm_80: 128 threads, \d+ bytes of shared memory")
+        with open(out) as f:
+            self.assertIn(".target sm_80", f.read())
+
+    def test_without_ptxas_the_rest_is_still_reported(self):
+        _, [u] = self.usage(env={"KILN_PTXAS": self.path("no-such-ptxas")})
+        self.assertEqual(u["threads"], 128)
+        self.assertNotIn("registers", u)
+        self.assertIn("no-such-ptxas", u["registers_unknown"])
+
+    def test_spirv_has_no_register_report(self):
+        _, [u] = self.usage("--emit=spirv-asm", "-o", os.devnull)
+        self.assertEqual(u["target"], "spirv64")
+        self.assertIn("NVIDIA targets only", u["registers_unknown"])
+
+    def test_a_graph_reports_each_kernel_then_its_persistent_kernel(self):
+        r = self.dslc(os.path.join(clitest.REPO, "stdlib", "decode_chain.kiln"), "--kernel", "decode_chain",
+                      "--resource-usage", "--diagnostics=json", "-D", "LAYERS=2")
+        self.assertOk(r)
+        names = [json.loads(line)["resource_usage"]["kernel"] for line in r.stderr.splitlines()]
+        self.assertEqual(names[-1], "decode_chain")
+        self.assertTrue(any(n.startswith("norm_matvec") for n in names[:-1]), names)
+
+    def test_not_with_the_tile_ir(self):
+        r = self.dslc(SOFTMAX, "--resource-usage", "--emit=tir")
+        self.assertEqual(r.rc, 1, r.describe())
+        self.assertIn("--resource-usage reports on generated code", r.stderr)
+
+
 if __name__ == "__main__":
     clitest.main()
+

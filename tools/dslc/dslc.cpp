@@ -16,6 +16,7 @@
 #include "codegen/BundleBuilder.h"
 #include "codegen/GraphBundleBuilder.h"
 #include "codegen/Codegen.h"
+#include "codegen/ResourceUsage.h"
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
 #include "ir/Printer.h"
@@ -117,6 +118,12 @@ cl::opt<bool> ExplainSparsity("explain-sparsity",
                               cl::desc("Report, as remarks on stderr, how each blocks(mask, rb) loop is mapped onto "
                                        "programs (row-wise or block-wise) and why"),
                               cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<bool> ResourceUsageOpt(
+    "resource-usage",
+    cl::desc("After code generation, print on stderr the kernel's threads and shared memory per program, its registers "
+             "and spills (from ptxas: $KILN_PTXAS, PATH or /usr/local/cuda/bin) and its occupancy on the target; alone it "
+             "compiles for sm_90 and writes no code unless -o is given"),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(KilnCategory));
 cl::opt<bool> ExplainGraph("explain-graph",
                            cl::desc("With --kernel GRAPH: print on stderr each launch of the graph, what it reads "
                                     "and writes, and what it must wait for and why"),
@@ -371,7 +378,19 @@ bool isBinary(EmitKind k) { return k == EmitKind::SPIRV || k == EmitKind::Bundle
 struct EmitPlan {
   EmitKind kind = EmitKind::TIR;
   codegen::Target target = codegen::Target::SM90; ///< when generatesCode(kind)
+  bool discardCode = false; ///< generate it, write nothing (--resource-usage alone)
 };
+
+/// --resource-usage: the figures of the generated kernel on stderr, as a line of text or,
+/// with --diagnostics=json, a JSON object {"resource_usage": {...}}.
+void printResourceUsage(const std::string &kernel, codegen::Target target, const codegen::CodegenResult &result) {
+  const codegen::ResourceUsage usage = codegen::resourceUsage(kernel, target, result);
+  if (Diagnostics == DiagStyle::Json)
+    std::cerr << "{\"resource_usage\":" << codegen::toJson(usage) << "}\n";
+  else
+    std::cerr << "dslc: resource usage of '" << kernel << "' on " << codegen::targetName(target) << ": "
+              << codegen::describe(usage) << "\n";
+}
 
 void optionError(DiagnosticEngine &diags, const std::string &message, const std::string &hint) {
   auto d = diags.error(Location::commandLine(), DiagCode::BadOption);
@@ -410,7 +429,15 @@ std::optional<EmitPlan> planEmit(DiagnosticEngine &diags) {
   EmitPlan plan;
   plan.kind = kind ? *kind
               : target ? (codegen::isNvptxTarget(*target) ? EmitKind::PTX : EmitKind::SPIRV)
-                       : EmitKind::TIR;
+              : ResourceUsageOpt ? EmitKind::PTX
+                                 : EmitKind::TIR;
+  // --resource-usage alone compiles to learn the figures; the code goes only to -o.
+  plan.discardCode = ResourceUsageOpt && !kind && !target && !OutputFile.getNumOccurrences();
+  if (ResourceUsageOpt && !generatesCode(plan.kind)) {
+    optionError(diags, "--resource-usage reports on generated code, not on --emit=" + emitName(plan.kind),
+                "use it alone, or with --emit=ptx, llvm, spirv, spirv-asm or bundle");
+    return std::nullopt;
+  }
   if (!generatesCode(plan.kind)) {
     // The passes make the target's choices (its SMs, clusters, rows held on chip), so
     // --emit=tir shows the Tile IR compiled for a target; the AST has none.
@@ -676,6 +703,12 @@ int emitGraph(const ir::Module &module, const ir::Kernel &graph, const EmitPlan 
     diags.error(graph.loc, DiagCode::Unsupported) << "graph '" << graph.name << "' launches no kernel";
     return driver::ExitUserError;
   }
+  // Each kernel the graph launches, as it runs launch by launch, then the persistent
+  // kernel that runs them all.
+  if (ResourceUsageOpt)
+    for (const ir::Kernel *k : kinds)
+      if (std::optional<codegen::CodegenResult> r = codegen::generate(module, *k, plan.target, diags, cg))
+        printResourceUsage(k->name, plan.target, *r);
   std::optional<codegen::CodegenResult> result;
   {
     TimingReport::Scope timer(timing, "codegen: the persistent kernel of graph '" + graph.name + "'");
@@ -683,6 +716,10 @@ int emitGraph(const ir::Module &module, const ir::Kernel &graph, const EmitPlan 
   }
   if (!result)
     return driver::ExitUserError;
+  if (ResourceUsageOpt)
+    printResourceUsage(graph.name, plan.target, *result);
+  if (plan.discardCode)
+    return driver::ExitSuccess;
   const std::string &out = plan.kind == EmitKind::LLVM ? result->llvmIR : result->ptx;
   return writeOutput(OutputFile, out, diags) ? driver::ExitSuccess : driver::ExitUserError;
 }
@@ -763,7 +800,9 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   }
   if (!result)
     return driver::ExitUserError;
-  if (!emit)
+  if (ResourceUsageOpt)
+    printResourceUsage(kernel->name, plan.target, *result);
+  if (!emit || plan.discardCode)
     return driver::ExitSuccess;
 
   if (plan.kind == EmitKind::Bundle) {

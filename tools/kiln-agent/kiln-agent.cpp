@@ -48,6 +48,7 @@ const char *const kHelp =
     "  kiln-agent solve TASK.json --endpoint URL --model NAME [--iterations N] [--out DIR]\n"
     "                   [--device D] [--request-timeout S] [--retries N] [--api-key-env VAR]\n"
     "                   [--seed N] [--time-limit S] [--repeat N] [--dslc PATH]\n"
+    "                   [--analyst on|off] [--analyst-model NAME]\n"
     "  kiln-agent bench SUITE_DIR --endpoint URL --model NAME [the options of solve]\n"
     "  kiln-agent verify TASK.json CANDIDATE.kiln [--device D] [--out DIR] [--seed N]\n"
     "                    [--time-limit S] [--dslc PATH]\n"
@@ -57,9 +58,12 @@ const char *const kHelp =
     "solve asks the model behind an OpenAI-compatible endpoint (POST URL/chat/completions)\n"
     "for a program, verifies each reply's first ```kiln block and sends the verdict back\n"
     "(the compiler's diagnostics, the output that differed, the access that left its\n"
-    "buffer), up to N replies (default 5). DIR (default kiln-agent-TASK) receives each\n"
-    "attempt, best.kiln, report.json and transcript.jsonl. The key is read from the\n"
-    "environment variable VAR (default OPENAI_API_KEY) and never written anywhere.\n"
+    "buffer), up to N replies (default 5). Before the model tries to make a verified program\n"
+    "faster, a performance analyst (the model again, or NAME) reads its profile: time and\n"
+    "GB/s on a GPU, each kernel's registers, spills, shared memory and occupancy, the\n"
+    "fusion remarks; its advice goes back with the verdict. DIR (default kiln-agent-TASK)\n"
+    "receives each attempt, best.kiln, report.json and transcript.jsonl. The key is read\n"
+    "from the environment variable VAR (default OPENAI_API_KEY) and never written anywhere.\n"
     "\n"
     "bench runs solve for every task of SUITE_DIR (each folder with a task.json; the repo's\n"
     "agent/tasks is one) into DIR/TASK (default kiln-agent-bench) and writes DIR/bench.json\n"
@@ -81,6 +85,9 @@ const char *const kHelp =
     "                  http://127.0.0.1:8000/v1 for a local server\n"
     "  --model NAME    (solve) the model to ask\n"
     "  --iterations N  (solve) replies of the model at most (default 5)\n"
+    "  --analyst on|off  (solve) ask the performance analyst after each verified program\n"
+    "                  (default on; its replies do not count as iterations)\n"
+    "  --analyst-model NAME  (solve) the analyst's model (default: --model)\n"
     "  --request-timeout S  (solve) seconds per request (default 300)\n"
     "  --retries N     (solve) how often a failed request (HTTP 429, 5xx, no connection, a\n"
     "                  timeout) is tried again, waiting twice as long each time (default 3)\n"
@@ -167,6 +174,14 @@ std::string solveOptions(const std::map<std::string, std::string> &opts, agent::
     return why;
   o.chat.endpoint = opts.at("--endpoint");
   o.chat.model = opts.at("--model");
+  if (opts.count("--analyst")) {
+    const std::string &a = opts.at("--analyst");
+    if (a != "on" && a != "off")
+      return "--analyst takes on or off";
+    o.analyst = a == "on";
+  }
+  if (opts.count("--analyst-model"))
+    o.analystModel = opts.at("--analyst-model");
   const std::string keyVar = opts.count("--api-key-env") ? opts.at("--api-key-env") : "OPENAI_API_KEY";
   if (const char *key = std::getenv(keyVar.c_str()))
     o.chat.apiKey = key;
@@ -383,7 +398,8 @@ int main(int argc, char **argv) {
     }
     static const char *const known[] = {"--device",     "--out",        "--seed",          "--time-limit",
                                         "--dslc",       "--endpoint",   "--model",         "--iterations",
-                                        "--request-timeout", "--api-key-env", "--retries", "--repeat"};
+                                        "--request-timeout", "--api-key-env", "--retries", "--repeat",
+                                        "--analyst",    "--analyst-model"};
     if (std::find(std::begin(known), std::end(known), a) == std::end(known))
       return usage("unknown option '" + a + "'");
     if (opts.count(a))
