@@ -61,6 +61,10 @@ struct CodegenOptions {
   /// L2 for the elements it will read (ir/TaskFootprints.h), so its weights stream in
   /// while the launch before it finishes. Off by default: it has not paid on the H200.
   bool taskPrefetch = false;
+  /// Graphs' persistent kernel: compiled so that this many workers fit on one SM
+  /// (nvvm.minctasm: ptxas caps the registers to fit). Two by default: register
+  /// allocation over the union of every kind of task otherwise drifts high.
+  int64_t workersPerSM = 2;
 };
 
 /// paramDivisibility with the kernel's own promises (ir::Kernel::paramMultiples) added,

@@ -66,8 +66,9 @@ constexpr int64_t kLineBytes = 128;
 /// Builds the worker loop around the task functions.
 class MegakernelBuilder {
 public:
-  MegakernelBuilder(llvm::Module &mod, int64_t threads, unsigned recordWords, bool prefetch)
-      : mod(mod), ctx(mod.getContext()), b(ctx), threads(threads), recordWords(recordWords), prefetch(prefetch) {}
+  MegakernelBuilder(llvm::Module &mod, int64_t threads, unsigned recordWords, bool prefetch, int64_t workersPerSM)
+      : mod(mod), ctx(mod.getContext()), b(ctx), threads(threads), recordWords(recordWords), prefetch(prefetch),
+        workersPerSM(workersPerSM) {}
 
   llvm::Function *build(const std::string &name, const std::vector<llvm::Function *> &tasks,
                         const std::vector<const ir::Kernel *> &kinds);
@@ -79,6 +80,7 @@ private:
   const int64_t threads;
   const unsigned recordWords;
   const bool prefetch;
+  const int64_t workersPerSM;
 
   llvm::Function *fn = nullptr;
   llvm::Value *table = nullptr, *sync = nullptr, *ctl = nullptr;
@@ -165,11 +167,11 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   fn->addFnAttr("nvvm.maxntid", std::to_string(threads));
-  // At least two workers per SM: register allocation over the union of every kind of
-  // task otherwise drifts above what two resident CTAs leave (170 registers for a
-  // matrix-vector product that takes 94 as its own kernel), halving the warps in
-  // flight of a memory-bound graph.
-  fn->addFnAttr("nvvm.minctasm", "2");
+  // At least two workers per SM (CodegenOptions::workersPerSM): register allocation
+  // over the union of every kind of task otherwise drifts above what two resident CTAs
+  // leave (170 registers for a matrix-vector product that takes 94 as its own kernel),
+  // halving the warps in flight of a memory-bound graph.
+  fn->addFnAttr("nvvm.minctasm", std::to_string(workersPerSM));
   const char *names[tasks::kNumParams] = {"table",      "launches", "tasks", "sync",
                                           "claim_base", "timeout_ns", "trace", "table_runs"};
   for (unsigned i = 0; i < tasks::kNumParams; ++i)
@@ -526,7 +528,8 @@ std::optional<CodegenResult> generateMegakernel(const ir::Module &module, const 
     return std::nullopt;
   }
   const std::string entry = entrySymbol(graph.name) + "_persistent";
-  MegakernelBuilder builder(mod, kinds.front()->numWarps * 32, taskRecordWords(kinds), options.taskPrefetch);
+  MegakernelBuilder builder(mod, kinds.front()->numWarps * 32, taskRecordWords(kinds), options.taskPrefetch,
+                            options.workersPerSM);
   builder.build(entry, taskFns, kinds);
 
   detail::Emitted emitted;

@@ -101,6 +101,11 @@ cl::opt<bool> TaskPrefetch("task-prefetch",
                            cl::desc("Graphs' persistent kernel: a task that must wait for the launch before it "
                                     "first prefetches into L2 what it will read (docs/graphs.md)"),
                              cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
+cl::opt<std::string> WorkersPerSMText(
+    "workers-per-sm",
+    cl::desc("Graphs' persistent kernel: compile it so that N workers (programs) fit on one SM, capping its "
+             "registers (1 to 8; default 2; docs/graphs.md)"),
+    cl::value_desc("N"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
 cl::opt<bool> NoFuseReductions("no-fuse-reductions",
                                 cl::desc("Keep cascaded reduction loops as written (no reduction-chain fusion)"),
                                 cl::sub(cl::SubCommand::getTopLevel()), cl::sub(RunCommand), cl::cat(KilnCategory));
@@ -259,6 +264,19 @@ int64_t countOption(const std::string &text, int64_t most) {
   return value <= most ? value : 0;
 }
 
+/// The code-generation settings of the command line: libdevice, checked mode, and how
+/// a graph's persistent kernel is built (--task-prefetch, --workers-per-sm, checked by
+/// semaOptions).
+codegen::CodegenOptions commandLineCodegenOptions() {
+  codegen::CodegenOptions cg;
+  cg.libdevicePath = LibdevicePath;
+  cg.checked = Checked;
+  cg.taskPrefetch = TaskPrefetch;
+  if (WorkersPerSMText.getNumOccurrences())
+    cg.workersPerSM = countOption(WorkersPerSMText, 8);
+  return cg;
+}
+
 SemaOptions semaOptions(DiagnosticEngine &diags, bool &ok) {
   SemaOptions options;
   options.includeDirs.assign(IncludeDirs.begin(), IncludeDirs.end());
@@ -287,6 +305,11 @@ SemaOptions semaOptions(DiagnosticEngine &diags, bool &ok) {
   };
   launchSetting(NumWarpsText, "num-warps", 32, true, options.numWarps);
   launchSetting(NumStagesText, "num-stages", 8, false, options.numStages);
+  if (WorkersPerSMText.getNumOccurrences() && countOption(WorkersPerSMText, 8) < 1) {
+    diags.error(Location::commandLine(), DiagCode::BadOption)
+        << "--workers-per-sm needs a number from 1 to 8, got '" << std::string(WorkersPerSMText) << "'";
+    ok = false;
+  }
   if (!KernelName.empty())
     options.kernel = KernelName;
   return options;
@@ -670,10 +693,7 @@ std::optional<BlockMaskStats> knownMask(const ir::Kernel &kernel, const SemaOpti
 /// `--emit=bundle`: its graph bundle (runtime/GraphBundle.h).
 int emitGraph(const ir::Module &module, const ir::Kernel &graph, const EmitPlan &plan, DiagnosticEngine &diags,
               TimingReport *timing) {
-  codegen::CodegenOptions cg;
-  cg.libdevicePath = LibdevicePath;
-  cg.checked = Checked;
-  cg.taskPrefetch = TaskPrefetch;
+  codegen::CodegenOptions cg = commandLineCodegenOptions();
   if (plan.kind == EmitKind::Bundle) {
     // SPIR-V gives no forward-progress guarantee between work-groups: there the bundle
     // holds the kernels alone, which run launch by launch.
@@ -784,10 +804,7 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
   const ir::Kernel *kernel = singleKernel(*module, "code generation compiles one", diags);
   if (!kernel)
     return driver::ExitUserError;
-  codegen::CodegenOptions cg;
-  cg.libdevicePath = LibdevicePath;
-  cg.checked = Checked;
-  cg.taskPrefetch = TaskPrefetch;
+  codegen::CodegenOptions cg = commandLineCodegenOptions();
   cg.emitSpirvAsm = plan.kind == EmitKind::SPIRVAsm;
   if (!applyAssumptions(*assumptions, *kernel, cg, diags))
     return driver::ExitUserError;
@@ -1004,10 +1021,7 @@ int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split
                     pipelineOptions(timing, diags, oneProgramReductions && split == 0 ? 1 : split, std::nullopt,
                                     *target, std::nullopt),
                     diags);
-  codegen::CodegenOptions cg;
-  cg.libdevicePath = LibdevicePath;
-  cg.checked = Checked;
-  cg.taskPrefetch = TaskPrefetch;
+  codegen::CodegenOptions cg = commandLineCodegenOptions();
   cg.emitSpirvAsm = false;
   if (!dslc::runGraphOnDevice(module, graph, *host, *gpu, *target, cg, *gpuOptions, diags, timing))
     return driver::ExitUserError;
@@ -1095,10 +1109,7 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
       return driver::runOnInterpreter(k, h, runOptions, diags);
     }
     // On a GPU: code for the device's target, a bundle in memory, the runtime.
-    codegen::CodegenOptions cg;
-    cg.libdevicePath = LibdevicePath;
-    cg.checked = Checked;
-  cg.taskPrefetch = TaskPrefetch;
+    codegen::CodegenOptions cg = commandLineCodegenOptions();
     cg.emitSpirvAsm = false;
     std::optional<codegen::CodegenResult> result;
     {
