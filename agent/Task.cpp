@@ -206,6 +206,12 @@ std::optional<Task> readTask(const std::string &path, std::string &error) {
         return std::nullopt;
       t.hiddenCases = std::move(*hidden);
     }
+    if (j.contains("large_cases")) {
+      std::optional<std::vector<TaskCase>> large = parseCases(j.at("large_cases"), "large_cases", error);
+      if (!large)
+        return std::nullopt;
+      t.largeCases = std::move(*large);
+    }
   } catch (const nlohmann::json::exception &e) {
     error = std::string("malformed task: ") + e.what();
     return std::nullopt;

@@ -11,7 +11,10 @@
 //                                         come back unchanged)
 //     "rtol": 1e-5, "atol": 1e-6,
 //     "cases":        [ {"args": {...}, "grid": [x, y, z]}, ... ],   (grid: kernels only)
-//     "hidden_cases": [ ... ]            (never shown to the model)
+//     "hidden_cases": [ ... ],           (never shown to the model)
+//     "large_cases":  [ ... ]            (optional, never shown either: larger shapes on
+//                                         which a program that claims more than 10x
+//                                         over the reference is verified again)
 //   }
 //
 // A case's `args` give each parameter a scalar (a number, or true/false) or an array
@@ -52,7 +55,7 @@ struct Task {
   std::string reference; ///< the reference program's path (resolved against the task file)
   std::vector<std::string> check;
   double rtol = 1e-5, atol = 1e-6;
-  std::vector<TaskCase> cases, hiddenCases;
+  std::vector<TaskCase> cases, hiddenCases, largeCases;
 };
 
 /// Reads and checks a task file; nullopt with a message naming the field otherwise.

@@ -152,16 +152,18 @@ std::optional<double> medianMs(const std::string &err) {
 } // namespace
 
 std::optional<Speed> measureSpeed(const Task &task, const std::string &program, const VerifyOptions &o, int repeat,
-                                  std::string &why) {
+                                  std::string &why, Cases which) {
   if (o.device == "interp") {
     why = "the interpreter's time says nothing of a GPU's";
     return std::nullopt;
   }
+  const bool large = which == Cases::Large && !task.largeCases.empty();
   const bool hidden = !task.hiddenCases.empty();
-  const TaskCase &c = hidden ? task.hiddenCases.back() : task.cases.back();
+  const TaskCase &c = large ? task.largeCases.back() : hidden ? task.hiddenCases.back() : task.cases.back();
   Speed speed;
-  speed.caseLabel = hidden ? "hidden case " + std::to_string(task.hiddenCases.size() - 1)
-                           : "case " + std::to_string(task.cases.size() - 1);
+  speed.caseLabel = large    ? "large case " + std::to_string(task.largeCases.size() - 1)
+                    : hidden ? "hidden case " + std::to_string(task.hiddenCases.size() - 1)
+                             : "case " + std::to_string(task.cases.size() - 1);
   const Inputs in = draw(c, o.seed + 104729);
   for (const auto &[name, array] : in.arrays)
     speed.bytes += array.data.size();
@@ -186,7 +188,7 @@ std::optional<Speed> measureSpeed(const Task &task, const std::string &program, 
   return speed;
 }
 
-Verdict verifyCandidate(const Task &task, const std::string &candidate, const VerifyOptions &o) {
+Verdict verifyCandidate(const Task &task, const std::string &candidate, const VerifyOptions &o, Cases which) {
   // 1. It compiles, with the entry the task asks for.
   ChildResult compiled = runChild({o.dslc, candidate, "--kernel", task.entry, "--diagnostics=json", "-o", "/dev/null"},
                                   o.limits);
@@ -200,19 +202,23 @@ Verdict verifyCandidate(const Task &task, const std::string &candidate, const Ve
             {{"diagnostics", diags}}};
   }
 
-  // 2. Case by case beside the reference: the visible cases, then the hidden ones.
+  // 2. Case by case beside the reference: the visible cases, then the hidden ones (or
+  // the large ones, which count as hidden).
   std::vector<std::pair<const TaskCase *, bool>> cases;
-  for (const TaskCase &c : task.cases)
-    cases.push_back({&c, false});
-  for (const TaskCase &c : task.hiddenCases)
-    cases.push_back({&c, true});
+  const bool large = which == Cases::Large;
+  for (const TaskCase &c : large ? task.largeCases : task.cases)
+    cases.push_back({&c, large});
+  if (!large)
+    for (const TaskCase &c : task.hiddenCases)
+      cases.push_back({&c, true});
   ChildLimits referenceLimits = o.limits;
   referenceLimits.seconds = std::max(o.limits.seconds, 600.0);
   for (size_t k = 0; k < cases.size(); ++k) {
     const TaskCase &c = *cases[k].first;
     const bool hidden = cases[k].second;
-    const std::string label = hidden ? "hidden case " + std::to_string(k - task.cases.size())
-                                     : "case " + std::to_string(k);
+    const std::string label = large    ? "large case " + std::to_string(k)
+                              : hidden ? "hidden case " + std::to_string(k - task.cases.size())
+                                       : "case " + std::to_string(k);
     const Inputs in = draw(c, o.seed + 7919 * k);
     const std::string refDir = (fs::path(o.workDir) / ("case" + std::to_string(k)) / "reference").string();
     const std::string candDir = (fs::path(o.workDir) / ("case" + std::to_string(k)) / "candidate").string();
@@ -275,6 +281,9 @@ Verdict verifyCandidate(const Task &task, const std::string &candidate, const Ve
       }
     }
   }
+  if (large)
+    return {"verified", std::to_string(task.largeCases.size()) + " large cases match the reference",
+            {{"large_cases", task.largeCases.size()}}};
   return {"verified",
           std::to_string(task.cases.size()) + " cases and " + std::to_string(task.hiddenCases.size()) +
               " hidden cases match the reference",

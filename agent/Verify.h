@@ -40,7 +40,12 @@ struct Verdict {
   nlohmann::json evidence; ///< diagnostics, the case, the output, errors, ...
 };
 
-Verdict verifyCandidate(const Task &task, const std::string &candidatePath, const VerifyOptions &options);
+/// Which of a task's cases a verification runs: the visible cases then the hidden ones,
+/// or the large ones (a program that claims more than 10x is verified again on them).
+enum class Cases { Shown, Large };
+
+Verdict verifyCandidate(const Task &task, const std::string &candidatePath, const VerifyOptions &options,
+                        Cases which = Cases::Shown);
 
 /// How fast a program runs beside the task's reference on the device: each run as
 /// `dslc run --time --repeat N` (unchecked), the median launch or graph run, on the
@@ -57,8 +62,11 @@ struct Speed {
 };
 
 /// nullopt with `why` on the interpreter (its time says nothing of a GPU's) or when a
-/// run fails. `repeat` launches each.
+/// run fails. `repeat` launches each. Cases::Large times the last large case instead.
 std::optional<Speed> measureSpeed(const Task &task, const std::string &programPath, const VerifyOptions &options,
-                                  int repeat, std::string &why);
+                                  int repeat, std::string &why, Cases which = Cases::Shown);
+
+/// A speedup above this over the reference is verified again on the large cases.
+inline constexpr double kReverifyAbove = 10.0;
 
 } // namespace kiln::agent

@@ -54,6 +54,29 @@ class Agent(clitest.CliTestCase):
                 self.assertEqual(r.rc, rc, r.describe())
                 self.assertIn("kiln-agent: softmax_rows: " + text, r.stdout)
 
+    def test_large_cases(self):
+        # Right on every visible and hidden case, wrong on the larger shape that a program
+        # claiming more than 10x is verified on again.
+        r = self.verify("shown_shapes_only")
+        self.assertEqual(r.rc, 0, r.describe())
+        r = self.verify("shown_shapes_only", "--cases", "large")
+        self.assertEqual(r.rc, 1, r.describe())
+        self.assertIn("rejected: large case 0: y differs from the reference", r.stdout)
+        r = self.verify("correct", "--cases", "large")
+        self.assertEqual(r.rc, 0, r.describe())
+        self.assertIn("verified: 1 large cases match the reference", r.stdout)
+        r = self.verify("correct", "--cases", "all")
+        self.assertEqual(r.rc, 2, r.describe())
+        self.assertIn("--cases takes shown", r.stderr)
+        with open(TASK) as f:
+            task = json.load(f)
+        del task["large_cases"]
+        task["reference"] = os.path.join(os.path.dirname(TASK), task["reference"])
+        self.write("small.json", json.dumps(task))
+        r = self.verify("correct", "--cases", "large", task=self.path("small.json"))
+        self.assertEqual(r.rc, 2, r.describe())
+        self.assertIn("the task has no \"large_cases\"", r.stderr)
+
     def test_the_report(self):
         r = self.verify("out_of_bounds", "--out", "attempt", "--seed", "5")
         self.assertEqual(r.rc, 1, r.describe())
@@ -199,6 +222,7 @@ class Suite(clitest.CliTestCase):
             with self.subTest(task=name):
                 with open(os.path.join(root, name, "task.json")) as f:
                     task = json.load(f)
+                self.assertTrue(task.get("large_cases"), name + ": no large case")
                 arrays, scalars, args = {}, {}, []
                 for param, spec in task["cases"][0]["args"].items():
                     if not isinstance(spec, dict):

@@ -51,7 +51,7 @@ const char *const kHelp =
     "                   [--analyst on|off] [--analyst-model NAME]\n"
     "  kiln-agent bench SUITE_DIR --endpoint URL --model NAME [the options of solve]\n"
     "  kiln-agent verify TASK.json CANDIDATE.kiln [--device D] [--out DIR] [--seed N]\n"
-    "                    [--time-limit S] [--dslc PATH]\n"
+    "                    [--time-limit S] [--dslc PATH] [--cases shown|large]\n"
     "  kiln-agent time TASK.json PROGRAM.kiln --device cuda|ze [--repeat N] [--seed N]\n"
     "                  [--time-limit S] [--dslc PATH]\n"
     "\n"
@@ -75,6 +75,8 @@ const char *const kHelp =
     "must come back unchanged, the candidate runs in checked mode in a child process with\n"
     "a time and memory limit, and the hidden cases come last. It prints the verdict:\n"
     "verified, compile-error, wrong-result, checked-violation, timeout or rejected.\n"
+    "With --cases large it runs the task's large cases instead: where solve verifies again a\n"
+    "program that claims more than 10x over the reference.\n"
     "\n"
     "time runs the program and the task's reference on a GPU, unchecked, on the task's\n"
     "last hidden case (its largest), N launches each (default 20), and prints both medians\n"
@@ -317,9 +319,17 @@ int verify(const std::vector<std::string> &positional, const std::map<std::strin
   std::optional<agent::Task> task = taskAndOptions(positional, opts, "verify", o);
   if (!task)
     return BadInput;
+  agent::Cases which = agent::Cases::Shown;
+  if (opts.count("--cases")) {
+    if (opts.at("--cases") != "shown" && opts.at("--cases") != "large")
+      return usage("--cases takes shown (the cases, then the hidden ones) or large");
+    which = opts.at("--cases") == "large" ? agent::Cases::Large : agent::Cases::Shown;
+    if (which == agent::Cases::Large && task->largeCases.empty())
+      return usage("the task has no \"large_cases\"");
+  }
   const bool keep = opts.count("--out") != 0;
   o.workDir = keep ? opts.at("--out") : (fs::temp_directory_path() / ("kiln-agent-" + std::to_string(::getpid()))).string();
-  agent::Verdict v = agent::verifyCandidate(*task, positional[1], o);
+  agent::Verdict v = agent::verifyCandidate(*task, positional[1], o, which);
   if (!keep)
     fs::remove_all(o.workDir);
   std::cout << "kiln-agent: " << task->name << ": " << v.outcome << ": " << v.summary << " (seed " << o.seed << ")\n";
@@ -399,7 +409,7 @@ int main(int argc, char **argv) {
     static const char *const known[] = {"--device",     "--out",        "--seed",          "--time-limit",
                                         "--dslc",       "--endpoint",   "--model",         "--iterations",
                                         "--request-timeout", "--api-key-env", "--retries", "--repeat",
-                                        "--analyst",    "--analyst-model"};
+                                        "--analyst",    "--analyst-model", "--cases"};
     if (std::find(std::begin(known), std::end(known), a) == std::end(known))
       return usage("unknown option '" + a + "'");
     if (opts.count(a))
