@@ -307,7 +307,7 @@ add("tile.broadcast_reads.rows", "broadcast_reads.kiln", "row_broadcast",
     grid=lambda s: (-(-s["m"] // 16),),
     args=[Arr("w", "bf16", ("m", "n"), normal(0.1)), Arr("x", "f32", "n", normal()),
           Arr("y", "f32", "m"), Scalar("m", "i32", "m"), Scalar("n", "i32", "n")],
-    ref=lambda v, s: {"y": f64(v.w) @ (np.exp(f64(v.x) * 0.5) - 1.0)}, tol=Tol(1e-4, 1e-4))
+    ref=lambda v, s: {"y": f64(v.w) @ (f64(v.x) * 0.5 - 1.0)}, tol=Tol(1e-4, 1e-4))
 
 add("tile.broadcast_reads.middle", "broadcast_reads.kiln", "middle_broadcast", grid=(1,),
     args=[Arr("a", "f32", (4, 1, 32), normal()), Arr("b", "bf16", (4, 1, 32), normal()),
