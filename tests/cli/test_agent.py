@@ -68,6 +68,12 @@ class Agent(clitest.CliTestCase):
         r = self.verify("correct", "--cases", "all")
         self.assertEqual(r.rc, 2, r.describe())
         self.assertIn("--cases takes shown", r.stderr)
+        r = self.kiln_agent("time", TASK, candidate("correct"), "--cases", "large")
+        self.assertEqual(r.rc, 2, r.describe())
+        self.assertIn("--cases is an option of verify", r.stderr)
+        r = self.verify("correct", "--analyst", "off")
+        self.assertEqual(r.rc, 2, r.describe())
+        self.assertIn("--analyst and --analyst-model are options of solve and bench", r.stderr)
         with open(TASK) as f:
             task = json.load(f)
         del task["large_cases"]

@@ -418,6 +418,10 @@ int main(int argc, char **argv) {
   }
   if (command != "verify" && command != "solve" && command != "bench" && command != "time")
     return usage("unknown command '" + command + "'; the commands are solve, bench, verify and time");
+  if (opts.count("--cases") && command != "verify")
+    return usage("--cases is an option of verify");
+  if ((opts.count("--analyst") || opts.count("--analyst-model")) && command != "solve" && command != "bench")
+    return usage("--analyst and --analyst-model are options of solve and bench");
   try {
     return command == "solve"   ? solveCommand(positional, opts)
            : command == "bench" ? benchCommand(positional, opts)
