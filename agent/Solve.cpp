@@ -215,6 +215,11 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
         VerifyOptions large = vo;
         large.workDir = (fs::path(vo.workDir) / "large").string();
         const Verdict again = verifyCandidate(task, file, large, Cases::Large);
+        if (again.outcome == "task-error") {
+          progress << "kiln-agent: the task's large cases are broken: " << again.summary << "\n";
+          writeReport("failed");
+          return SolveBadInput;
+        }
         if (again.outcome != "verified") {
           v = {"rejected", "it claims " + std::string(claim) + " over the reference, but on a larger shape: " +
                                again.summary,
