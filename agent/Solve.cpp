@@ -248,22 +248,6 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
       bestSpeedup = speed ? speed->speedup() : 0;
     }
     progress << "kiln-agent: attempt " << i << ": " << v.outcome << ": " << v.summary << "\n";
-    // The analyst reads a verified program's profile before the generator tries again.
-    std::string advice;
-    nlohmann::json profile;
-    if (v.outcome == "verified" && o.analyst && i < o.iterations) {
-      const Profile p = profileProgram(task, file, vo, speed);
-      profile = toJson(p);
-      std::optional<ChatReply> analysis =
-          ask(analystChat, {{"system", analystSystem}, {"user", analystRequest(task, *program, p)}}, "analyst");
-      if (!analysis) {
-        attempts.push_back({{"attempt", i}, {"outcome", v.outcome}, {"summary", v.summary}, {"file", file},
-                            {"evidence", v.evidence}, {"profile", profile}});
-        return endpointFailed();
-      }
-      advice = analysis->content;
-      progress << "kiln-agent: attempt " << i << ": the analyst advises (" << advice.size() << " characters)\n";
-    }
     nlohmann::json entry = {{"attempt", i},
                             {"outcome", v.outcome},
                             {"summary", v.summary},
@@ -271,10 +255,22 @@ SolveStatus solve(const Task &task, const SolveOptions &o, std::ostream &progres
                             {"tokens", {{"prompt", reply->promptTokens}, {"completion", reply->completionTokens}}}};
     if (!v.evidence.is_null())
       entry["evidence"] = v.evidence;
-    if (!profile.is_null())
-      entry["profile"] = profile;
-    if (!advice.empty())
-      entry["advice"] = advice;
+    // The analyst reads a verified program's profile before the generator tries again.
+    std::string advice;
+    if (v.outcome == "verified" && o.analyst && i < o.iterations) {
+      const Profile p = profileProgram(task, file, vo, speed);
+      entry["profile"] = toJson(p);
+      std::optional<ChatReply> analysis =
+          ask(analystChat, {{"system", analystSystem}, {"user", analystRequest(task, *program, p)}}, "analyst");
+      if (!analysis) {
+        attempts.push_back(entry);
+        return endpointFailed();
+      }
+      advice = analysis->content;
+      if (!advice.empty())
+        entry["advice"] = advice;
+      progress << "kiln-agent: attempt " << i << ": the analyst advises (" << advice.size() << " characters)\n";
+    }
     attempts.push_back(entry);
     if (i < o.iterations)
       messages.push_back({"user", feedback(feedbackTemplate, v, firstVerified, advice)});

@@ -66,9 +66,9 @@ constexpr int64_t kLineBytes = 128;
 /// Builds the worker loop around the task functions.
 class MegakernelBuilder {
 public:
-  MegakernelBuilder(llvm::Module &mod, int64_t threads, unsigned recordWords, bool prefetch, int64_t workersPerSM)
-      : mod(mod), ctx(mod.getContext()), b(ctx), threads(threads), recordWords(recordWords), prefetch(prefetch),
-        workersPerSM(workersPerSM) {}
+  MegakernelBuilder(llvm::Module &mod, int64_t threads, unsigned recordWords, const CodegenOptions &options)
+      : mod(mod), ctx(mod.getContext()), b(ctx), threads(threads), recordWords(recordWords),
+        prefetch(options.taskPrefetch), workersPerSM(options.workersPerSM) {}
 
   llvm::Function *build(const std::string &name, const std::vector<llvm::Function *> &tasks,
                         const std::vector<const ir::Kernel *> &kinds);
@@ -528,8 +528,7 @@ std::optional<CodegenResult> generateMegakernel(const ir::Module &module, const 
     return std::nullopt;
   }
   const std::string entry = entrySymbol(graph.name) + "_persistent";
-  MegakernelBuilder builder(mod, kinds.front()->numWarps * 32, taskRecordWords(kinds), options.taskPrefetch,
-                            options.workersPerSM);
+  MegakernelBuilder builder(mod, kinds.front()->numWarps * 32, taskRecordWords(kinds), options);
   builder.build(entry, taskFns, kinds);
 
   detail::Emitted emitted;

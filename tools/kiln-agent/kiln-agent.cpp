@@ -154,7 +154,6 @@ std::string commonOptions(const std::map<std::string, std::string> &opts, agent:
   return "";
 }
 
-/// solve's and bench's options (all but the task) into `o`; a message when one is wrong.
 /// --repeat: launches per timing (1 to 100000, default 20); a message when malformed.
 std::string repeatOption(const std::map<std::string, std::string> &opts, int &repeat) {
   repeat = 20;
@@ -167,6 +166,7 @@ std::string repeatOption(const std::map<std::string, std::string> &opts, int &re
   return repeat < 1 || repeat > 100000 ? "--repeat takes 1 to 100000 launches" : "";
 }
 
+/// solve's and bench's options (all but the task) into `o`; a message when one is wrong.
 std::string solveOptions(const std::map<std::string, std::string> &opts, agent::SolveOptions &o) {
   if (!opts.count("--endpoint") || !opts.count("--model"))
     return "solve and bench need --endpoint URL and --model NAME";
