@@ -28,11 +28,11 @@ import numpy as np
 import torch
 
 import trace_summary
-from graph_timing import MODE_NAMES, as_v2, cuda_graph_ms, median_ms, run_dslc
+from graph_timing import MODE_NAMES, as_v2, cuda_graph_ms, median_ms, run_dslc, variant_arguments
 
 
-def dslc(args):
-    return run_dslc(ARGS.dslc, ARGS.dslc_library_path, args)
+def dslc(args, env=None):
+    return run_dslc(ARGS.dslc, ARGS.dslc_library_path, args, env)
 
 
 def main():
@@ -65,13 +65,11 @@ def main():
     ok = True
     times = {}
     for variant in ARGS.variants.split(";"):
-        defines = []
-        for d in filter(None, variant.split(",")):
-            defines += [d] if d.startswith("--") else ["-D", d]
+        defines, env = variant_arguments(variant)
         label = " (%s)" % variant if variant else ""
         for mode in ("persistent", "cuda-graph", "launches"):
             np.save(path("h"), h0)
-            once = dslc(base + defines + ["--graph-mode=" + mode])
+            once = dslc(base + defines + ["--graph-mode=" + mode], env)
             if once.returncode != 0:
                 print("FAIL decode chain%s, %s: %s" % (label, mode, once.stderr.strip()[-500:]))
                 ok = False
@@ -82,7 +80,7 @@ def main():
             ok &= good
             print("%s decode chain%s, %s: largest difference from f64 %.3g"
                   % ("PASS" if good else "FAIL", label, mode, err))
-            timed = dslc(base + defines + ["--graph-mode=" + mode, "--time", "--repeat", str(ARGS.repeat)])
+            timed = dslc(base + defines + ["--graph-mode=" + mode, "--time", "--repeat", str(ARGS.repeat)], env)
             m = re.search(r"median ([0-9.]+) ms", timed.stderr)
             if timed.returncode != 0 or not m:
                 print("FAIL decode chain%s, %s, timed: %s" % (label, mode, timed.stderr.strip()[-500:]))
@@ -93,7 +91,7 @@ def main():
             if workers:
                 print("INFO persistent kernel%s: %s workers" % (label, workers.group(1)))
                 trace = os.path.join(ARGS.work, "trace.json")
-                traced = dslc(base + defines + ["--trace", trace])
+                traced = dslc(base + defines + ["--trace", trace], env)
                 for line in traced.stderr.splitlines():
                     if "trace of graph" in line:
                         print("INFO" + label + " " + line.split(": ", 1)[1])

@@ -16,10 +16,24 @@ MODE_NAMES = {"persistent": "one persistent kernel", "cuda-graph": "its launches
               "launches": "launch by launch"}
 
 
-def run_dslc(binary, library_path, args):
+def variant_arguments(variant):
+    """A benchmark variant ('ROWS=8,BK=512,--num-warps=8,env:NAME=1') as dslc arguments
+    (-D for a const, an option as it is) and environment variables for the run."""
+    args, env = [], {}
+    for item in filter(None, variant.split(",")):
+        if item.startswith("env:"):
+            name, _, value = item[4:].partition("=")
+            env[name] = value
+        else:
+            args += [item] if item.startswith("--") else ["-D", item]
+    return args, env
+
+
+def run_dslc(binary, library_path, args, extra_env=None):
     """`binary args...`, with LD_LIBRARY_PATH set to `library_path` when it is given (the
-    libraries tests/gpu/jit-on-device.sh carries)."""
+    libraries tests/gpu/jit-on-device.sh carries) and `extra_env` added."""
     env = dict(os.environ)
+    env.update(extra_env or {})
     if library_path:
         env["LD_LIBRARY_PATH"] = library_path
     return subprocess.run([binary] + args, capture_output=True, text=True, env=env, timeout=600)

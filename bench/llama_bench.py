@@ -30,13 +30,13 @@ import torch
 import torch.nn.functional as F
 
 import trace_summary
-from graph_timing import MODE_NAMES, as_v2, cuda_graph_ms, median_ms, run_dslc
+from graph_timing import MODE_NAMES, as_v2, cuda_graph_ms, median_ms, run_dslc, variant_arguments
 
 HID, NQ, NKV, D, FF, SEGS = 2048, 32, 8, 64, 8192, 32  # SEGS: the graph's default
 
 
-def dslc(args):
-    return run_dslc(ARGS.dslc, ARGS.dslc_library_path, args)
+def dslc(args, env=None):
+    return run_dslc(ARGS.dslc, ARGS.dslc_library_path, args, env)
 
 
 def reference(w, x, kc, vc, cos, sin, pos, eps, layers):
@@ -116,10 +116,10 @@ def main():
     times = {}
     variants = [v for v in ARGS.variants.split(";")]
     for variant, mode in [(v, m) for v in variants for m in ("persistent", "cuda-graph", "launches")]:
-        defines = [a for d in filter(None, variant.split(",")) for a in ([d] if d.startswith("--") else ["-D", d])]
+        defines, env = variant_arguments(variant)
         label = " (%s)" % variant if variant else ""
         fresh_state()
-        once = dslc(base + defines + ["--graph-mode=" + mode])
+        once = dslc(base + defines + ["--graph-mode=" + mode], env)
         if once.returncode != 0:
             print("FAIL llama step%s, %s: %s" % (label, mode, once.stderr.strip()[-600:]))
             ok = False
@@ -136,7 +136,7 @@ def main():
         print("%s llama step%s, %s: largest difference from f64 %.3g of the largest |x| (%.3g); new cache rows %s"
               % ("PASS" if good else "FAIL", label, mode, err, scale,
                  "match" if good else "k %.3g, v %.3g" % (np.abs(got_k - want_k).max(), np.abs(got_v - want_v).max())))
-        timed = dslc(base + defines + ["--graph-mode=" + mode, "--time", "--repeat", str(ARGS.repeat)])
+        timed = dslc(base + defines + ["--graph-mode=" + mode, "--time", "--repeat", str(ARGS.repeat)], env)
         m = re.search(r"median ([0-9.]+) ms", timed.stderr)
         if timed.returncode != 0 or not m:
             print("FAIL llama step%s, %s, timed: %s" % (label, mode, timed.stderr.strip()[-500:]))
@@ -147,7 +147,7 @@ def main():
             workers = re.search(r"persistent kernel of (\d+) workers", timed.stderr)
             print("INFO persistent kernel%s: %s workers" % (label, workers.group(1) if workers else "?"))
             trace = os.path.join(ARGS.work, "trace%s.json" % variants.index(variant))
-            traced = dslc(base + defines + ["--trace", trace])
+            traced = dslc(base + defines + ["--trace", trace], env)
             for line in traced.stderr.splitlines():
                 if "trace of graph" in line:
                     print("INFO" + label + " " + line.split(": ", 1)[1])

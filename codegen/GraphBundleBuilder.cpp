@@ -12,6 +12,7 @@
 
 #include "codegen/BundleBuilder.h"
 #include "ir/GraphDependencies.h"
+#include "ir/TaskFootprints.h"
 #include "ir/interp/Fold.h"
 
 #include <algorithm>
@@ -335,6 +336,21 @@ rt::Bundle persistentBundle(const ir::Module &module, const ir::Kernel &graph, T
   return b;
 }
 
+/// A footprint polynomial in the bundle's terms.
+rt::GraphPoly bundlePoly(const ir::FootprintPoly &p) {
+  rt::GraphPoly out;
+  for (const auto &[monomial, coefficient] : p.terms) {
+    if (coefficient == 0)
+      continue;
+    rt::GraphPolyTerm &t = out.emplace_back();
+    t.coefficient = coefficient;
+    for (const ir::FootprintSymbol &s : monomial)
+      t.symbols.push_back(s.kind == ir::FootprintSymbol::Kind::Pid ? rt::GraphPolyTerm::kPid + s.index
+                                                                   : rt::GraphPolyTerm::kParam + s.index);
+  }
+  return out;
+}
+
 } // namespace
 
 std::optional<rt::GraphBundle> buildGraphBundle(const ir::Module &module, const ir::Kernel &graph, Target target,
@@ -401,6 +417,23 @@ std::optional<rt::GraphBundle> buildGraphBundle(const ir::Module &module, const 
     else if (it->aliasParams && *it->aliasParams != *e.aliasParams)
       it->aliasParams.reset(); // two different pairs: kept unconditionally, to be safe
   }
+
+  // What each program of each kernel touches, for the host's task-level events.
+  for (size_t k = 0; k < kinds.size(); ++k)
+    for (const ir::TaskFootprint &f : ir::analyzeTaskFootprints(*kinds[k])) {
+      rt::GraphFootprint fp;
+      fp.kernel = static_cast<uint32_t>(k);
+      fp.param = f.param;
+      fp.reads = f.reads;
+      fp.writes = f.writes;
+      if (f.range) {
+        fp.known = true;
+        fp.lo = bundlePoly(f.range->lo);
+        fp.hi = bundlePoly(f.range->hi);
+      }
+      if (std::find(out.footprints.begin(), out.footprints.end(), fp) == out.footprints.end())
+        out.footprints.push_back(std::move(fp));
+    }
 
   CodegenOptions unalignedOptions = options;
   unalignedOptions.assumeAlignedPointers = false;

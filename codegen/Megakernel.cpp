@@ -9,18 +9,18 @@
 //   claim     thread 0 takes the next task number with one atomic add on the claim
 //             counter and finds its launch in the table, scanning on from its last one
 //   wait      thread 0 spins (ld.acquire.gpu, with nanosleep backoff) until the counter
-//             of the one slot the launch waits on reaches its target, then a barrier —
-//             unless this worker already passed that launch's wait (counters only
-//             grow), which every thread knows, so none waits; past the
-//             timeout (%globaltimer) it records which task waited on what and raises
-//             the abort word, which every worker checks, so a stuck graph ends instead
-//             of hanging
+//             of the one event the task waits on (runtime/TaskEvents.h: a group of
+//             earlier tasks whose memory it touches) reaches its target, then a
+//             barrier — unless this worker already passed that event's wait (counters
+//             only grow), which every thread knows, so none waits; past the timeout
+//             (%globaltimer) it records which task waited on what and raises the abort
+//             word, which every worker checks, so a stuck graph ends instead of hanging
 //   run       every thread calls the launched kernel, lowered in task mode (Lowering's
 //             asTask) and inlined here, with the task's program id and grid
 //   trigger   after a barrier, thread 0 fences at GPU scope and adds one to the
-//             launch's own counter, publishing the task's stores to its waiters (and,
-//             given a trace buffer, first writes when it claimed, started and ended
-//             the task)
+//             counter of the event the task triggers, publishing the task's stores to
+//             its waiters (and, given a trace buffer, first writes when it claimed,
+//             started and ended the task)
 //
 // With CodegenOptions::taskPrefetch (dslc --task-prefetch), a task that must wait first
 // has every thread ask L2 for a share of what it will read (prefetch.global.L2 per
@@ -36,9 +36,9 @@
 //
 // Claiming in order makes the scheme deadlock-free whatever the residency: a task waits
 // only on smaller task numbers, all claimed earlier by workers that are running them.
-// Counters only grow; the host passes the claim base, and each wait's target grows by a
-// per-run count with the runs its table served (table_runs), so repeated runs need no
-// reset and a repeated call writes no table (support/TaskTable.h).
+// Counters only grow; the host passes the claim base, and each wait's target grows by
+// its event's size with the runs its table served (table_runs), so repeated runs need
+// no reset and a repeated call writes no table (support/TaskTable.h).
 //
 // Tasks share the one dynamic shared-memory arena (its size is the largest kind's), and
 // a small static array holds what thread 0 broadcasts: the task, its launch and whether
@@ -92,13 +92,22 @@ private:
   }
   llvm::Value *syncWord(llvm::Value *index) { return b.CreateInBoundsGEP(b.getInt32Ty(), sync, index); }
   llvm::Value *syncWord(unsigned index) { return syncWord(i32(index)); }
-  /// Word `w` of launch record `launch` of the table (read-only for the whole run).
-  llvm::Value *recordWord(llvm::Value *launch, unsigned w) {
-    llvm::Value *index = b.CreateAdd(b.CreateMul(b.CreateZExt(launch, b.getInt64Ty()), b.getInt64(recordWords)),
-                                     b.getInt64(w));
+  /// Word `index` of the table (read-only for the whole run).
+  llvm::Value *tableWord(llvm::Value *index) {
     llvm::LoadInst *load = b.CreateLoad(b.getInt64Ty(), b.CreateInBoundsGEP(b.getInt64Ty(), table, index));
     load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
     return load;
+  }
+  /// Word `w` of launch record `launch`.
+  llvm::Value *recordWord(llvm::Value *launch, unsigned w) {
+    return tableWord(b.CreateAdd(b.CreateMul(b.CreateZExt(launch, b.getInt64Ty()), b.getInt64(recordWords)),
+                                 b.getInt64(w)));
+  }
+  /// Word `w` of task `task`'s entry, after the `launches` records.
+  llvm::Value *taskWord(llvm::Value *launches, llvm::Value *task, unsigned w) {
+    llvm::Value *records = b.CreateMul(b.CreateZExt(launches, b.getInt64Ty()), b.getInt64(recordWords));
+    llvm::Value *entry = b.CreateMul(b.CreateZExt(task, b.getInt64Ty()), b.getInt64(tasks::kTaskWords));
+    return tableWord(b.CreateAdd(b.CreateAdd(records, entry), b.getInt64(w)));
   }
   llvm::Value *low(llvm::Value *word) { return b.CreateTrunc(word, b.getInt32Ty()); }
   llvm::Value *high(llvm::Value *word) { return b.CreateTrunc(b.CreateLShr(word, 32), b.getInt32Ty()); }
@@ -199,9 +208,9 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   llvm::Value *claimedAt = b.CreateAlloca(b.getInt64Ty(), nullptr, "claimed.at");
   llvm::Value *startedAt = b.CreateAlloca(b.getInt64Ty(), nullptr, "started.at");
   llvm::Value *tracing = b.CreateICmpNE(trace, llvm::ConstantPointerNull::get(global), "tracing");
-  // The launch whose wait this worker last passed.
-  llvm::Value *passedLaunch = b.CreateAlloca(b.getInt32Ty(), nullptr, "passed.launch");
-  b.CreateStore(i32(~0u), passedLaunch);
+  // The event whose wait this worker last passed.
+  llvm::Value *passedEvent = b.CreateAlloca(b.getInt32Ty(), nullptr, "passed.event");
+  b.CreateStore(i32(tasks::kNoEvent), passedEvent);
   // The launch of the task this worker last claimed (thread 0's): where the next
   // claim's search starts.
   llvm::Value *scanFrom = b.CreateAlloca(b.getInt32Ty(), nullptr, "scan.from");
@@ -260,16 +269,16 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   llvm::Value *myLaunch = b.CreateLoad(b.getInt32Ty(), ctlAt(1), "my.launch");
   b.CreateCondBr(b.CreateICmpUGE(myTask, numTasks), exit, decode);
 
-  // decode: the record, the program id within the launch.
+  // decode: the record, the task's events, the program id within the launch.
   b.SetInsertPoint(decode);
-  llvm::Value *w0 = recordWord(myLaunch, 0), *w1 = recordWord(myLaunch, 1), *w2 = recordWord(myLaunch, 2),
-              *w3 = recordWord(myLaunch, 3), *w4 = recordWord(myLaunch, 4);
+  llvm::Value *w0 = recordWord(myLaunch, 0), *w1 = recordWord(myLaunch, 1), *w2 = recordWord(myLaunch, 2);
   llvm::Value *kind = low(w0), *first = high(w0);
   llvm::Value *gx = low(w1), *gy = high(w1), *gz = low(w2);
-  llvm::Value *waitSlot = high(w2), *ownSlot = high(w3);
-  // The target in this run of the table: the first run's, grown by the waited launch's
-  // tasks once per earlier run (modulo 2^32, as the counters).
-  llvm::Value *waitTarget = b.CreateAdd(low(w3), b.CreateMul(tableRuns, low(w4)), "wait.target");
+  llvm::Value *events = taskWord(numLaunches, myTask, 0), *eventSize = low(taskWord(numLaunches, myTask, 1));
+  llvm::Value *waitEvent = low(events), *ownEvent = high(events);
+  // The target in this run of the table: the event's size once per run so far and
+  // this one (modulo 2^32, as the counters).
+  llvm::Value *waitTarget = b.CreateMul(b.CreateAdd(tableRuns, i32(1)), eventSize, "wait.target");
   llvm::Value *local = b.CreateSub(myTask, first);
   // The arguments too, before the wait, so that their loads overlap it.
   std::vector<llvm::Value *> argWords;
@@ -285,11 +294,11 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
                    *waited = block("waited"), *dispatch = block("dispatch"), *taskDone = block("task.done"),
                    *trigger = block("trigger"), *mustWait = block("wait.must"), *noWait = block("wait.none"),
                    *waitPassed = block("wait.passed");
-  // A launch that waits on nothing, or whose wait this worker already passed (its
-  // previous task's: counters only grow), goes straight to its task: every thread
-  // knows that much from the record, so neither the wait nor its barrier is needed.
-  llvm::Value *passed = b.CreateICmpEQ(b.CreateLoad(b.getInt32Ty(), passedLaunch), myLaunch, "passed");
-  b.CreateCondBr(b.CreateOr(b.CreateICmpEQ(waitSlot, i32(~0u)), passed), noWait, mustWait);
+  // A task that waits on nothing, or on an event whose wait this worker already passed
+  // (counters only grow), goes straight to its work: every thread knows that much from
+  // the table, so neither the wait nor its barrier is needed.
+  llvm::Value *passed = b.CreateICmpEQ(b.CreateLoad(b.getInt32Ty(), passedEvent), waitEvent, "passed");
+  b.CreateCondBr(b.CreateOr(b.CreateICmpEQ(waitEvent, i32(tasks::kNoEvent)), passed), noWait, mustWait);
   b.SetInsertPoint(noWait);
   b.CreateStore(globalTimer(), startedAt);
   b.CreateBr(dispatch);
@@ -300,9 +309,9 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   }
   b.CreateCondBr(leader, leaderWait, waited);
 
-  // wait: thread 0, on the one counter the launch waits for.
+  // wait: thread 0, on the counter of the task's event.
   b.SetInsertPoint(leaderWait);
-  llvm::Value *counter = syncWord(b.CreateAdd(waitSlot, i32(tasks::kFirstCounterWord)));
+  llvm::Value *counter = syncWord(b.CreateAdd(waitEvent, i32(tasks::kFirstCounterWord)));
   llvm::Value *start = globalTimer();
   b.CreateBr(spin);
   b.SetInsertPoint(spin);
@@ -327,7 +336,7 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   b.CreateCondBr(b.CreateExtractValue(claimRecord, 1), record, stop);
   b.SetInsertPoint(record);
   atomicStore(myTask, syncWord(tasks::kErrorTaskWord), llvm::AtomicOrdering::Monotonic);
-  atomicStore(waitSlot, syncWord(tasks::kErrorSlotWord), llvm::AtomicOrdering::Monotonic);
+  atomicStore(waitEvent, syncWord(tasks::kErrorEventWord), llvm::AtomicOrdering::Monotonic);
   atomicStore(seen, syncWord(tasks::kErrorSeenWord), llvm::AtomicOrdering::Monotonic);
   atomicStore(waitTarget, syncWord(tasks::kErrorTargetWord), llvm::AtomicOrdering::Monotonic);
   b.CreateBr(stop);
@@ -345,7 +354,7 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   llvm::Value *failed = b.CreateLoad(b.getInt32Ty(), ctlAt(2));
   b.CreateCondBr(b.CreateICmpNE(failed, i32(0)), exit, waitPassed);
   b.SetInsertPoint(waitPassed);
-  b.CreateStore(myLaunch, passedLaunch);
+  b.CreateStore(waitEvent, passedEvent);
   b.CreateBr(dispatch);
 
   // dispatch: the task's kernel, its arguments from the record.
@@ -365,7 +374,8 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
     b.CreateBr(taskDone);
   }
 
-  // Done: every thread's stores precede thread 0's release of the launch's counter.
+  // Done: every thread's stores precede thread 0's release of the event's counter. A
+  // task no one waits for triggers nothing (but may still write its trace).
   b.SetInsertPoint(taskDone);
   barrier();
   b.CreateCondBr(leader, trigger, claim);
@@ -388,9 +398,12 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   }
   b.CreateBr(publish);
   b.SetInsertPoint(publish);
+  llvm::BasicBlock *release = block("release");
+  b.CreateCondBr(b.CreateICmpEQ(ownEvent, i32(tasks::kNoEvent)), claim, release);
+  b.SetInsertPoint(release);
   // The fence makes the add a release of everything the barrier ordered before it.
   b.CreateFence(llvm::AtomicOrdering::Release, ctx.getOrInsertSyncScopeID("device"));
-  b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, syncWord(b.CreateAdd(ownSlot, i32(tasks::kFirstCounterWord))), i32(1),
+  b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, syncWord(b.CreateAdd(ownEvent, i32(tasks::kFirstCounterWord))), i32(1),
                     llvm::Align(4), llvm::AtomicOrdering::Monotonic, ctx.getOrInsertSyncScopeID("device"));
   b.CreateBr(claim);
 

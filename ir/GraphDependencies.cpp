@@ -4,7 +4,6 @@
 #include "ir/Provenance.h"
 #include "ir/TaskFootprints.h"
 #include "support/Location.h"
-#include "support/TaskTable.h"
 
 #include <algorithm>
 #include <functional>
@@ -217,13 +216,28 @@ void printGraphDependencies(const Module &module, const Kernel &graph, const Gra
   };
   os << "graph '" << graph.name << "': " << deps.launches.size() << " launch" << (deps.launches.size() == 1 ? "" : "es")
      << ", each program of each a task\n";
-  // The persistent kernel's events: each launch waits on one earlier launch's count of
-  // finished tasks (support/TaskTable.h), here as if every launch runs and every
-  // may-alias dependency holds; the host recomputes them for the launches of each run.
-  std::vector<std::vector<unsigned>> after(deps.launches.size());
-  for (const GraphDependency &d : deps.dependencies)
-    after[d.to].push_back(d.from);
-  const std::vector<int> waits = tasks::singleWaits(after);
+  // Each launch's footprints, and whether a dependency can be narrowed to tasks: both
+  // sides' ranges known, on one buffer for sure (runtime/TaskEvents.h does the same per
+  // run, where the grids and arguments are known).
+  std::vector<std::vector<TaskFootprint>> footprints(deps.launches.size());
+  for (unsigned j = 0; j < deps.launches.size(); ++j)
+    if (deps.launches[j].kernel)
+      footprints[j] = analyzeTaskFootprints(*deps.launches[j].kernel);
+  auto unknownRange = [&](unsigned launch, unsigned arg) -> std::string {
+    for (const TaskFootprint &f : footprints[launch])
+      if (f.param == arg && !f.range)
+        return "the range of " + paramName(*deps.launches[launch].kernel, arg) + " in launch " +
+               std::to_string(launch) + " is not known";
+    return "";
+  };
+  auto whyWhole = [&](const GraphDependency &d) -> std::string {
+    if (d.mayAlias)
+      return "two parameters passed one buffer";
+    if (std::string why = unknownRange(d.from, d.fromArg); !why.empty())
+      return why;
+    return unknownRange(d.to, d.toArg);
+  };
+  unsigned narrowed = 0;
   for (unsigned j = 0; j < deps.launches.size(); ++j) {
     const GraphLaunch &l = deps.launches[j];
     os << "  launch " << j << ": " << l.op->stringAttr("kernel") << " at "
@@ -264,15 +278,43 @@ void printGraphDependencies(const Module &module, const Kernel &graph, const Gra
       if (d.mayAlias && a && b)
         os << " if it is the same buffer as " << bufferName(*b);
       os << " (launch " << d.from << "'s " << paramName(*from.kernel, d.fromArg) << ", this one's "
-         << paramName(*l.kernel, d.toArg) << ")\n";
+         << paramName(*l.kernel, d.toArg) << ")";
+      if (const std::string why = whyWhole(d); why.empty()) {
+        os << ": per task\n";
+        ++narrowed;
+      } else {
+        os << ": whole launch, " << why << "\n";
+      }
     }
-    if (waits[j] < 0)
+    // The event as the run sees it when no two parameters are one buffer, then what
+    // changes when some are.
+    int latest = -1, latestAny = -1;
+    for (const GraphDependency &d : deps.dependencies)
+      if (d.to == j) {
+        latestAny = std::max(latestAny, int(d.from));
+        if (!d.mayAlias)
+          latest = std::max(latest, int(d.from));
+      }
+    bool wholeLatest = false;
+    for (const GraphDependency &d : deps.dependencies)
+      wholeLatest = wholeLatest || (d.to == j && !d.mayAlias && int(d.from) == latest && !whyWhole(d).empty());
+    if (latest < 0)
       os << "    event: none; its tasks start as soon as workers claim them\n";
+    else if (wholeLatest)
+      os << "    event: waits until every task of launch " << latest << " is done\n";
     else
-      os << "    event: waits until every task of launch " << waits[j] << " is done\n";
+      os << "    event: each task waits for the tasks of launch " << latest
+         << " whose ranges meet its own; what it needs of earlier launches passes to them\n";
+    bool aliasOnLatest = false;
+    for (const GraphDependency &d : deps.dependencies)
+      aliasOnLatest = aliasOnLatest || (d.to == j && d.mayAlias && int(d.from) == latestAny);
+    if (aliasOnLatest && !(wholeLatest && latest == latestAny))
+      os << "    event if two parameters are one buffer: waits until every task of launch " << latestAny
+         << " is done\n";
   }
-  os << "dependencies order whole launches: the ranges each program touches (ir/TaskFootprints.h) do not narrow "
-        "them yet\n";
+  os << narrowed << " of " << deps.dependencies.size() << " dependenc" << (deps.dependencies.size() == 1 ? "y" : "ies")
+     << " narrowed to tasks; the host groups each run's tasks into events from the ranges of the grids and "
+        "arguments it is given\n";
 }
 
 } // namespace kiln::ir

@@ -8,11 +8,12 @@
 // argument is a view of. It is the input of the persistent-task lowering, and
 // `dslc --explain-graph` prints it.
 //
-// Granularity: whole launches. The byte ranges each program touches are not analysed
-// yet, so a dependency orders every program of the later launch after every program of
-// the earlier one. Views of one parameter are taken to overlap. Two different pointer
-// parameters of the graph may be one buffer at run time; dependencies that exist only
-// in that case are kept apart, marked `mayAlias`.
+// Granularity: pairs of launches. Which programs of the later launch wait for which of
+// the earlier one is decided per run, where grids and arguments are known, from the
+// ranges each program touches (ir/TaskFootprints.h, recorded in the graph bundle;
+// runtime/TaskEvents.h). Here views of one parameter are taken to overlap. Two
+// different pointer parameters of the graph may be one buffer at run time;
+// dependencies that exist only in that case are kept apart, marked `mayAlias`.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -298,22 +298,43 @@ private:
           !a->lo.nonNegative())
         return std::nullopt;
       const int64_t d = *b->lo.constantValue();
-      // floor((d·k + c) / d) = k + floor(c / d): exact where every coefficient but the
-      // constant term divides (all are non-negative here).
-      auto divide = [&](const Poly &p) -> std::optional<Poly> {
+      // With every coefficient and symbol non-negative, the quotient floor((Σ c·m + c0)
+      // / d) lies between Σ floor(c / d)·m and Σ ceil(c / d)·m, plus floor(c0 / d) (the
+      // sum of the ceilings is an integer): exact where d divides each c.
+      auto divide = [&](const Poly &p, bool up) {
         Poly out;
         for (const auto &[m, c] : p.terms) {
-          if (!m.empty() && c % d)
-            return std::nullopt;
-          if (c / d != 0)
-            out.terms[m] = c / d;
+          const int64_t q = c / d + (up && !m.empty() && c % d != 0 ? 1 : 0);
+          if (q != 0)
+            out.terms[m] = q;
         }
         return out;
       };
-      std::optional<Poly> lo = divide(a->lo), hi = divide(a->hi);
-      if (!lo || !hi)
+      if (!a->hi.nonNegative())
         return std::nullopt;
-      return Range{*lo, *hi};
+      return Range{divide(a->lo, false), divide(a->hi, true)};
+    }
+    case OpKind::Minimum:
+    case OpKind::Maximum: {
+      std::optional<Range> a = operand(0), b = operand(1);
+      if (!a || !b)
+        return std::nullopt;
+      // x <= y where y - x has no negative coefficient (symbols are non-negative).
+      auto atMost = [](const Poly &x, const Poly &y) { return add(y, x, -1).nonNegative(); };
+      // The smaller and the larger of x and y, where one is provably so.
+      auto ordered = [&](const Poly &x, const Poly &y) -> std::optional<std::pair<Poly, Poly>> {
+        if (atMost(x, y))
+          return std::pair{x, y};
+        if (atMost(y, x))
+          return std::pair{y, x};
+        return std::nullopt;
+      };
+      const auto lows = ordered(a->lo, b->lo), highs = ordered(a->hi, b->hi);
+      // min(a, b) is at most either operand's upper bound and at least the smaller
+      // lower bound; max the other way round.
+      if (def->kind() == OpKind::Minimum)
+        return lows ? std::optional(Range{lows->first, highs ? highs->first : a->hi}) : std::nullopt;
+      return highs ? std::optional(Range{lows ? lows->second : a->lo, highs->second}) : std::nullopt;
     }
     default:
       return std::nullopt;

@@ -10,7 +10,9 @@
 //
 // Ranges are intervals [lo, hi] whose bounds are polynomials of degree two at most
 // (pid.x · row_stride), computed op by op: constants, program ids, parameters, arange,
-// shape ops, +, -, ·, a remainder or quotient by a positive constant, casts, and the
+// shape ops, +, -, ·, a remainder or quotient by a positive constant (a quotient's
+// bounds are those of the coefficients divided down and up), minimum and maximum (where
+// one operand's bound is provably the smaller), casts, and the
 // induction variable of a loop with a positive constant step (its range [lb, ub - 1]).
 // Masks are ignored, so a range may be wider than the elements really touched, never
 // narrower. Products and remainders take program ids and integer parameters to be

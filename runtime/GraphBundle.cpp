@@ -13,6 +13,10 @@
 //                                        count, the arguments, then where: free text)
 //   edge 0 1                            (launch 1 follows launch 0)
 //   edge 0 2 alias 0 2                  (only when parameters 0 and 2 are one buffer)
+//   footprint 1 0 rw 128*px 128*px+127  (kernel 1's programs read and write elements
+//                                        [lo, hi] of its parameter 0; symbols px py pz
+//                                        are the program id, aN integer parameter N)
+//   footprint 1 2 r ?                   (reads parameter 2 somewhere: the whole buffer)
 //   target sm_90 / compiler / source_hash / source LINE COL FILE
 //
 // Sections: one kernel bundle per kernel (kind 1) in index order, then the persistent
@@ -149,6 +153,43 @@ std::string validateLaunch(const GraphBundle &g, const GraphLaunchStep &l) {
   return "";
 }
 
+// A footprint's polynomials are small: a range is affine in a few symbols, a product of
+// two at most (ir/TaskFootprints.h).
+constexpr size_t kMaxPolyTerms = 64, kMaxPolyDegree = 4;
+
+std::string validatePoly(const Bundle &k, const GraphPoly &poly) {
+  if (poly.size() > kMaxPolyTerms)
+    return "too many terms";
+  for (const GraphPolyTerm &t : poly) {
+    if (t.symbols.size() > kMaxPolyDegree)
+      return "a term of too high a degree";
+    for (uint32_t s : t.symbols) {
+      if (s < GraphPolyTerm::kParam)
+        continue;
+      const size_t param = s - GraphPolyTerm::kParam;
+      if (param >= k.params.size() || k.params[param].pointer || dtypeIsFloat(k.params[param].dtype))
+        return "symbol a" + std::to_string(param) + " is no integer parameter of kernel " + k.kernelName;
+    }
+  }
+  return "";
+}
+
+std::string validateFootprint(const GraphBundle &g, const GraphFootprint &f) {
+  if (f.kernel >= g.kernels.size())
+    return "there is no kernel " + std::to_string(f.kernel);
+  const Bundle &k = g.kernels[f.kernel];
+  if (f.param >= k.params.size() || !k.params[f.param].pointer)
+    return "parameter " + std::to_string(f.param) + " of kernel " + k.kernelName + " is no pointer";
+  if (!f.reads && !f.writes)
+    return "it neither reads nor writes";
+  if (!f.known && (!f.lo.empty() || !f.hi.empty()))
+    return "an unknown range has bounds";
+  for (const GraphPoly *p : {&f.lo, &f.hi})
+    if (std::string why = validatePoly(k, *p); !why.empty())
+      return why;
+  return "";
+}
+
 } // namespace
 
 std::string validateGraphBundle(const GraphBundle &g) {
@@ -180,6 +221,9 @@ std::string validateGraphBundle(const GraphBundle &g) {
           return "dependency " + std::to_string(e.from) + " -> " + std::to_string(e.to) +
                  " names a parameter that is no pointer";
   }
+  for (size_t i = 0; i < g.footprints.size(); ++i)
+    if (std::string why = validateFootprint(g, g.footprints[i]); !why.empty())
+      return "footprint " + std::to_string(i) + ": " + why;
   for (const Bundle &k : g.kernels) {
     if (std::string why = validateBundle(k); !why.empty())
       return "kernel " + k.kernelName + ": " + why;
@@ -204,6 +248,77 @@ std::string validateGraphBundle(const GraphBundle &g) {
 }
 
 namespace {
+
+/// "128*px+127", "-1*a2*py", "0" for no terms.
+std::string polyText(const GraphPoly &poly) {
+  if (poly.empty())
+    return "0";
+  std::string out;
+  for (const GraphPolyTerm &t : poly) {
+    if (!out.empty())
+      out += "+";
+    out += std::to_string(t.coefficient);
+    for (uint32_t s : t.symbols)
+      out += s < GraphPolyTerm::kParam ? std::string("*p") + "xyz"[s]
+                                       : "*a" + std::to_string(s - GraphPolyTerm::kParam);
+  }
+  return out;
+}
+
+bool parsePoly(std::string_view text, GraphPoly &poly) {
+  if (text.empty())
+    return false;
+  while (!text.empty()) {
+    const size_t plus = text.find('+');
+    std::string_view term = text.substr(0, plus);
+    text = plus == std::string_view::npos ? std::string_view() : text.substr(plus + 1);
+    if (plus != std::string_view::npos && text.empty())
+      return false;
+    GraphPolyTerm &t = poly.emplace_back();
+    const size_t star = term.find('*');
+    if (!parseInt(term.substr(0, star), t.coefficient))
+      return false;
+    term = star == std::string_view::npos ? std::string_view() : term.substr(star);
+    while (!term.empty()) {
+      if (term.size() < 3 || term[0] != '*')
+        return false;
+      const size_t end = term.find('*', 1);
+      const std::string_view sym = term.substr(1, end == std::string_view::npos ? end : end - 1);
+      term = end == std::string_view::npos ? std::string_view() : term.substr(end);
+      if (sym == "px" || sym == "py" || sym == "pz") {
+        t.symbols.push_back(GraphPolyTerm::kPid + static_cast<uint32_t>(sym[1] - 'x'));
+      } else {
+        uint32_t param;
+        if (sym[0] != 'a' || !parseInt(sym.substr(1), param) || param > 4096)
+          return false;
+        t.symbols.push_back(GraphPolyTerm::kParam + param);
+      }
+      if (t.symbols.size() > kMaxPolyDegree)
+        return false;
+    }
+    if (poly.size() > kMaxPolyTerms)
+      return false;
+  }
+  // "0" is the empty polynomial.
+  if (poly.size() == 1 && poly[0].coefficient == 0 && poly[0].symbols.empty())
+    poly.clear();
+  return true;
+}
+
+bool parseFootprint(std::string_view rest, GraphFootprint &f) {
+  if (!parseInt(nextWord(rest), f.kernel) || !parseInt(nextWord(rest), f.param))
+    return false;
+  const std::string_view mode = nextWord(rest);
+  f.reads = mode == "r" || mode == "rw";
+  f.writes = mode == "w" || mode == "rw";
+  if (!f.reads && !f.writes)
+    return false;
+  const std::string_view lo = nextWord(rest);
+  if (lo == "?")
+    return rest.empty();
+  f.known = true;
+  return parsePoly(lo, f.lo) && parsePoly(nextWord(rest), f.hi) && rest.empty();
+}
 
 std::string encodeMetadata(const GraphBundle &g) {
   std::string out;
@@ -241,6 +356,10 @@ std::string encodeMetadata(const GraphBundle &g) {
                      (e.aliasParams ? " alias " + std::to_string((*e.aliasParams)[0]) + " " +
                                           std::to_string((*e.aliasParams)[1])
                                     : ""));
+  for (const GraphFootprint &f : g.footprints)
+    line("footprint", std::to_string(f.kernel) + " " + std::to_string(f.param) + " " +
+                          (f.reads && f.writes ? "rw" : f.reads ? "r" : "w") + " " +
+                          (f.known ? polyText(f.lo) + " " + polyText(f.hi) : std::string("?")));
   line("target", std::string(targetName(g.target)));
   line("compiler", g.compilerVersion);
   line("source_hash", g.sourceHash);
@@ -340,7 +459,8 @@ bool decodeMetadata(std::string_view text, GraphBundle &g, std::string &error) {
     text.remove_prefix(nl + 1);
     const std::string key(nextWord(rest));
     bool ok = true;
-    const bool repeatable = key == "param" || key == "value" || key == "launch" || key == "edge";
+    const bool repeatable = key == "param" || key == "value" || key == "launch" || key == "edge" ||
+                            key == "footprint";
     if (!repeatable && !seen.insert(key).second)
       ok = false;
     else if (key == "graph")
@@ -353,6 +473,8 @@ bool decodeMetadata(std::string_view text, GraphBundle &g, std::string &error) {
       ok = parseLaunch(rest, g.launches.emplace_back());
     else if (key == "edge")
       ok = parseEdge(rest, g.edges.emplace_back());
+    else if (key == "footprint")
+      ok = g.footprints.size() < kMaxValues && parseFootprint(rest, g.footprints.emplace_back());
     else if (key == "target") {
       std::optional<Target> t = parseTarget(rest);
       ok = t.has_value();

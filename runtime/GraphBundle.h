@@ -11,6 +11,10 @@
 //     under an `if`, the bool value that decides whether it runs;
 //   * the dependencies between launches (ir/GraphDependencies.h), the ones that hold
 //     only when two pointer parameters are one buffer marked with those parameters;
+//   * what each program of each kernel touches (ir/TaskFootprints.h): per access, its
+//     pointer parameter and range of elements as polynomials in the program id and the
+//     kernel's integer parameters, from which the host finds, per run, the tasks each
+//     task must wait for (TaskEvents.h);
 //   * one kernel bundle per kernel the graph launches and, for the persistent mode, the
 //     bundle of the persistent kernel (codegen/Megakernel.cpp).
 //
@@ -82,12 +86,37 @@ struct GraphEdge {
   bool operator==(const GraphEdge &) const = default;
 };
 
+/// Σ coefficient · Π symbols; a symbol is program_id(0..2) (kPid + axis) or the
+/// kernel's integer parameter k (kParam + k). No symbols: the constant term.
+struct GraphPolyTerm {
+  static constexpr uint32_t kPid = 0, kParam = 3;
+  int64_t coefficient = 0;
+  std::vector<uint32_t> symbols;
+
+  bool operator==(const GraphPolyTerm &) const = default;
+};
+using GraphPoly = std::vector<GraphPolyTerm>;
+
+/// One access of a kernel's programs: elements [lo, hi] of pointer parameter `param`,
+/// both inclusive; where `known` is false, the whole buffer.
+struct GraphFootprint {
+  uint32_t kernel = 0; ///< index into GraphBundle::kernels
+  uint32_t param = 0;
+  bool reads = false, writes = false;
+  bool known = false;
+  GraphPoly lo, hi;
+
+  bool operator==(const GraphFootprint &) const = default;
+};
+
 struct GraphBundle {
   std::string name;
   std::vector<BundleParam> params;
   std::vector<GraphValue> values;
   std::vector<GraphLaunchStep> launches;
   std::vector<GraphEdge> edges;
+  /// Every global access of every kernel; a kernel without any touches no memory.
+  std::vector<GraphFootprint> footprints;
   std::vector<Bundle> kernels;
   /// The persistent kernel, whose consts hold RECORD_WORDS (support/TaskTable.h); absent
   /// where the graph runs launch by launch only (SPIR-V).
@@ -102,7 +131,7 @@ struct GraphBundle {
 };
 
 /// Format version written by this runtime and the only one it reads.
-inline constexpr uint32_t kGraphBundleFormatVersion = 1;
+inline constexpr uint32_t kGraphBundleFormatVersion = 2;
 
 /// "" when every field means something (values use only earlier values of the right
 /// kinds, launches match their kernels' signatures, ...), else the first problem.

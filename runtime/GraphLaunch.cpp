@@ -11,15 +11,18 @@
 //                arguments stay the same
 //   persistent   one launch of the persistent kernel (codegen/Megakernel.cpp) over as
 //                many workers as the device holds at once, with the launch table of
-//                support/TaskTable.h; its counters only grow, so repeated runs need no
-//                reset, and a wait that times out leaves a record kiln_graph_check
-//                turns into an error naming the task and the launch it waited for
+//                support/TaskTable.h, whose events (TaskEvents.h) let each task wait
+//                only for the tasks whose memory it touches; its counters only grow,
+//                so repeated runs need no reset, and a wait that times out leaves a
+//                record kiln_graph_check turns into an error naming the task and the
+//                tasks it waited for
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Args.h"
 #include "runtime/DTypes.h"
 #include "runtime/GraphBundle.h"
 #include "runtime/GuardedCall.h"
+#include "runtime/TaskEvents.h"
 #include "runtime/kiln_runtime.h"
 #include "support/TaskTable.h"
 
@@ -46,9 +49,10 @@ struct kiln_graph {
   // The persistent mode's device state: counters that persist from run to run.
   kiln_buffer *table = nullptr, *sync = nullptr, *trace = nullptr;
   uint32_t claimed = 0;             ///< the claim counter after the last run
-  std::vector<uint32_t> slotCounts; ///< each launch's counter after the last run
+  rt::TaskEvents events;            ///< the table's events
   uint64_t traceWords = 0;
   bool tableCurrent = false; ///< the table holds lastPlan's launches
+  bool wholeLaunchEvents = false; ///< KILN_GRAPH_WHOLE_LAUNCH_EVENTS=1: the baseline
   uint32_t tableRuns = 0;    ///< the runs it served since it was written
   uint32_t residentWorkers = 0; ///< the occupancy query's answer, asked once
 
@@ -112,7 +116,8 @@ kiln_status load(kiln_runtime *runtime, std::span<const uint8_t> bytes, kiln_gra
     return s;
   g->bundle = std::move(*bundle);
   g->kernels.assign(g->bundle.kernels.size(), nullptr);
-  g->slotCounts.assign(g->bundle.launches.size(), 0);
+  const char *whole = std::getenv("KILN_GRAPH_WHOLE_LAUNCH_EVENTS");
+  g->wholeLaunchEvents = whole && *whole == '1';
   if (g->bundle.persistent)
     for (const rt::ConstValue &c : g->bundle.persistent->consts)
       if (c.name == "RECORD_WORDS")
@@ -291,43 +296,34 @@ kiln_status runLaunches(kiln_graph &g, const std::vector<std::vector<kiln_arg>> 
   return KILN_SUCCESS;
 }
 
-/// The persistent kernel's table for lastPlan (support/TaskTable.h): one record per
-/// launch that runs, the waits normalised to one per launch, each target counted from
-/// the counters as the last run left them.
+/// The persistent kernel's table for lastPlan and its events (support/TaskTable.h):
+/// one record per launch that runs, then each task's wait and trigger.
 std::vector<uint64_t> tableWords(const kiln_graph &g, const std::vector<rt::PackedArgs> &packed) {
   const std::vector<rt::PlannedGraphLaunch> &plan = g.lastPlan;
-  std::vector<std::vector<unsigned>> after;
-  for (const rt::PlannedGraphLaunch &p : plan)
-    after.push_back(std::vector<unsigned>(p.after.begin(), p.after.end()));
-  const std::vector<int> waits = tasks::singleWaits(after);
-  uint64_t total = 0;
-  std::vector<uint64_t> words(plan.size() * g.recordWords, 0);
+  const rt::TaskEvents &events = g.events;
+  const size_t tasks = events.wait.size();
+  std::vector<uint64_t> words(plan.size() * g.recordWords + tasks * tasks::kTaskWords, 0);
   for (size_t i = 0; i < plan.size(); ++i) {
     const rt::PlannedGraphLaunch &p = plan[i];
     const uint32_t kernel = g.bundle.launches[p.step].kernel;
     uint64_t *rec = &words[i * g.recordWords];
-    rec[0] = kernel | (total << 32);
+    rec[0] = kernel | (static_cast<uint64_t>(events.firstTask[i]) << 32);
     rec[1] = static_cast<uint64_t>(p.grid[0]) | (static_cast<uint64_t>(p.grid[1]) << 32);
-    uint32_t slot = 0xffffffffu, target = 0, perRun = 0;
-    if (waits[i] >= 0) {
-      const rt::PlannedGraphLaunch &w = plan[static_cast<size_t>(waits[i])];
-      slot = w.step;
-      perRun = static_cast<uint32_t>(taskCount(w));
-      target = g.slotCounts[w.step] + perRun;
-    }
-    rec[2] = static_cast<uint64_t>(p.grid[2]) | (static_cast<uint64_t>(slot) << 32);
-    rec[3] = (static_cast<uint64_t>(p.step) << 32) | target;
-    rec[4] = perRun;
+    rec[2] = static_cast<uint64_t>(p.grid[2]);
     // The argument words are what a launch of the kernel would pass.
     std::copy(packed[i].slots.begin(), packed[i].slots.end(), rec + tasks::kRecordHeaderWords);
-    total += taskCount(p);
+  }
+  uint64_t *perTask = &words[plan.size() * g.recordWords];
+  for (size_t t = 0; t < tasks; ++t) {
+    perTask[t * tasks::kTaskWords] = events.wait[t] | (static_cast<uint64_t>(events.trigger[t]) << 32);
+    perTask[t * tasks::kTaskWords + 1] = events.wait[t] == rt::kNoEvent ? 0 : events.eventSize[events.wait[t]];
   }
   // Fault injection for the watchdog's test (docs/testing.md): the last wait asks for
-  // one task more than its launch has, so it can never be met.
+  // one task more than its event has, so it can never be met.
   if (const char *fault = std::getenv("KILN_TEST_GRAPH_UNREACHABLE_WAIT"); fault && *fault == '1')
-    for (size_t i = plan.size(); i-- > 0;)
-      if (waits[i] >= 0) {
-        words[i * g.recordWords + 3] += 1;
+    for (size_t t = tasks; t-- > 0;)
+      if (events.wait[t] != rt::kNoEvent) {
+        perTask[t * tasks::kTaskWords + 1] += 1;
         break;
       }
   return words;
@@ -362,14 +358,16 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
       return failWith(s, "graph '" + b.name + "'");
     return KILN_SUCCESS;
   };
-  if (!g.sync) {
-    const size_t syncBytes = (tasks::kFirstCounterWord + b.launches.size()) * 4;
-    if (kiln_status s = ensure(g.sync, syncBytes, KILN_DTYPE_U32); s != KILN_SUCCESS)
-      return s;
-    if (kiln_status s = kiln_buffer_fill(g.sync, 0); s != KILN_SUCCESS)
-      return failWith(s, "graph '" + b.name + "'");
-  }
   if (!g.tableCurrent) {
+    // A new table has new events: its counters, and the claim, start from zero.
+    g.events = rt::planTaskEvents(b, plan, g.wholeLaunchEvents);
+    const size_t syncWords = tasks::kFirstCounterWord + g.events.eventSize.size();
+    if (kiln_status s = ensure(g.sync, syncWords * 4, KILN_DTYPE_U32); s != KILN_SUCCESS)
+      return s;
+    const std::vector<uint32_t> zeros(syncWords, 0);
+    if (kiln_status s = kiln_buffer_write(g.sync, 0, zeros.data(), zeros.size() * 4); s != KILN_SUCCESS)
+      return failWith(s, "graph '" + b.name + "'");
+    g.claimed = 0;
     const std::vector<uint64_t> words = tableWords(g, packed);
     if (kiln_status s = ensure(g.table, std::max<size_t>(words.size() * 8, 8), KILN_DTYPE_U64); s != KILN_SUCCESS)
       return s;
@@ -410,8 +408,6 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
   if (s != KILN_SUCCESS)
     return failWith(s, "graph '" + b.name + "': the persistent kernel");
   g.claimed += static_cast<uint32_t>(total) + workers;
-  for (const rt::PlannedGraphLaunch &p : plan)
-    g.slotCounts[p.step] += static_cast<uint32_t>(taskCount(p));
   ++g.tableRuns;
   g.lastWorkers = workers;
   return KILN_SUCCESS;
@@ -606,21 +602,23 @@ kiln_status kiln_graph_check(kiln_graph *graph) {
       return failWith(s, "graph '" + g.bundle.name + "'");
     if (head[tasks::kAbortWord] == 0)
       return KILN_SUCCESS;
-    const uint32_t task = head[tasks::kErrorTaskWord], slot = head[tasks::kErrorSlotWord];
-    std::string who = "task " + std::to_string(task), whom = "launch " + std::to_string(slot);
+    const uint32_t task = head[tasks::kErrorTaskWord], event = head[tasks::kErrorEventWord];
+    std::string who = "task " + std::to_string(task), whom = "event " + std::to_string(event);
     uint64_t first = 0;
     for (const rt::PlannedGraphLaunch &p : g.lastPlan) {
       if (task >= first && task < first + taskCount(p))
         who += " (program " + std::to_string(task - first) + " of " + describeLaunch(g, p.step) + ")";
       first += taskCount(p);
     }
-    if (slot < g.bundle.launches.size())
-      whom = describeLaunch(g, slot);
-    // Counters and the claim are left mid-run: start the next run from zero, with a
-    // table written afresh for them.
-    kiln_buffer_fill(g.sync, 0);
+    if (event < g.events.eventSize.size() && g.events.eventLaunch[event] < g.lastPlan.size()) {
+      const uint32_t size = g.events.eventSize[event];
+      const rt::PlannedGraphLaunch &p = g.lastPlan[g.events.eventLaunch[event]];
+      whom = (size == taskCount(p) ? "every task of " : std::to_string(size) + " task" + (size == 1 ? "" : "s") + " of ") +
+             describeLaunch(g, p.step) + " (event " + std::to_string(event) + ")";
+    }
+    // Counters and the claim are left mid-run: the next run writes the table afresh and
+    // starts them from zero.
     g.claimed = 0;
-    std::fill(g.slotCounts.begin(), g.slotCounts.end(), 0);
     g.tableCurrent = false;
     return fail(KILN_ERROR_LAUNCH, "graph '" + g.bundle.name + "': the persistent kernel stopped: " + who +
                                        " waited more than " + std::to_string(g.timeoutNs / 1'000'000) + " ms for " +

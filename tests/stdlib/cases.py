@@ -242,7 +242,7 @@ def _rope_ref(v, s):
 # row 3 of a cache of 6, the other rows untouched.
 CASES.append(Case(
     name="stdlib.rope_append", file="stdlib/llama_decode.kiln", kernel="rope_append",
-    defines={"NQ": 4, "NKV": 2, "D": 32}, grid=(8,),
+    defines={"NQ": 4, "NKV": 2, "D": 32}, grid=(2, 4),
     args=[Arr("qkv", "f32", (8 * 32,), normal(1.0)), Arr("cos", "f32", (16,), normal(0.7)),
           Arr("sin", "f32", (16,), normal(0.7)), Arr("q", "f32", (4 * 32,)),
           Arr("kc", "bf16", (2, 6, 32), normal(1.0)), Arr("vc", "bf16", (2, 6, 32), normal(1.0)),
@@ -303,7 +303,7 @@ def _combine_ref(v, s):
 
 CASES.append(Case(
     name="stdlib.attend_combine", file="stdlib/llama_decode.kiln", kernel="attend_combine",
-    defines={"G": 2, "D": 32, "SEGS": 8}, grid=(4,),
+    defines={"G": 2, "D": 32, "SEGS": 8}, grid=(2, 2),
     args=[Arr("part", "f32", (2 * 8 * 2 * 34,), _combine_parts), Arr("o", "f32", (4 * 32,))],
     ref=_combine_ref, tol=Tol(1e-5, 1e-5)))
 

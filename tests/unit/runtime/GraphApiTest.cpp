@@ -174,36 +174,85 @@ TEST_F(GraphApi, ThePersistentModeIsOneLaunchOverTheResidentWorkers) {
 }
 
 // The same arguments again reuse the table: the kernel learns how many runs it served
-// (table_runs) and grows each wait's target by the waited launch's tasks per run, so a
-// repeated call writes nothing. New arguments write a new table whose targets start
-// from the counters as the earlier runs left them.
+// (table_runs) and grows each wait's target by the event's size per run, so a repeated
+// call writes nothing. New arguments write a new table, with new events whose counters
+// (and the claims) start from zero. This graph records no footprints: the second
+// launch waits for every task of the first.
 TEST_F(GraphApi, ARepeatedPersistentCallReusesItsTable) {
   kiln::Runtime rt;
   kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(twoLaunches()));
   auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
   const unsigned recordWords = kiln::tasks::kRecordHeaderWords + 4;
-  auto record = [&](unsigned launch) {
-    return reinterpret_cast<const uint64_t *>(fake.param(0)) + launch * recordWords;
+  auto taskWords = [&](unsigned task) {
+    return reinterpret_cast<const uint64_t *>(fake.param(0)) + 2 * recordWords + task * kiln::tasks::kTaskWords;
   };
   g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
   const uint64_t table = fake.param(0);
   EXPECT_EQ(fake.param(7), 0u);
-  // The second launch waits for the first's 4 tasks, 4 more each run.
-  EXPECT_EQ(record(1)[2] >> 32, 0u);
-  EXPECT_EQ(record(1)[3] & 0xffffffffu, 4u);
-  EXPECT_EQ(record(1)[4], 4u);
+  // Tasks 4..7 wait on event 0, the first launch's 4 tasks, which trigger it.
+  for (unsigned t = 0; t < 4; ++t) {
+    EXPECT_EQ(taskWords(t)[0], 0xffffffffu) << t; // waits on nothing, triggers event 0
+    EXPECT_EQ(taskWords(4 + t)[0], 0xffffffff00000000u) << t;
+    EXPECT_EQ(taskWords(4 + t)[1], 4u);
+  }
   for (uint64_t run = 1; run < 3; ++run) {
     g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
     EXPECT_EQ(fake.param(0), table);
     EXPECT_EQ(fake.param(7), run);
-    EXPECT_EQ(record(1)[3] & 0xffffffffu, 4u); // unchanged
+    EXPECT_EQ(taskWords(4)[1], 4u); // unchanged
   }
-  // n = 100: 2 tasks per launch, counted on from the 3 runs' 12.
+  EXPECT_EQ(fake.param(4), 2 * (8u + g.last_run().workers)); // the claims go on
+  // n = 100: 2 tasks per launch, a new table from zero.
   g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(100), int32_t(1));
   EXPECT_EQ(fake.param(7), 0u);
-  EXPECT_EQ(record(1)[3] & 0xffffffffu, 12u + 2u);
-  EXPECT_EQ(record(1)[4], 2u);
-  EXPECT_EQ(fake.param(4), 3 * (8u + g.last_run().workers)); // the claims go on too
+  EXPECT_EQ(fake.param(4), 0u);
+  EXPECT_EQ(taskWords(2)[0], 0xffffffff00000000u);
+  EXPECT_EQ(taskWords(2)[1], 2u);
+  rt.synchronize();
+}
+
+// With the footprints of vadd (program i reads x, y and writes out at 64·i .. 64·i + 63),
+// the second launch's program i reads what the first's program i wrote, and its
+// writes to out + n meet the first launch's last program: each task waits on the few
+// tasks it touches.
+TEST_F(GraphApi, PersistentTasksWaitOnlyForTheTasksTheyTouch) {
+  kiln::Runtime rt;
+  GraphBundle bundle = twoLaunches();
+  for (uint32_t param = 0; param < 3; ++param) {
+    GraphFootprint f;
+    f.param = param;
+    f.reads = param < 2;
+    f.writes = param == 2;
+    f.known = true;
+    f.lo = {GraphPolyTerm{64, {GraphPolyTerm::kPid}}};
+    f.hi = {GraphPolyTerm{64, {GraphPolyTerm::kPid}}, GraphPolyTerm{63, {}}};
+    bundle.footprints.push_back(f);
+  }
+  kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(bundle));
+  auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
+  g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
+  const uint64_t *task = reinterpret_cast<const uint64_t *>(fake.param(0)) + 2 * (kiln::tasks::kRecordHeaderWords + 4);
+  auto waits = [&](unsigned t) { return uint32_t(task[t * kiln::tasks::kTaskWords]); };
+  auto triggers = [&](unsigned t) { return uint32_t(task[t * kiln::tasks::kTaskWords] >> 32); };
+  auto size = [&](unsigned t) { return uint32_t(task[t * kiln::tasks::kTaskWords + 1]); };
+  // Program 0 of the second launch reads out[0..63] (task 0) and writes out[200..263],
+  // which task 3 wrote in part (192..255): tasks 0 and 3 are one event of two.
+  EXPECT_EQ(waits(4), triggers(0));
+  EXPECT_EQ(triggers(3), triggers(0));
+  EXPECT_EQ(size(4), 2u);
+  EXPECT_EQ(waits(5), triggers(1));
+  EXPECT_EQ(size(5), 1u);
+  EXPECT_EQ(waits(6), triggers(2));
+  EXPECT_EQ(size(6), 1u);
+  EXPECT_EQ(waits(7), triggers(3));
+  EXPECT_EQ(size(7), 2u);
+  for (unsigned t = 0; t < 4; ++t)
+    EXPECT_EQ(waits(t), 0xffffffffu);
+  // The bundle's footprints survive the file.
+  std::string error;
+  std::optional<GraphBundle> back = parseGraphBundle(bytesOfGraph(bundle), error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->footprints, bundle.footprints);
   rt.synchronize();
 }
 
