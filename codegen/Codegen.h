@@ -102,8 +102,9 @@ std::optional<CodegenResult> generate(const ir::Module &module, const ir::Kernel
 std::string entrySymbol(const std::string &name);
 
 /// The 64-bit words of one launch record of the megakernel of `kinds`
-/// (support/TaskTable.h): the header and the most parameters any kind takes.
-unsigned taskRecordWords(const std::vector<const ir::Kernel *> &kinds);
+/// (support/TaskTable.h): the header and the most parameters any kind takes, twice that
+/// when `checked` (the arguments' extents).
+unsigned taskRecordWords(const std::vector<const ir::Kernel *> &kinds, bool checked);
 
 /// `unaligned[k]`, where given and true, compiles kind k without assuming 16-byte
 /// aligned pointers (some launch passes it a view that starts off such a boundary).

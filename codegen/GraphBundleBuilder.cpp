@@ -312,9 +312,9 @@ private:
 };
 
 /// The persistent kernel's bundle: its ABI (support/TaskTable.h) as parameters, and the
-/// size of a launch record as the const RECORD_WORDS.
+/// size of a launch record as the const RECORD_WORDS (and CHECKED = 1 in checked mode).
 rt::Bundle persistentBundle(const ir::Module &module, const ir::Kernel &graph, Target target,
-                            const CodegenResult &result, unsigned recordWords, int64_t numWarps) {
+                            const CodegenResult &result, unsigned recordWords, int64_t numWarps, bool checked) {
   rt::Bundle b;
   b.kernelName = graph.name;
   b.entry = result.entry;
@@ -323,6 +323,10 @@ rt::Bundle persistentBundle(const ir::Module &module, const ir::Kernel &graph, T
               {"claim_base", DType::U32, false, 1}, {"timeout_ns", DType::I64, false, 1},
               {"trace", DType::U64, true, 1},       {"table_runs", DType::U32, false, 1}};
   b.consts = {rt::ConstValue{"RECORD_WORDS", static_cast<int64_t>(recordWords)}};
+  if (checked) {
+    b.params.push_back({"check_record", DType::U32, true, 1});
+    b.consts.push_back(rt::ConstValue{"CHECKED", int64_t(1)});
+  }
   b.numWarps = static_cast<uint32_t>(numWarps);
   b.sharedBytes = static_cast<uint32_t>(result.sharedBytes);
   b.target = bundleTarget(target);
@@ -458,7 +462,8 @@ std::optional<rt::GraphBundle> buildGraphBundle(const ir::Module &module, const 
         generateMegakernel(module, graph, kinds, target, diags, options, program.unaligned);
     if (!mega)
       return std::nullopt;
-    out.persistent = persistentBundle(module, graph, target, *mega, taskRecordWords(kinds), kinds.front()->numWarps);
+    out.persistent = persistentBundle(module, graph, target, *mega, taskRecordWords(kinds, options.checked),
+                                      kinds.front()->numWarps, options.checked);
   }
   const std::string why = rt::validateGraphBundle(out);
   if (!why.empty())

@@ -15,7 +15,8 @@
 // active lane out of bounds of the launch claims the record with a CAS and writes what
 // the access was, its source line and column, the program id and the element offset.
 // Accesses through the workspace of a split kernel are the compiler's own and are not
-// checked.
+// checked. A task of a graph's persistent kernel (asTask) gets the same arguments from
+// the launch table, and records its task number too (codegen/Megakernel.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
@@ -28,12 +29,6 @@ namespace kiln::codegen::detail {
 bool Lowering::addCheckParams(std::vector<llvm::Type *> &paramTypes) {
   if (!opts.checked)
     return true;
-  if (asTask) {
-    diags.error(kernel.loc, DiagCode::Unsupported)
-        << "checked mode does not cover the persistent kernel of a graph yet; run the graph's kernels one by one "
-           "(--graph-mode=launches) to check them";
-    return false;
-  }
   checkParamBase = paramTypes.size();
   for (size_t i = 0; i < kernel.numLaunchParams(); ++i)
     if (kernel.params()[i]->type.pointer)
@@ -119,6 +114,8 @@ Regs Lowering::boundsCheck(const ir::Op &op, const Regs &ptrs, const Regs *mask,
       b.CreateStore(i32(static_cast<int64_t>(bases.front())), word(check::kParamWord));
       b.CreateStore(b.CreateTrunc(badOffset, b.getInt32Ty()), word(check::kOffsetWord));
       b.CreateStore(b.CreateTrunc(b.CreateLShr(badOffset, i64(32)), b.getInt32Ty()), word(check::kOffsetWord + 1));
+      if (taskNumber)
+        b.CreateStore(taskNumber, word(check::kTaskWord));
       b.CreateStore(i32(1), word(check::kDoneWord));
     });
   });

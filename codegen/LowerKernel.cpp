@@ -392,8 +392,8 @@ bool Lowering::run() {
   if (localArg)
     paramTypes.push_back(llvm::PointerType::get(ctx, 3));
   const size_t kernelParams = paramTypes.size();
-  if (asTask)
-    paramTypes.insert(paramTypes.end(), 6, b.getInt32Ty());
+  if (asTask) // program id, grid, task number
+    paramTypes.insert(paramTypes.end(), 7, b.getInt32Ty());
   auto *fty = llvm::FunctionType::get(b.getVoidTy(), paramTypes, false);
   fn = llvm::Function::Create(fty, asTask ? llvm::GlobalValue::InternalLinkage : llvm::GlobalValue::ExternalLinkage,
                               entryName, mod);
@@ -406,6 +406,7 @@ bool Lowering::run() {
       taskProgramId[a] = fn->getArg(static_cast<unsigned>(kernelParams + a));
       taskNumPrograms[a] = fn->getArg(static_cast<unsigned>(kernelParams + 3 + a));
     }
+    taskNumber = fn->getArg(static_cast<unsigned>(kernelParams + 6));
   } else if (nvptx) {
     fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
     fn->addFnAttr("nvvm.maxntid", std::to_string(T));

@@ -111,11 +111,15 @@ public:
   bool run();
 
   /// Task mode, for the persistent kernel of a graph (Megakernel.cpp): run() builds an
-  /// internal, always-inlined function `kiln_task_NAME(params..., pid x, y, z, programs
-  /// x, y, z)` instead of a kernel entry. program_id and num_programs read those six
-  /// arguments, so that one program of the grid becomes one task of the megakernel.
+  /// internal, always-inlined function `kiln_task_NAME(params..., [checked mode's
+  /// extents and record,] pid x, y, z, programs x, y, z, task)` instead of a kernel
+  /// entry. program_id and num_programs read those arguments, so that one program of the
+  /// grid becomes one task of the megakernel.
   bool asTask = false;
   std::array<llvm::Value *, 3> taskProgramId{}, taskNumPrograms{};
+  /// The task's number in the persistent kernel's run (asTask), which checked mode
+  /// records with a bad access.
+  llvm::Value *taskNumber = nullptr;
 
   std::string entryName;
   int64_t arenaBytes = 0;

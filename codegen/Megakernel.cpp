@@ -40,6 +40,11 @@
 // its event's size with the runs its table served (table_runs), so repeated runs need
 // no reset and a repeated call writes no table (support/TaskTable.h).
 //
+// In checked mode (docs/checked.md) every task is lowered checked: its arguments'
+// extents come from the launch record after the arguments, and a bad access claims the
+// kernel's one check record (the ninth parameter) with the task's number, which the
+// host turns into an error naming the launch.
+//
 // Tasks share the one dynamic shared-memory arena (its size is the largest kind's), and
 // a small static array holds what thread 0 broadcasts: the task, its launch and whether
 // the wait failed.
@@ -68,7 +73,7 @@ class MegakernelBuilder {
 public:
   MegakernelBuilder(llvm::Module &mod, int64_t threads, unsigned recordWords, const CodegenOptions &options)
       : mod(mod), ctx(mod.getContext()), b(ctx), threads(threads), recordWords(recordWords),
-        prefetch(options.taskPrefetch), workersPerSM(options.workersPerSM) {}
+        prefetch(options.taskPrefetch), workersPerSM(options.workersPerSM), checked(options.checked) {}
 
   llvm::Function *build(const std::string &name, const std::vector<llvm::Function *> &tasks,
                         const std::vector<const ir::Kernel *> &kinds);
@@ -81,6 +86,7 @@ private:
   const unsigned recordWords;
   const bool prefetch;
   const int64_t workersPerSM;
+  const bool checked;
 
   llvm::Function *fn = nullptr;
   llvm::Value *table = nullptr, *sync = nullptr, *ctl = nullptr;
@@ -169,8 +175,10 @@ private:
 llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vector<llvm::Function *> &tasks,
                                          const std::vector<const ir::Kernel *> &kinds) {
   auto *global = llvm::PointerType::get(ctx, 1);
-  llvm::Type *params[tasks::kNumParams] = {global, b.getInt32Ty(), b.getInt32Ty(), global,
-                                           b.getInt32Ty(), b.getInt64Ty(), global, b.getInt32Ty()};
+  std::vector<llvm::Type *> params = {global, b.getInt32Ty(), b.getInt32Ty(), global,
+                                      b.getInt32Ty(), b.getInt64Ty(), global, b.getInt32Ty()};
+  if (checked)
+    params.push_back(global);
   auto *fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
   fn = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, name, mod);
   fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
@@ -181,10 +189,13 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   // leave (170 registers for a matrix-vector product that takes 94 as its own kernel),
   // halving the warps in flight of a memory-bound graph.
   fn->addFnAttr("nvvm.minctasm", std::to_string(workersPerSM));
-  const char *names[tasks::kNumParams] = {"table",      "launches", "tasks", "sync",
-                                          "claim_base", "timeout_ns", "trace", "table_runs"};
-  for (unsigned i = 0; i < tasks::kNumParams; ++i)
+  const char *names[tasks::kCheckedNumParams] = {"table",      "launches",   "tasks", "sync",        "claim_base",
+                                                 "timeout_ns", "trace", "table_runs", "check_record"};
+  for (unsigned i = 0; i < params.size(); ++i)
     fn->getArg(i)->setName(names[i]);
+  llvm::Value *checkRecord = checked ? fn->getArg(tasks::kNumParams) : nullptr;
+  // The arguments, then (checked) their extents.
+  const unsigned argumentWords = (recordWords - tasks::kRecordHeaderWords) / (checked ? 2 : 1);
   table = fn->getArg(0);
   llvm::Value *numLaunches = fn->getArg(1), *numTasks = fn->getArg(2);
   sync = fn->getArg(3);
@@ -282,8 +293,8 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   llvm::Value *local = b.CreateSub(myTask, first);
   // The arguments too, before the wait, so that their loads overlap it.
   std::vector<llvm::Value *> argWords;
-  for (unsigned w = tasks::kRecordHeaderWords; w < recordWords; ++w)
-    argWords.push_back(recordWord(myLaunch, w));
+  for (unsigned w = 0; w < argumentWords; ++w)
+    argWords.push_back(recordWord(myLaunch, tasks::kRecordHeaderWords + w));
   llvm::Value *px = b.CreateURem(local, gx, "pid.x");
   llvm::Value *rest = b.CreateUDiv(local, gx);
   llvm::Value *py = b.CreateURem(rest, gy, "pid.y");
@@ -369,7 +380,14 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
     const size_t kernelParams = kinds[k]->params().size();
     for (size_t i = 0; i < kernelParams; ++i)
       args.push_back(argument(argWords[i], taskFn->getArg(static_cast<unsigned>(i))->getType()));
-    args.insert(args.end(), {px, py, pz, gx, gy, gz});
+    if (checked) {
+      // As Lowering::addCheckParams orders them: each pointer's extent, the record.
+      for (size_t i = 0; i < kinds[k]->numLaunchParams(); ++i)
+        if (kinds[k]->params()[i]->type.pointer)
+          args.push_back(recordWord(myLaunch, tasks::kRecordHeaderWords + argumentWords + static_cast<unsigned>(i)));
+      args.push_back(checkRecord);
+    }
+    args.insert(args.end(), {px, py, pz, gx, gy, gz, myTask});
     b.CreateCall(taskFn, args);
     b.CreateBr(taskDone);
   }
@@ -477,11 +495,11 @@ void MegakernelBuilder::prefetchReads(llvm::Value *kind, llvm::Value *tid, llvm:
 
 } // namespace
 
-unsigned taskRecordWords(const std::vector<const ir::Kernel *> &kinds) {
+unsigned taskRecordWords(const std::vector<const ir::Kernel *> &kinds, bool checked) {
   size_t widest = 0;
   for (const ir::Kernel *k : kinds)
     widest = std::max(widest, k->params().size());
-  return tasks::kRecordHeaderWords + static_cast<unsigned>(widest);
+  return tasks::kRecordHeaderWords + static_cast<unsigned>(widest) * (checked ? 2 : 1);
 }
 
 std::optional<CodegenResult> generateMegakernel(const ir::Module &module, const ir::Kernel &graph,
@@ -541,7 +559,7 @@ std::optional<CodegenResult> generateMegakernel(const ir::Module &module, const 
     return std::nullopt;
   }
   const std::string entry = entrySymbol(graph.name) + "_persistent";
-  MegakernelBuilder builder(mod, kinds.front()->numWarps * 32, taskRecordWords(kinds), options);
+  MegakernelBuilder builder(mod, kinds.front()->numWarps * 32, taskRecordWords(kinds, options.checked), options);
   builder.build(entry, taskFns, kinds);
 
   detail::Emitted emitted;

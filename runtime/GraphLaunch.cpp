@@ -24,6 +24,7 @@
 #include "runtime/GuardedCall.h"
 #include "runtime/TaskEvents.h"
 #include "runtime/kiln_runtime.h"
+#include "support/CheckRecord.h"
 #include "support/TaskTable.h"
 
 #include <algorithm>
@@ -42,12 +43,14 @@ struct kiln_graph {
   std::vector<kiln_kernel *> kernels; ///< loaded on first use, by index
   kiln_kernel *persistent = nullptr;
   unsigned recordWords = 0;
+  bool checkedTasks = false; ///< the persistent kernel is checked (support/TaskTable.h)
   uint32_t workersWanted = 0;
   uint64_t timeoutNs = 10'000'000'000ull;
   bool traceEnabled = false;
 
   // The persistent mode's device state: counters that persist from run to run.
   kiln_buffer *table = nullptr, *sync = nullptr, *trace = nullptr;
+  kiln_buffer *checkRecord = nullptr; ///< checked: support/CheckRecord.h
   uint32_t claimed = 0;             ///< the claim counter after the last run
   rt::TaskEvents events;            ///< the table's events
   uint64_t traceWords = 0;
@@ -75,6 +78,7 @@ struct kiln_graph {
     kiln_buffer_free(table);
     kiln_buffer_free(sync);
     kiln_buffer_free(trace);
+    kiln_buffer_free(checkRecord);
     for (kiln_kernel *k : kernels)
       kiln_kernel_destroy(k);
     kiln_kernel_destroy(persistent);
@@ -119,9 +123,12 @@ kiln_status load(kiln_runtime *runtime, std::span<const uint8_t> bytes, kiln_gra
   const char *whole = std::getenv("KILN_GRAPH_WHOLE_LAUNCH_EVENTS");
   g->wholeLaunchEvents = whole && *whole == '1';
   if (g->bundle.persistent)
-    for (const rt::ConstValue &c : g->bundle.persistent->consts)
+    for (const rt::ConstValue &c : g->bundle.persistent->consts) {
       if (c.name == "RECORD_WORDS")
         g->recordWords = static_cast<unsigned>(std::get<int64_t>(c.value));
+      else if (c.name == "CHECKED")
+        g->checkedTasks = std::get<int64_t>(c.value) == 1;
+    }
   *out = g.release();
   return KILN_SUCCESS;
 }
@@ -312,6 +319,19 @@ std::vector<uint64_t> tableWords(const kiln_graph &g, const std::vector<rt::Pack
     rec[2] = static_cast<uint64_t>(p.grid[2]);
     // The argument words are what a launch of the kernel would pass.
     std::copy(packed[i].slots.begin(), packed[i].slots.end(), rec + tasks::kRecordHeaderWords);
+    if (g.checkedTasks) {
+      // Then each pointer's extent: the bytes from the view to the end of its buffer.
+      const unsigned extents = tasks::kRecordHeaderWords + (g.recordWords - tasks::kRecordHeaderWords) / 2;
+      const std::vector<kiln_arg> &args = g.lastLaunchArgs[i];
+      for (size_t a = 0; a < args.size(); ++a) {
+        if (args[a].kind != KILN_ARG_BUFFER)
+          continue;
+        size_t size = 0;
+        (void)kiln_buffer_query(g.runtime, args[a].value.buffer.buffer, nullptr, &size, nullptr);
+        const uint64_t offset = args[a].value.buffer.offset;
+        rec[extents + a] = offset < size ? size - offset : 0;
+      }
+    }
   }
   uint64_t *perTask = &words[plan.size() * g.recordWords];
   for (size_t t = 0; t < tasks; ++t) {
@@ -381,7 +401,7 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
     if (kiln_status s = ensure(g.trace, std::max<size_t>(g.traceWords * 8, 8), KILN_DTYPE_U64); s != KILN_SUCCESS)
       return s;
 
-  std::array<kiln_arg, tasks::kNumParams> params{};
+  std::vector<kiln_arg> params(g.checkedTasks ? tasks::kCheckedNumParams : tasks::kNumParams);
   params[0].kind = KILN_ARG_BUFFER;
   params[0].value.buffer.buffer = g.table;
   params[1].kind = KILN_ARG_INT;
@@ -403,6 +423,16 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
   params[6].value.buffer.buffer = g.traceEnabled ? g.trace : noTrace;
   params[7].kind = KILN_ARG_UINT;
   params[7].value.u = g.tableRuns;
+  if (g.checkedTasks) {
+    if (!g.checkRecord) {
+      if (kiln_status s = ensure(g.checkRecord, check::kCheckRecordWords * 4, KILN_DTYPE_U32); s != KILN_SUCCESS)
+        return s;
+      if (kiln_status s = kiln_buffer_fill(g.checkRecord, 0); s != KILN_SUCCESS)
+        return failWith(s, "graph '" + b.name + "'");
+    }
+    params[8].kind = KILN_ARG_BUFFER;
+    params[8].value.buffer.buffer = g.checkRecord;
+  }
   const kiln_status s = kiln_launch(g.persistent, kiln_grid{workers, 1, 1}, params.data(), params.size());
   kiln_buffer_free(noTrace);
   if (s != KILN_SUCCESS)
@@ -590,6 +620,48 @@ kiln_status kiln_graph_launch(kiln_graph *graph, const kiln_arg *args, size_t nu
   });
 }
 
+namespace {
+
+/// A checked persistent kernel's first bad access (support/CheckRecord.h), as
+/// KILN_ERROR_OUT_OF_BOUNDS naming the task's launch, kernel and parameter; the record is
+/// cleared.
+kiln_status checkedViolation(kiln_graph &g) {
+  if (!g.checkRecord)
+    return KILN_SUCCESS;
+  uint32_t record[check::kCheckRecordWords] = {};
+  if (kiln_status s = kiln_buffer_read(g.checkRecord, 0, record, sizeof record); s != KILN_SUCCESS)
+    return failWith(s, "graph '" + g.bundle.name + "'");
+  if (record[check::kFlagWord] == 0)
+    return KILN_SUCCESS;
+  if (kiln_status s = kiln_buffer_fill(g.checkRecord, 0); s != KILN_SUCCESS)
+    return failWith(s, "graph '" + g.bundle.name + "'");
+  const uint32_t task = record[check::kTaskWord], param = record[check::kParamWord];
+  const rt::Bundle *kernel = nullptr;
+  std::string launch;
+  uint64_t first = 0;
+  for (const rt::PlannedGraphLaunch &p : g.lastPlan) {
+    if (task >= first && task < first + taskCount(p)) {
+      kernel = &g.bundle.kernels[g.bundle.launches[p.step].kernel];
+      launch = describeLaunch(g, p.step);
+    }
+    first += taskCount(p);
+  }
+  const int64_t offset = static_cast<int64_t>(uint64_t(record[check::kOffsetWord]) |
+                                              (uint64_t(record[check::kOffsetWord + 1]) << 32));
+  const std::string file = kernel && !kernel->sourceFile.empty() ? kernel->sourceFile + ":" : "line ";
+  return fail(KILN_ERROR_OUT_OF_BOUNDS,
+              "graph '" + g.bundle.name + "': kernel '" + (kernel ? kernel->kernelName : "?") + "': " +
+                  check::kindName(record[check::kKindWord]) + " out of bounds at " + file +
+                  std::to_string(record[check::kLineWord]) + ":" + std::to_string(record[check::kColumnWord]) +
+                  " in program (" + std::to_string(record[check::kPidWord]) + ", " +
+                  std::to_string(record[check::kPidWord + 1]) + ", " + std::to_string(record[check::kPidWord + 2]) +
+                  ") of " + launch + " (task " + std::to_string(task) + "): element " + std::to_string(offset) +
+                  " of parameter '" + (kernel && param < kernel->params.size() ? kernel->params[param].name : "?") +
+                  "', outside the buffer passed for it (checked mode stopped the access)");
+}
+
+} // namespace
+
 kiln_status kiln_graph_check(kiln_graph *graph) {
   return guarded([&]() -> kiln_status {
     if (!graph)
@@ -601,7 +673,7 @@ kiln_status kiln_graph_check(kiln_graph *graph) {
     if (kiln_status s = kiln_buffer_read(g.sync, 0, head, sizeof head); s != KILN_SUCCESS)
       return failWith(s, "graph '" + g.bundle.name + "'");
     if (head[tasks::kAbortWord] == 0)
-      return KILN_SUCCESS;
+      return checkedViolation(g);
     const uint32_t task = head[tasks::kErrorTaskWord], event = head[tasks::kErrorEventWord];
     std::string who = "task " + std::to_string(task), whom = "event " + std::to_string(event);
     uint64_t first = 0;

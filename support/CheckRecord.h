@@ -16,6 +16,7 @@
 //                    point into)
 //   [kOffsetWord]    the element offset from that parameter's pointer, as a signed
 //                    64-bit value in two words (low first): negative below the buffer
+//   [kTaskWord]      in a graph's persistent kernel, the task (support/TaskTable.h)
 //   [kDoneWord]      1 once the fields above are written
 //
 //===----------------------------------------------------------------------===//
@@ -35,6 +36,7 @@ inline constexpr unsigned kPidWord = 4; // three words
 inline constexpr unsigned kParamWord = 7;
 inline constexpr unsigned kOffsetWord = 8; // two words
 inline constexpr unsigned kDoneWord = 10;
+inline constexpr unsigned kTaskWord = 11;
 inline constexpr unsigned kCheckRecordWords = 16;
 
 inline const char *kindName(uint32_t kind) {

@@ -58,6 +58,11 @@ inline constexpr uint32_t kErrorWaitTimeout = 1;
 ///   table: *u64, launches: i32, tasks: i32, sync: *u32, claim_base: u32, timeout_ns: i64,
 ///   trace: *u64 (null: no trace), table_runs: u32 (the runs of this table before this one)
 inline constexpr unsigned kNumParams = 8;
+/// A checked persistent kernel (dslc --checked, docs/checked.md) takes a ninth,
+/// check_record: *u32 (support/CheckRecord.h), says so with the const CHECKED = 1, and
+/// its launch records hold, after the arguments, each argument's extent: for a pointer,
+/// the bytes from it to the end of its buffer (the same number of words again).
+inline constexpr unsigned kCheckedNumParams = 9;
 
 /// With a trace buffer, each task's thread 0 writes kTraceWords 64-bit words at
 /// trace[task * kTraceWords]: when it claimed the task, when its wait ended and when

@@ -153,15 +153,16 @@ class RunGraph(clitest.CliTestCase):
         r = self.dslc(*args, "--graph-mode=cuda-graph", env=env)
         self.assertOk(r)
         self.assertRegex(r.stderr, r"its launches in one CUDA graph, 4 launches, 12 tasks, 3 runs: min 1\.0000 ms")
-        # Checked mode runs the graph launch by launch unless a mode is asked for; the
-        # persistent kernel cannot be checked.
+        # Checked mode runs in every mode: the persistent kernel checks its tasks too.
         r = self.dslc(*args, "--checked", env=env)
         self.assertOk(r)
-        self.assertRegex(r.stderr, r"launch by launch, 4 launches, 12 tasks, 3 runs: ")
+        self.assertIn("one persistent kernel of 264 workers, 4 launches, 12 tasks, 3 runs: ", r.stderr)
         r = self.dslc(*args, "--checked", "--graph-mode=cuda-graph", env=env)
         self.assertOk(r)
         self.assertIn("its launches in one CUDA graph", r.stderr)
-        self.rejected("E0109", *args, "--checked", "--graph-mode=persistent", env=env)
+        r = self.dslc(*args, "--checked", "--graph-mode=launches", env=env)
+        self.assertOk(r)
+        self.assertRegex(r.stderr, r"launch by launch, 4 launches, 12 tasks, 3 runs: ")
         # --trace: a Chrome trace of the persistent run (the stand-in's timestamps are
         # whatever its memory held, so only the shape is checked), and a summary line.
         r = self.dslc(*args, "--trace", "trace.json", env=env)

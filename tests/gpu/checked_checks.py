@@ -73,14 +73,14 @@ def main():
                      {"which": 0, "start": 40}, "load out of bounds at ")
     expect_violation("checked: an atomic past the end", "atomic_overrun", "3", {"counts": np.zeros(10, np.int32)},
                      {"n": 10}, "atomic out of bounds at ")
-    # A graph whose second launch overruns: checked, it runs launch by launch (or as a
-    # CUDA graph, whose replays are checked too).
+    # A graph whose second launch overruns, checked in every mode: as one persistent
+    # kernel (its tasks checked, the task named), launch by launch, as a CUDA graph.
     graph = os.path.join(ARGS.work, "graph_overrun.kiln")
     with open(graph, "w") as f:
         f.write("import \"%s\";\n\ngraph g(dst: *f32, n: i32) {\n    launch overrun[(1,)](dst, n);\n"
                 "    launch overrun[((n + 64) / 64,)](dst, n);\n}\n"
                 % os.path.join(ARGS.repo, "tests", "spirv", "checked", "out_of_bounds.kiln"))
-    for mode in ("launches", "cuda-graph"):
+    for mode in ("persistent", "launches", "cuda-graph"):
         expect_violation("checked: a graph's launch overruns (%s)" % mode, "g", None, {"dst": np.zeros(100, np.float32)},
                          {"n": 100}, "element 100 of parameter 'dst'", graph, ("--graph-mode=" + mode,))
     # In bounds: the chosen pointer inside b passes, with b's values.

@@ -998,11 +998,6 @@ int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split
     }
     gpuOptions->mode = launch::GraphMode::Launches;
   }
-  // The runtime checks each kernel it launches (or replays in a CUDA graph); the
-  // persistent kernel cannot be checked yet, so a checked graph runs launch by launch
-  // unless a mode is asked for.
-  if (Checked && !GraphModeText.getNumOccurrences())
-    gpuOptions->mode = launch::GraphMode::Launches;
   const bool persistent = gpuOptions->mode == launch::GraphMode::Persistent;
   if (!persistent && !gpuOptions->tracePath.empty()) {
     diags.error(Location::commandLine(), DiagCode::BadOption).hint("leave out --graph-mode=launches")

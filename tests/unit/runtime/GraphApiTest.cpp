@@ -10,6 +10,7 @@
 #include "RuntimeTestUtil.h"
 #include "runtime/GraphBundle.h"
 #include "runtime/Runtime.h"
+#include "support/CheckRecord.h"
 #include "support/TaskTable.h"
 
 #include <cstring>
@@ -254,6 +255,50 @@ TEST_F(GraphApi, PersistentTasksWaitOnlyForTheTasksTheyTouch) {
   ASSERT_TRUE(back) << error;
   EXPECT_EQ(back->footprints, bundle.footprints);
   rt.synchronize();
+}
+
+// A checked persistent kernel (support/TaskTable.h): its launch records carry each
+// pointer's extent after the arguments, it gets a check record as a ninth argument, and
+// kiln_graph_check turns a record a task wrote into an error naming the launch.
+TEST_F(GraphApi, ACheckedPersistentKernelGetsExtentsAndReportsTheTask) {
+  kiln::Runtime rt;
+  GraphBundle bundle = twoLaunches();
+  const unsigned recordWords = kiln::tasks::kRecordHeaderWords + 2 * 4;
+  bundle.persistent->consts = {{"RECORD_WORDS", int64_t(recordWords)}, {"CHECKED", int64_t(1)}};
+  bundle.persistent->params.push_back({"check_record", kiln::DType::U32, true});
+  std::string ptx = kPersistentPtx;
+  ptx.replace(ptx.find("param_7\n"), 8, "param_7,\n\t.param .u64 g_persistent_param_8\n");
+  bundle.persistent->sections[0].bytes = bytesOf(ptx.c_str());
+  kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(bundle));
+  auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
+  g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
+  const uint64_t *record = reinterpret_cast<const uint64_t *>(fake.param(0));
+  // Launch 0: x, y, out whole; launch 1: out, y, and out + 200 (800 bytes left).
+  const unsigned extents = kiln::tasks::kRecordHeaderWords + 4;
+  EXPECT_EQ(record[extents + 0], 800u);
+  EXPECT_EQ(record[extents + 2], 1600u);
+  EXPECT_EQ(record[recordWords + extents + 0], 1600u);
+  EXPECT_EQ(record[recordWords + extents + 2], 800u);
+  EXPECT_EQ(record[recordWords + extents + 3], 0u); // n is no pointer
+  g.check(); // nothing recorded
+  // What a task of the second launch would write for a store past `out + n`.
+  auto *words = reinterpret_cast<uint32_t *>(fake.param(8));
+  ASSERT_NE(words, nullptr);
+  words[kiln::check::kFlagWord] = 1;
+  words[kiln::check::kKindWord] = uint32_t(kiln::check::CheckKind::Store);
+  words[kiln::check::kLineWord] = 7;
+  words[kiln::check::kColumnWord] = 5;
+  words[kiln::check::kPidWord] = 3;
+  words[kiln::check::kParamWord] = 2;
+  words[kiln::check::kOffsetWord] = 200;
+  words[kiln::check::kTaskWord] = 7;
+  words[kiln::check::kDoneWord] = 1;
+  kiln::RuntimeError e = thrown([&] { g.check(); });
+  EXPECT_EQ(e.status(), KILN_ERROR_OUT_OF_BOUNDS);
+  EXPECT_TRUE(contains(e.what(), "kernel 'vadd': store out of bounds at vadd.kiln:7:5 in program (3, 0, 0) of the "
+                                 "launch of kernel 'vadd' at g.kiln:3:20 (task 7): element 200 of parameter 'out'"))
+      << e.what();
+  g.check(); // the record was cleared
 }
 
 TEST_F(GraphApi, ACudaGraphIsRecordedOnceWhileTheArgumentsStay) {
