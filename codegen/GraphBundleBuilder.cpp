@@ -321,7 +321,8 @@ rt::Bundle persistentBundle(const ir::Module &module, const ir::Kernel &graph, T
   b.params = {{"table", DType::U64, true, 1},       {"launches", DType::I32, false, 1},
               {"tasks", DType::I32, false, 1},      {"sync", DType::U32, true, 1},
               {"claim_base", DType::U32, false, 1}, {"timeout_ns", DType::I64, false, 1},
-              {"trace", DType::U64, true, 1},       {"table_runs", DType::U32, false, 1}};
+              {"trace", DType::U64, true, 1},       {"table_runs", DType::U32, false, 1},
+              {"task_events", DType::U64, true, 1}};
   b.consts = {rt::ConstValue{"RECORD_WORDS", static_cast<int64_t>(recordWords)}};
   if (checked) {
     b.params.push_back({"check_record", DType::U32, true, 1});

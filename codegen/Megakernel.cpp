@@ -89,7 +89,7 @@ private:
   const bool checked;
 
   llvm::Function *fn = nullptr;
-  llvm::Value *table = nullptr, *sync = nullptr, *ctl = nullptr;
+  llvm::Value *table = nullptr, *sync = nullptr, *ctl = nullptr, *taskEvents = nullptr;
 
   llvm::ConstantInt *i32(uint32_t v) { return b.getInt32(v); }
   llvm::BasicBlock *block(const char *name) { return llvm::BasicBlock::Create(ctx, name, fn); }
@@ -109,11 +109,13 @@ private:
     return tableWord(b.CreateAdd(b.CreateMul(b.CreateZExt(launch, b.getInt64Ty()), b.getInt64(recordWords)),
                                  b.getInt64(w)));
   }
-  /// Word `w` of task `task`'s entry, after the `launches` records.
-  llvm::Value *taskWord(llvm::Value *launches, llvm::Value *task, unsigned w) {
-    llvm::Value *records = b.CreateMul(b.CreateZExt(launches, b.getInt64Ty()), b.getInt64(recordWords));
-    llvm::Value *entry = b.CreateMul(b.CreateZExt(task, b.getInt64Ty()), b.getInt64(tasks::kTaskWords));
-    return tableWord(b.CreateAdd(b.CreateAdd(records, entry), b.getInt64(w)));
+  /// Word `w` of task `task`'s events.
+  llvm::Value *taskWord(llvm::Value *task, unsigned w) {
+    llvm::Value *index = b.CreateAdd(b.CreateMul(b.CreateZExt(task, b.getInt64Ty()), b.getInt64(tasks::kTaskWords)),
+                                     b.getInt64(w));
+    llvm::LoadInst *load = b.CreateLoad(b.getInt64Ty(), b.CreateInBoundsGEP(b.getInt64Ty(), taskEvents, index));
+    load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
+    return load;
   }
   llvm::Value *low(llvm::Value *word) { return b.CreateTrunc(word, b.getInt32Ty()); }
   llvm::Value *high(llvm::Value *word) { return b.CreateTrunc(b.CreateLShr(word, 32), b.getInt32Ty()); }
@@ -175,8 +177,8 @@ private:
 llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vector<llvm::Function *> &tasks,
                                          const std::vector<const ir::Kernel *> &kinds) {
   auto *global = llvm::PointerType::get(ctx, 1);
-  std::vector<llvm::Type *> params = {global, b.getInt32Ty(), b.getInt32Ty(), global,
-                                      b.getInt32Ty(), b.getInt64Ty(), global, b.getInt32Ty()};
+  std::vector<llvm::Type *> params = {global, b.getInt32Ty(), b.getInt32Ty(), global, b.getInt32Ty(),
+                                      b.getInt64Ty(), global, b.getInt32Ty(), global};
   if (checked)
     params.push_back(global);
   auto *fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
@@ -189,8 +191,9 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   // leave (170 registers for a matrix-vector product that takes 94 as its own kernel),
   // halving the warps in flight of a memory-bound graph.
   fn->addFnAttr("nvvm.minctasm", std::to_string(workersPerSM));
-  const char *names[tasks::kCheckedNumParams] = {"table",      "launches",   "tasks", "sync",        "claim_base",
-                                                 "timeout_ns", "trace", "table_runs", "check_record"};
+  const char *names[tasks::kCheckedNumParams] = {"table", "launches",   "tasks",       "sync",
+                                                 "claim_base", "timeout_ns", "trace", "table_runs",
+                                                 "task_events", "check_record"};
   for (unsigned i = 0; i < params.size(); ++i)
     fn->getArg(i)->setName(names[i]);
   llvm::Value *checkRecord = checked ? fn->getArg(tasks::kNumParams) : nullptr;
@@ -201,6 +204,7 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   sync = fn->getArg(3);
   llvm::Value *claimBase = fn->getArg(4), *timeout = fn->getArg(5), *trace = fn->getArg(6),
               *tableRuns = fn->getArg(7);
+  taskEvents = fn->getArg(8);
 
   // What thread 0 tells the others: [0] the task (all ones: none left), [1] its launch,
   // [2] nonzero when its wait failed.
@@ -285,11 +289,12 @@ llvm::Function *MegakernelBuilder::build(const std::string &name, const std::vec
   llvm::Value *w0 = recordWord(myLaunch, 0), *w1 = recordWord(myLaunch, 1), *w2 = recordWord(myLaunch, 2);
   llvm::Value *kind = low(w0), *first = high(w0);
   llvm::Value *gx = low(w1), *gy = high(w1), *gz = low(w2);
-  llvm::Value *events = taskWord(numLaunches, myTask, 0), *eventSize = low(taskWord(numLaunches, myTask, 1));
+  llvm::Value *events = taskWord(myTask, 0), *counts = taskWord(myTask, 1);
   llvm::Value *waitEvent = low(events), *ownEvent = high(events);
-  // The target in this run of the table: the event's size once per run so far and
-  // this one (modulo 2^32, as the counters).
-  llvm::Value *waitTarget = b.CreateMul(b.CreateAdd(tableRuns, i32(1)), eventSize, "wait.target");
+  // The target in this run of the table: the first run's, grown once per run so far
+  // (modulo 2^32, as the counters). Nothing of it is invariant in the loop: a value
+  // hoisted out of it would hold a register across every task's code.
+  llvm::Value *waitTarget = b.CreateAdd(low(counts), b.CreateMul(tableRuns, high(counts)), "wait.target");
   llvm::Value *local = b.CreateSub(myTask, first);
   // The arguments too, before the wait, so that their loads overlap it.
   std::vector<llvm::Value *> argWords;

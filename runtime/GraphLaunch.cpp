@@ -49,7 +49,7 @@ struct kiln_graph {
   bool traceEnabled = false;
 
   // The persistent mode's device state: counters that persist from run to run.
-  kiln_buffer *table = nullptr, *sync = nullptr, *trace = nullptr;
+  kiln_buffer *table = nullptr, *sync = nullptr, *trace = nullptr, *taskEvents = nullptr;
   kiln_buffer *checkRecord = nullptr; ///< checked: support/CheckRecord.h
   uint32_t claimed = 0;             ///< the claim counter after the last run
   rt::TaskEvents events;            ///< the table's events
@@ -78,6 +78,7 @@ struct kiln_graph {
     kiln_buffer_free(table);
     kiln_buffer_free(sync);
     kiln_buffer_free(trace);
+    kiln_buffer_free(taskEvents);
     kiln_buffer_free(checkRecord);
     for (kiln_kernel *k : kernels)
       kiln_kernel_destroy(k);
@@ -303,13 +304,12 @@ kiln_status runLaunches(kiln_graph &g, const std::vector<std::vector<kiln_arg>> 
   return KILN_SUCCESS;
 }
 
-/// The persistent kernel's table for lastPlan and its events (support/TaskTable.h):
-/// one record per launch that runs, then each task's wait and trigger.
+/// The persistent kernel's table for lastPlan (support/TaskTable.h): one record per
+/// launch that runs.
 std::vector<uint64_t> tableWords(const kiln_graph &g, const std::vector<rt::PackedArgs> &packed) {
   const std::vector<rt::PlannedGraphLaunch> &plan = g.lastPlan;
   const rt::TaskEvents &events = g.events;
-  const size_t tasks = events.wait.size();
-  std::vector<uint64_t> words(plan.size() * g.recordWords + tasks * tasks::kTaskWords, 0);
+  std::vector<uint64_t> words(plan.size() * g.recordWords, 0);
   for (size_t i = 0; i < plan.size(); ++i) {
     const rt::PlannedGraphLaunch &p = plan[i];
     const uint32_t kernel = g.bundle.launches[p.step].kernel;
@@ -333,10 +333,20 @@ std::vector<uint64_t> tableWords(const kiln_graph &g, const std::vector<rt::Pack
       }
     }
   }
-  uint64_t *perTask = &words[plan.size() * g.recordWords];
+  return words;
+}
+
+/// Each task's events (support/TaskTable.h): the event it waits on and the one it
+/// triggers, and the size of the first.
+std::vector<uint64_t> taskEventWords(const kiln_graph &g) {
+  const rt::TaskEvents &events = g.events;
+  const size_t tasks = events.wait.size();
+  std::vector<uint64_t> words(tasks * tasks::kTaskWords, 0);
+  uint64_t *perTask = words.data();
   for (size_t t = 0; t < tasks; ++t) {
     perTask[t * tasks::kTaskWords] = events.wait[t] | (static_cast<uint64_t>(events.trigger[t]) << 32);
-    perTask[t * tasks::kTaskWords + 1] = events.wait[t] == rt::kNoEvent ? 0 : events.eventSize[events.wait[t]];
+    const uint64_t size = events.wait[t] == rt::kNoEvent ? 0 : events.eventSize[events.wait[t]];
+    perTask[t * tasks::kTaskWords + 1] = size | (size << 32);
   }
   // Fault injection for the watchdog's test (docs/testing.md): the last wait asks for
   // one task more than its event has, so it can never be met.
@@ -388,11 +398,12 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
     if (kiln_status s = kiln_buffer_write(g.sync, 0, zeros.data(), zeros.size() * 4); s != KILN_SUCCESS)
       return failWith(s, "graph '" + b.name + "'");
     g.claimed = 0;
-    const std::vector<uint64_t> words = tableWords(g, packed);
-    if (kiln_status s = ensure(g.table, std::max<size_t>(words.size() * 8, 8), KILN_DTYPE_U64); s != KILN_SUCCESS)
-      return s;
-    if (kiln_status s = kiln_buffer_write(g.table, 0, words.data(), words.size() * 8); s != KILN_SUCCESS)
-      return failWith(s, "graph '" + b.name + "'");
+    for (auto [buffer, words] : {std::pair{&g.table, tableWords(g, packed)}, std::pair{&g.taskEvents, taskEventWords(g)}}) {
+      if (kiln_status s = ensure(*buffer, std::max<size_t>(words.size() * 8, 8), KILN_DTYPE_U64); s != KILN_SUCCESS)
+        return s;
+      if (kiln_status s = kiln_buffer_write(*buffer, 0, words.data(), words.size() * 8); s != KILN_SUCCESS)
+        return failWith(s, "graph '" + b.name + "'");
+    }
     g.tableCurrent = true;
     g.tableRuns = 0;
   }
@@ -423,6 +434,8 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
   params[6].value.buffer.buffer = g.traceEnabled ? g.trace : noTrace;
   params[7].kind = KILN_ARG_UINT;
   params[7].value.u = g.tableRuns;
+  params[8].kind = KILN_ARG_BUFFER;
+  params[8].value.buffer.buffer = g.taskEvents;
   if (g.checkedTasks) {
     if (!g.checkRecord) {
       if (kiln_status s = ensure(g.checkRecord, check::kCheckRecordWords * 4, KILN_DTYPE_U32); s != KILN_SUCCESS)
@@ -430,8 +443,8 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
       if (kiln_status s = kiln_buffer_fill(g.checkRecord, 0); s != KILN_SUCCESS)
         return failWith(s, "graph '" + b.name + "'");
     }
-    params[8].kind = KILN_ARG_BUFFER;
-    params[8].value.buffer.buffer = g.checkRecord;
+    params[9].kind = KILN_ARG_BUFFER;
+    params[9].value.buffer.buffer = g.checkRecord;
   }
   const kiln_status s = kiln_launch(g.persistent, kiln_grid{workers, 1, 1}, params.data(), params.size());
   kiln_buffer_free(noTrace);

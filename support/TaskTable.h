@@ -30,12 +30,17 @@ namespace kiln::tasks {
 ///   word 2: grid z (bits 0-31)
 ///   word 3...: the arguments: a pointer's device address, or a scalar's bits in the
 ///              low bits of the word (f32 as its 32 bits, bool as 0 / 1)
-/// Then, after the last record, kTaskWords 64-bit words per task:
+/// The task words, a buffer of their own (the parameter task_events; a separate pointer
+/// because an offset into the table would be a value the optimiser keeps in registers
+/// across every task's code), kTaskWords 64-bit words per task:
 ///   word 0: the event it waits on, or kNoEvent (bits 0-31); the event it triggers,
 ///           or kNoEvent (bits 32-63)
-///   word 1: the size of the event it waits on (bits 0-31): in run r of the table
-///           (r counted from 0) it waits until that event's counter reaches
-///           size * (r + 1)
+///   word 1: the count the waited event's counter must reach in the table's first run
+///           (bits 0-31) and how much that grows per run (bits 32-63): both the event's
+///           size, so run r (from 0) waits for size * (r + 1). Two fields, so that the
+///           kernel computes first + r * growth from two loaded values, in the loop; the
+///           product (r + 1) * size would be hoisted out of it and hold a register
+///           across every task's code.
 inline constexpr unsigned kRecordHeaderWords = 3;
 inline constexpr unsigned kTaskWords = 2;
 inline constexpr uint32_t kNoEvent = 0xffffffffu;
@@ -56,13 +61,14 @@ inline constexpr uint32_t kErrorWaitTimeout = 1;
 
 /// The megakernel's parameters, in order (docs/graphs.md has the table):
 ///   table: *u64, launches: i32, tasks: i32, sync: *u32, claim_base: u32, timeout_ns: i64,
-///   trace: *u64 (null: no trace), table_runs: u32 (the runs of this table before this one)
-inline constexpr unsigned kNumParams = 8;
-/// A checked persistent kernel (dslc --checked, docs/checked.md) takes a ninth,
+///   trace: *u64 (null: no trace), table_runs: u32 (the runs of this table before this one),
+///   task_events: *u64
+inline constexpr unsigned kNumParams = 9;
+/// A checked persistent kernel (dslc --checked, docs/checked.md) takes a tenth,
 /// check_record: *u32 (support/CheckRecord.h), says so with the const CHECKED = 1, and
 /// its launch records hold, after the arguments, each argument's extent: for a pointer,
 /// the bytes from it to the end of its buffer (the same number of words again).
-inline constexpr unsigned kCheckedNumParams = 9;
+inline constexpr unsigned kCheckedNumParams = 10;
 
 /// With a trace buffer, each task's thread 0 writes kTraceWords 64-bit words at
 /// trace[task * kTraceWords]: when it claimed the task, when its wait ended and when

@@ -35,7 +35,8 @@ const char *kPersistentPtx = R"(.version 8.0
 	.param .u32 g_persistent_param_4,
 	.param .u64 g_persistent_param_5,
 	.param .u64 g_persistent_param_6,
-	.param .u32 g_persistent_param_7
+	.param .u32 g_persistent_param_7,
+	.param .u64 g_persistent_param_8
 )
 {
 	ret;
@@ -85,7 +86,8 @@ GraphBundle twoLaunches() {
   mega.params = {{"table", DType::U64, true},      {"launches", DType::I32, false},
                  {"tasks", DType::I32, false},     {"sync", DType::U32, true},
                  {"claim_base", DType::U32, false}, {"timeout_ns", DType::I64, false},
-                 {"trace", DType::U64, true},      {"table_runs", DType::U32, false}};
+                 {"trace", DType::U64, true},      {"table_runs", DType::U32, false},
+                 {"task_events", DType::U64, true}};
   mega.consts = {{"RECORD_WORDS", int64_t(kiln::tasks::kRecordHeaderWords + 4)}};
   mega.target = Target::SM90;
   mega.compilerVersion = "dslc 0.1.0";
@@ -183,9 +185,8 @@ TEST_F(GraphApi, ARepeatedPersistentCallReusesItsTable) {
   kiln::Runtime rt;
   kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(twoLaunches()));
   auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
-  const unsigned recordWords = kiln::tasks::kRecordHeaderWords + 4;
   auto taskWords = [&](unsigned task) {
-    return reinterpret_cast<const uint64_t *>(fake.param(0)) + 2 * recordWords + task * kiln::tasks::kTaskWords;
+    return reinterpret_cast<const uint64_t *>(fake.param(8)) + task * kiln::tasks::kTaskWords;
   };
   g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
   const uint64_t table = fake.param(0);
@@ -194,13 +195,13 @@ TEST_F(GraphApi, ARepeatedPersistentCallReusesItsTable) {
   for (unsigned t = 0; t < 4; ++t) {
     EXPECT_EQ(taskWords(t)[0], 0xffffffffu) << t; // waits on nothing, triggers event 0
     EXPECT_EQ(taskWords(4 + t)[0], 0xffffffff00000000u) << t;
-    EXPECT_EQ(taskWords(4 + t)[1], 4u);
+    EXPECT_EQ(taskWords(4 + t)[1], 4u | (uint64_t(4) << 32));
   }
   for (uint64_t run = 1; run < 3; ++run) {
     g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
     EXPECT_EQ(fake.param(0), table);
     EXPECT_EQ(fake.param(7), run);
-    EXPECT_EQ(taskWords(4)[1], 4u); // unchanged
+    EXPECT_EQ(taskWords(4)[1], 4u | (uint64_t(4) << 32)); // unchanged
   }
   EXPECT_EQ(fake.param(4), 2 * (8u + g.last_run().workers)); // the claims go on
   // n = 100: 2 tasks per launch, a new table from zero.
@@ -208,7 +209,7 @@ TEST_F(GraphApi, ARepeatedPersistentCallReusesItsTable) {
   EXPECT_EQ(fake.param(7), 0u);
   EXPECT_EQ(fake.param(4), 0u);
   EXPECT_EQ(taskWords(2)[0], 0xffffffff00000000u);
-  EXPECT_EQ(taskWords(2)[1], 2u);
+  EXPECT_EQ(taskWords(2)[1], 2u | (uint64_t(2) << 32));
   rt.synchronize();
 }
 
@@ -232,7 +233,7 @@ TEST_F(GraphApi, PersistentTasksWaitOnlyForTheTasksTheyTouch) {
   kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(bundle));
   auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
   g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
-  const uint64_t *task = reinterpret_cast<const uint64_t *>(fake.param(0)) + 2 * (kiln::tasks::kRecordHeaderWords + 4);
+  const uint64_t *task = reinterpret_cast<const uint64_t *>(fake.param(8));
   auto waits = [&](unsigned t) { return uint32_t(task[t * kiln::tasks::kTaskWords]); };
   auto triggers = [&](unsigned t) { return uint32_t(task[t * kiln::tasks::kTaskWords] >> 32); };
   auto size = [&](unsigned t) { return uint32_t(task[t * kiln::tasks::kTaskWords + 1]); };
@@ -258,7 +259,7 @@ TEST_F(GraphApi, PersistentTasksWaitOnlyForTheTasksTheyTouch) {
 }
 
 // A checked persistent kernel (support/TaskTable.h): its launch records carry each
-// pointer's extent after the arguments, it gets a check record as a ninth argument, and
+// pointer's extent after the arguments, it gets a check record as a tenth argument, and
 // kiln_graph_check turns a record a task wrote into an error naming the launch.
 TEST_F(GraphApi, ACheckedPersistentKernelGetsExtentsAndReportsTheTask) {
   kiln::Runtime rt;
@@ -267,7 +268,7 @@ TEST_F(GraphApi, ACheckedPersistentKernelGetsExtentsAndReportsTheTask) {
   bundle.persistent->consts = {{"RECORD_WORDS", int64_t(recordWords)}, {"CHECKED", int64_t(1)}};
   bundle.persistent->params.push_back({"check_record", kiln::DType::U32, true});
   std::string ptx = kPersistentPtx;
-  ptx.replace(ptx.find("param_7\n"), 8, "param_7,\n\t.param .u64 g_persistent_param_8\n");
+  ptx.replace(ptx.find("param_8\n"), 8, "param_8,\n\t.param .u64 g_persistent_param_9\n");
   bundle.persistent->sections[0].bytes = bytesOf(ptx.c_str());
   kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(bundle));
   auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
@@ -282,7 +283,7 @@ TEST_F(GraphApi, ACheckedPersistentKernelGetsExtentsAndReportsTheTask) {
   EXPECT_EQ(record[recordWords + extents + 3], 0u); // n is no pointer
   g.check(); // nothing recorded
   // What a task of the second launch would write for a store past `out + n`.
-  auto *words = reinterpret_cast<uint32_t *>(fake.param(8));
+  auto *words = reinterpret_cast<uint32_t *>(fake.param(9));
   ASSERT_NE(words, nullptr);
   words[kiln::check::kFlagWord] = 1;
   words[kiln::check::kKindWord] = uint32_t(kiln::check::CheckKind::Store);
