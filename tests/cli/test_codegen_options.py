@@ -623,6 +623,16 @@ class ResourceUsage(clitest.CliTestCase):
         names = [json.loads(line)["resource_usage"]["kernel"] for line in r.stderr.splitlines()]
         self.assertEqual(names[-1], "decode_chain")
         self.assertTrue(any(n.startswith("norm_matvec") for n in names[:-1]), names)
+        # The same for the graph bundle, from the code it carries.
+        out = self.path("chain.kgraph")
+        r = self.dslc(os.path.join(clitest.REPO, "stdlib", "decode_chain.kiln"), "--kernel", "decode_chain",
+                      "--resource-usage", "--diagnostics=json", "-D", "LAYERS=2", "--emit=bundle", "-o", out)
+        self.assertOk(r)
+        self.assertTrue(os.path.exists(out))
+        usage = [json.loads(line)["resource_usage"] for line in r.stderr.splitlines()]
+        self.assertEqual(usage[-1]["kernel"], "decode_chain")
+        self.assertTrue(any(u["kernel"].startswith("norm_matvec") for u in usage[:-1]), usage)
+        self.assertTrue(all(u["threads"] > 0 for u in usage), usage)
 
     def test_not_with_the_tile_ir(self):
         r = self.dslc(SOFTMAX, "--resource-usage", "--emit=tir")

@@ -701,6 +701,24 @@ int emitGraph(const ir::Module &module, const ir::Kernel &graph, const EmitPlan 
         module, graph, plan.target, cg, codegen::isNvptxTarget(plan.target), diags, timing);
     if (!bundle)
       return driver::ExitUserError;
+    // --resource-usage: each kernel the bundle holds, then its persistent kernel, from
+    // the code it carries.
+    if (ResourceUsageOpt && codegen::isNvptxTarget(plan.target)) {
+      auto report = [&](const std::string &name, const rt::Bundle &b) {
+        codegen::CodegenResult r;
+        r.entry = b.entry;
+        for (const rt::CodeSection &section : b.sections)
+          if (section.kind == rt::SectionKind::PTX)
+            r.ptx.assign(section.bytes.begin(), section.bytes.end());
+        r.sharedBytes = b.sharedBytes;
+        r.numThreads = int64_t(b.numWarps) * 32;
+        printResourceUsage(name, plan.target, r);
+      };
+      for (const rt::Bundle &k : bundle->kernels)
+        report(k.kernelName, k);
+      if (bundle->persistent)
+        report(graph.name, *bundle->persistent);
+    }
     TimingReport::Scope timer(timing, "emit: write the graph bundle");
     std::string error;
     std::vector<uint8_t> bytes = rt::serializeGraphBundle(*bundle, error);
