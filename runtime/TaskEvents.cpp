@@ -22,6 +22,9 @@ namespace {
 /// Beyond this many steps of range matching and need pushing, a run's events are
 /// computed on whole launches instead (a bound on planning time, not a correctness one).
 constexpr uint64_t kMaxWork = uint64_t(1) << 26;
+/// Beyond this many tasks in a run, its events are planned on whole launches: the
+/// task-level planning keeps tens of bytes per task.
+constexpr uint64_t kMaxTaskLevelTasks = uint64_t(1) << 22;
 /// How many launches back a push is checked for being implied already (a bound on
 /// planning time: an older need is pushed on, which costs only precision).
 constexpr uint32_t kPruneWindow = 9;
@@ -191,6 +194,9 @@ private:
   Intervals prune(const Intervals &members, const Intervals &rest);
   /// Turns the needs into events; false when that took more than kMaxWork.
   bool normalise();
+  /// The events with every dependency on whole launches, in time and memory per launch
+  /// (beyond the per-task answer).
+  TaskEvents planWholeLaunches();
 };
 
 std::optional<ByteRange> Planner::rangeOf(uint32_t launch, const GraphFootprint &f, uint32_t local) const {
@@ -380,9 +386,7 @@ bool Planner::normalise() {
       }
       work += uint64_t(iv.second - iv.first) * (1 + rest.size());
     }
-    // On whole launches every group is a launch and no need is pushed task by task:
-    // that always finishes.
-    if (work > kMaxWork && !wholeLaunches)
+    if (work > kMaxWork)
       return false;
   }
   for (uint32_t l = 0; l < plan.size(); ++l)
@@ -419,14 +423,17 @@ TaskEvents Planner::run() {
     count.push_back(static_cast<uint32_t>(l.grid[0] * l.grid[1] * l.grid[2]));
     total += count.back();
   }
-  taskNeed.assign(total, {});
-  launchNeed.assign(plan.size(), {});
   out.wait.assign(total, kNoEvent);
   out.trigger.assign(total, kNoEvent);
+  // A run of very many tasks is planned on whole launches, in memory per launch.
+  if (wholeLaunches || total > kMaxTaskLevelTasks)
+    return planWholeLaunches();
+  taskNeed.assign(total, {});
+  launchNeed.assign(plan.size(), {});
   std::vector<Intervals> needs;
   for (uint32_t to = 0; to < plan.size(); ++to)
     for (uint32_t from : plan[to].after) {
-      if (!wholeLaunches && narrow(from, to, needs)) {
+      if (narrow(from, to, needs)) {
         ++out.narrowedDependencies;
         for (uint32_t t = 0; t < count[to]; ++t)
           if (!needs[t].empty())
@@ -438,8 +445,49 @@ TaskEvents Planner::run() {
     }
   if (normalise())
     return std::move(out);
-  // Too much work: the same run on whole launches, whose needs stay per launch.
+  // Too much work: the same run on whole launches.
   return Planner(g, plan, true).run();
+}
+
+TaskEvents Planner::planWholeLaunches() {
+  // Each launch waits on the latest launch it follows, which takes the others over as
+  // its own predecessors; visited from the last, so those are settled in turn.
+  std::vector<std::vector<uint32_t>> after(plan.size());
+  for (uint32_t i = 0; i < plan.size(); ++i) {
+    after[i] = plan[i].after;
+    out.wholeDependencies += static_cast<uint32_t>(after[i].size());
+  }
+  std::vector<int64_t> waitsOn(plan.size(), -1);
+  for (size_t i = plan.size(); i-- > 0;) {
+    std::vector<uint32_t> &preds = after[i];
+    std::sort(preds.begin(), preds.end());
+    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+    if (preds.empty())
+      continue;
+    const uint32_t latest = preds.back();
+    for (uint32_t p : preds)
+      if (p != latest)
+        after[latest].push_back(p);
+    waitsOn[i] = latest;
+  }
+  // One event per launch some launch waits on: all its tasks.
+  std::vector<uint32_t> eventOf(plan.size(), kNoEvent);
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (waitsOn[i] < 0)
+      continue;
+    const auto w = static_cast<uint32_t>(waitsOn[i]);
+    if (eventOf[w] == kNoEvent) {
+      eventOf[w] = static_cast<uint32_t>(out.eventSize.size());
+      out.eventSize.push_back(count[w]);
+      out.eventLaunch.push_back(w);
+    }
+  }
+  for (uint32_t l = 0; l < plan.size(); ++l) {
+    const uint32_t wait = waitsOn[l] < 0 ? kNoEvent : eventOf[waitsOn[l]];
+    std::fill_n(out.wait.begin() + out.firstTask[l], count[l], wait);
+    std::fill_n(out.trigger.begin() + out.firstTask[l], count[l], eventOf[l]);
+  }
+  return std::move(out);
 }
 
 } // namespace

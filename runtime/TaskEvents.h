@@ -24,9 +24,11 @@
 // needs together; a launch whose every task is needed whole is one group.
 //
 // Where a range is not known (an access the analysis could not bound, two different
-// parameters passed one buffer, an integer that overflows, or more work than
-// kMaxWork), the dependency is on the whole launch, as the compile-time report of
-// `dslc --explain-graph` says.
+// parameters passed one buffer, an integer that overflows or a negative integer
+// parameter), the dependency is on the whole launch, as the compile-time report of
+// `dslc --explain-graph` says. A run of more than kMaxTaskLevelTasks tasks, or whose
+// planning takes more than kMaxWork steps, is planned on whole launches altogether,
+// in time and memory per launch.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -234,40 +234,44 @@ TEST(TaskEvents, EveryConflictingPairIsOrderedOnRandomGraphs) {
           plan[to].after.push_back(from);
       }
 
-    const TaskEvents e = planTaskEvents(g, plan);
-    ASSERT_EQ(e.wait.size(), total);
-    // done[t]: the tasks surely finished when task t starts.
-    std::vector<std::vector<bool>> done(total, std::vector<bool>(total, false));
-    for (uint32_t t = 0; t < total; ++t) {
-      if (e.wait[t] == kNoEvent)
-        continue;
-      const uint32_t ev = e.wait[t];
-      ASSERT_LT(ev, e.eventSize.size());
-      uint32_t members = 0;
-      for (uint32_t m = 0; m < total; ++m) {
-        if (e.trigger[m] != ev)
+    // Both plannings: narrowed to tasks, and on whole launches.
+    for (bool whole : {false, true}) {
+      SCOPED_TRACE(whole ? "whole launches" : "tasks");
+      const TaskEvents e = planTaskEvents(g, plan, whole);
+      ASSERT_EQ(e.wait.size(), total);
+      // done[t]: the tasks surely finished when task t starts.
+      std::vector<std::vector<bool>> done(total, std::vector<bool>(total, false));
+      for (uint32_t t = 0; t < total; ++t) {
+        if (e.wait[t] == kNoEvent)
           continue;
-        ++members;
-        ASSERT_LT(m, t) << "trial " << trial << ": task " << t << " waits on a later task";
-        ASSERT_EQ(launchOfTask[m], e.eventLaunch[ev]);
-        done[t][m] = true;
-        for (uint32_t k = 0; k < total; ++k)
-          if (done[m][k])
-            done[t][k] = true;
-      }
-      ASSERT_EQ(members, e.eventSize[ev]);
-    }
-    for (uint32_t b = 0; b < total; ++b)
-      for (uint32_t a = 0; a < b; ++a) {
-        if (launchOfTask[a] == launchOfTask[b])
-          continue;
-        bool must = false;
-        for (const Touch &x : touches[a])
-          for (const Touch &y : touches[b])
-            must = must || conflict(x, y);
-        if (must) {
-          ASSERT_TRUE(done[b][a]) << "trial " << trial << ": task " << b << " may start before task " << a;
+        const uint32_t ev = e.wait[t];
+        ASSERT_LT(ev, e.eventSize.size());
+        uint32_t members = 0;
+        for (uint32_t m = 0; m < total; ++m) {
+          if (e.trigger[m] != ev)
+            continue;
+          ++members;
+          ASSERT_LT(m, t) << "trial " << trial << ": task " << t << " waits on a later task";
+          ASSERT_EQ(launchOfTask[m], e.eventLaunch[ev]);
+          done[t][m] = true;
+          for (uint32_t k = 0; k < total; ++k)
+            if (done[m][k])
+              done[t][k] = true;
         }
+        ASSERT_EQ(members, e.eventSize[ev]);
       }
+      for (uint32_t b = 0; b < total; ++b)
+        for (uint32_t a = 0; a < b; ++a) {
+          if (launchOfTask[a] == launchOfTask[b])
+            continue;
+          bool must = false;
+          for (const Touch &x : touches[a])
+            for (const Touch &y : touches[b])
+              must = must || conflict(x, y);
+          if (must) {
+            ASSERT_TRUE(done[b][a]) << "trial " << trial << ": task " << b << " may start before task " << a;
+          }
+        }
+    }
   }
 }
