@@ -17,6 +17,17 @@
 
 namespace kiln::rt {
 
+/// "0x7f12a0000000", for messages.
+inline std::string hexAddress(uint64_t address) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  do {
+    out.insert(out.begin(), digits[address & 15]);
+    address >>= 4;
+  } while (address);
+  return "0x" + out;
+}
+
 /// The outcome of a runtime operation: success, or a kiln_status and a message.
 class [[nodiscard]] Status {
 public:
@@ -83,6 +94,10 @@ public:
 
   virtual Status alloc(size_t bytes, uint64_t &address) = 0;
   virtual void release(uint64_t address) = 0;
+  /// Whether [address, address + bytes) lies inside one allocation of device memory
+  /// this backend's device can use (memory a caller allocated elsewhere, for
+  /// kiln_buffer_wrap); KILN_ERROR_INVALID_VALUE saying why not.
+  virtual Status checkForeign(uint64_t address, size_t bytes) = 0;
   /// Blocking copies and fill, ordered after all earlier launches.
   virtual Status write(uint64_t dst, const void *src, size_t bytes) = 0;
   virtual Status read(void *dst, uint64_t src, size_t bytes) = 0;

@@ -99,6 +99,7 @@ struct kiln_buffer {
   uint64_t address = 0;
   size_t size = 0;
   kiln_dtype dtype = KILN_DTYPE_NONE;
+  bool owned = true; ///< false: kiln_buffer_wrap's, the caller's memory
 };
 struct kiln_kernel {
   std::shared_ptr<RuntimeState> state; // first: destroyed last, after the device kernel
@@ -275,19 +276,28 @@ kiln_status kiln_runtime_synchronize(kiln_runtime *runtime) {
 
 // ---- buffers ---------------------------------------------------------------------------
 
+namespace {
+
+/// Why `bytes` of `element`s cannot make a buffer, or "" (`what` names the call).
+std::string badBufferShape(const char *what, size_t bytes, kiln_dtype element) {
+  std::optional<kiln::DType> dt = fromCDType(element);
+  if (element != KILN_DTYPE_NONE && !dt)
+    return std::string(what) + ": unknown element dtype " + std::to_string(static_cast<int>(element));
+  if (dt && bytes % dtypeSizeBytes(*dt) != 0)
+    return std::string(what) + ": " + std::to_string(bytes) + " bytes is not a whole number of " +
+           std::string(dtypeSpelling(*dt)) + " elements";
+  return "";
+}
+
+} // namespace
+
 kiln_status kiln_buffer_alloc(kiln_runtime *runtime, size_t bytes, kiln_dtype element, kiln_buffer **out) {
   return guarded([&] {
     if (!runtime || !out)
       return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_alloc: null runtime or `out`");
     *out = nullptr;
-    std::optional<kiln::DType> dt = fromCDType(element);
-    if (element != KILN_DTYPE_NONE && !dt)
-      return fail(KILN_ERROR_INVALID_VALUE,
-                  "kiln_buffer_alloc: unknown element dtype " + std::to_string(static_cast<int>(element)));
-    if (dt && bytes % dtypeSizeBytes(*dt) != 0)
-      return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_alloc: " + std::to_string(bytes) +
-                                                " bytes is not a whole number of " + std::string(dtypeSpelling(*dt)) +
-                                                " elements");
+    if (std::string bad = badBufferShape("kiln_buffer_alloc", bytes, element); !bad.empty())
+      return fail(KILN_ERROR_INVALID_VALUE, bad);
     RuntimeState &rt = *runtime->state;
     std::lock_guard<std::mutex> lock(rt.mutex);
     auto buf = std::make_unique<kiln_buffer>();
@@ -305,6 +315,34 @@ kiln_status kiln_buffer_alloc(kiln_runtime *runtime, size_t bytes, kiln_dtype el
   });
 }
 
+kiln_status kiln_buffer_wrap(kiln_runtime *runtime, uint64_t device_address, size_t bytes, kiln_dtype element,
+                             kiln_buffer **out) {
+  return guarded([&] {
+    if (!runtime || !out)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_wrap: null runtime or `out`");
+    *out = nullptr;
+    if (device_address == 0 || bytes == 0)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_wrap: a null address or zero bytes wraps nothing");
+    if (std::string bad = badBufferShape("kiln_buffer_wrap", bytes, element); !bad.empty())
+      return fail(KILN_ERROR_INVALID_VALUE, bad);
+    if (device_address + bytes < device_address)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_buffer_wrap: the range wraps around the address space");
+    RuntimeState &rt = *runtime->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (Status s = rt.backend->checkForeign(device_address, bytes); !s.ok())
+      return fail(s.code(), "kiln_buffer_wrap: " + s.message());
+    auto buf = std::make_unique<kiln_buffer>();
+    buf->state = runtime->state;
+    buf->address = device_address;
+    buf->size = bytes;
+    buf->dtype = element;
+    buf->owned = false;
+    rt.buffers.insert(buf.get());
+    *out = buf.release();
+    return KILN_SUCCESS;
+  });
+}
+
 void kiln_buffer_free(kiln_buffer *buffer) {
   if (!buffer)
     return;
@@ -312,7 +350,7 @@ void kiln_buffer_free(kiln_buffer *buffer) {
     RuntimeState &rt = *buffer->state;
     std::lock_guard<std::mutex> lock(rt.mutex);
     rt.buffers.erase(buffer);
-    if (buffer->size > 0)
+    if (buffer->owned && buffer->size > 0)
       rt.backend->release(buffer->address);
   }
   delete buffer;

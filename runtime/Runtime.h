@@ -580,6 +580,19 @@ public:
     detail::check(kiln_buffer_alloc(h_, bytes, element, &b));
     return Buffer(b);
   }
+  /// A buffer over device memory the caller owns (kiln_buffer_wrap): `bytes` from
+  /// `device_address`, checked with the driver to lie in one allocation of this device.
+  Buffer wrap(uint64_t device_address, size_t bytes, kiln_dtype element = KILN_DTYPE_NONE) {
+    kiln_buffer *b = nullptr;
+    detail::check(kiln_buffer_wrap(h_, device_address, bytes, element, &b));
+    return Buffer(b);
+  }
+  /// `count` elements of T at `device_address`, typed when T is a Kiln dtype.
+  template <typename T> Buffer wrap(uint64_t device_address, size_t count) {
+    if (count > SIZE_MAX / sizeof(T))
+      throw RuntimeError(KILN_ERROR_INVALID_VALUE, "wrap: element count too large");
+    return wrap(device_address, count * sizeof(T), detail::dtypeOf<T>());
+  }
   /// `count` elements of T; the buffer is typed when T is a Kiln dtype.
   template <typename T> Buffer alloc(size_t count) {
     if (count > SIZE_MAX / sizeof(T))

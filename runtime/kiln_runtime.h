@@ -159,6 +159,13 @@ kiln_status kiln_runtime_synchronize(kiln_runtime *runtime);
 /* `element` may be KILN_DTYPE_NONE; a typed buffer is checked against *T parameters. */
 kiln_status kiln_buffer_alloc(kiln_runtime *runtime, size_t bytes, kiln_dtype element, kiln_buffer **out);
 void kiln_buffer_free(kiln_buffer *buffer);
+/* A buffer over device memory the caller allocated and keeps owning (a torch tensor's,
+ * cudaMalloc's, zeMemAllocDevice's): `bytes` from `device_address`, which must lie inside
+ * one allocation the runtime's device can use (checked with the driver; otherwise
+ * KILN_ERROR_INVALID_VALUE). It launches and copies like any buffer; kiln_buffer_free
+ * releases the handle, never the memory, which must outlive every use of it. */
+kiln_status kiln_buffer_wrap(kiln_runtime *runtime, uint64_t device_address, size_t bytes, kiln_dtype element,
+                             kiln_buffer **out);
 size_t kiln_buffer_size(const kiln_buffer *buffer);
 kiln_dtype kiln_buffer_dtype(const kiln_buffer *buffer);
 /* The raw device address (CUdeviceptr, or the Level Zero pointer), for interop. */

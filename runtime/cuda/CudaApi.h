@@ -44,6 +44,7 @@ namespace kiln::rt {
   X(cuLaunchKernel)                                                                      \
   X(cuMemAlloc)                                                                          \
   X(cuMemFree)                                                                           \
+  X(cuMemGetAddressRange)                                                                \
   X(cuMemcpyHtoD)                                                                        \
   X(cuMemcpyDtoH)                                                                        \
   X(cuMemcpyDtoD)                                                                        \

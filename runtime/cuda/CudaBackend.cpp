@@ -89,6 +89,7 @@ public:
 
   Status loadKernel(const Bundle &bundle, std::unique_ptr<DeviceKernel> &out) override;
   Status alloc(size_t bytes, uint64_t &address) override;
+  Status checkForeign(uint64_t address, size_t bytes) override;
   void release(uint64_t address) override;
   Status write(uint64_t dst, const void *src, size_t bytes) override;
   Status read(void *dst, uint64_t src, size_t bytes) override;
@@ -239,6 +240,21 @@ Status CudaBackend::alloc(size_t bytes, uint64_t &address) {
   if (r != CUDA_SUCCESS)
     return fail(r, "cuMemAlloc", KILN_ERROR_DRIVER, std::to_string(bytes) + " bytes");
   address = p;
+  return Status();
+}
+
+Status CudaBackend::checkForeign(uint64_t address, size_t bytes) {
+  if (Status s = enter(); !s.ok())
+    return s;
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (api.cuMemGetAddressRange(&base, &size, static_cast<CUdeviceptr>(address)) != CUDA_SUCCESS)
+    return Status(KILN_ERROR_INVALID_VALUE, "address " + hexAddress(address) + " is not CUDA device memory of " +
+                                                name_ + "'s context");
+  if (address - base > size || bytes > size - (address - base))
+    return Status(KILN_ERROR_INVALID_VALUE, std::to_string(bytes) + " bytes from " + hexAddress(address) +
+                                                " run past the end of its allocation (" + std::to_string(size) +
+                                                " bytes from " + hexAddress(base) + ")");
   return Status();
 }
 

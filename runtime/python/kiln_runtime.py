@@ -79,8 +79,10 @@ def _open(path):
         "kiln_runtime_target": ([P], ctypes.c_char_p),
         "kiln_runtime_synchronize": ([P], I),
         "kiln_buffer_alloc": ([P, S, I, ctypes.POINTER(P)], I),
+        "kiln_buffer_wrap": ([P, ctypes.c_uint64, S, I, ctypes.POINTER(P)], I),
         "kiln_buffer_free": ([P], None),
         "kiln_buffer_size": ([P], S),
+        "kiln_buffer_device_address": ([P], ctypes.c_uint64),
         "kiln_buffer_write": ([P, S, P, S], I),
         "kiln_buffer_read": ([P, S, P, S], I),
         "kiln_buffer_fill": ([P, ctypes.c_uint8], I),
@@ -167,6 +169,15 @@ class Runtime:
         """A device buffer of `nbytes` bytes of `dtype` elements (a name of DTYPES)."""
         handle = ctypes.c_void_p()
         self._check(self._lib.kiln_buffer_alloc(self._handle, nbytes, DTYPES.index(dtype), ctypes.byref(handle)))
+        return Buffer(self, handle, nbytes)
+
+    def wrap(self, address, nbytes, dtype="none"):
+        """A buffer over `nbytes` of device memory at `address` that the caller owns and
+        keeps alive (a torch tensor's data_ptr(), say): checked with the driver to lie in
+        one allocation of this device; freeing the buffer never frees the memory."""
+        handle = ctypes.c_void_p()
+        self._check(self._lib.kiln_buffer_wrap(self._handle, address, nbytes, DTYPES.index(dtype),
+                                               ctypes.byref(handle)))
         return Buffer(self, handle, nbytes)
 
     def upload(self, array, dtype=None):
@@ -289,6 +300,11 @@ class Buffer:
 
     def __init__(self, runtime, handle, nbytes):
         self._rt, self._handle, self.nbytes = runtime, handle, nbytes
+
+    @property
+    def address(self):
+        """The device address (a CUdeviceptr, or the Level Zero pointer), for interop."""
+        return self._rt._lib.kiln_buffer_device_address(self._handle)
 
     def write(self, array):
         array = np.ascontiguousarray(array)

@@ -41,7 +41,8 @@ namespace kiln::rt {
   X(zeKernelSetArgumentValue)                                                            \
   X(zeMemAllocDevice)                                                                    \
   X(zeMemAllocHost)                                                                      \
-  X(zeMemFree)
+  X(zeMemFree)                                                                           \
+  X(zeMemGetAddressRange)
 
 struct ZeApi {
 #define KILN_ZE_MEMBER(fn) decltype(&::fn) fn = nullptr;

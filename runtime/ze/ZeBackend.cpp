@@ -80,6 +80,7 @@ public:
 
   Status loadKernel(const Bundle &bundle, std::unique_ptr<DeviceKernel> &out) override;
   Status alloc(size_t bytes, uint64_t &address) override;
+  Status checkForeign(uint64_t address, size_t bytes) override;
   void release(uint64_t address) override;
   Status write(uint64_t dst, const void *src, size_t bytes) override;
   Status read(void *dst, uint64_t src, size_t bytes) override;
@@ -235,6 +236,22 @@ Status ZeBackend::alloc(size_t bytes, uint64_t &address) {
   if (r != ZE_RESULT_SUCCESS)
     return fail(r, "zeMemAllocDevice", KILN_ERROR_DRIVER, std::to_string(bytes) + " bytes");
   address = reinterpret_cast<uintptr_t>(p);
+  return Status();
+}
+
+Status ZeBackend::checkForeign(uint64_t address, size_t bytes) {
+  void *base = nullptr;
+  size_t size = 0;
+  if (api.zeMemGetAddressRange(context, reinterpret_cast<void *>(static_cast<uintptr_t>(address)), &base, &size) !=
+          ZE_RESULT_SUCCESS ||
+      !base)
+    return Status(KILN_ERROR_INVALID_VALUE, "address " + hexAddress(address) +
+                                                " is not memory of this runtime's Level Zero context");
+  const uint64_t start = reinterpret_cast<uintptr_t>(base);
+  if (address - start > size || bytes > size - (address - start))
+    return Status(KILN_ERROR_INVALID_VALUE, std::to_string(bytes) + " bytes from " + hexAddress(address) +
+                                                " run past the end of its allocation (" + std::to_string(size) +
+                                                " bytes from " + hexAddress(start) + ")");
   return Status();
 }
 

@@ -121,6 +121,50 @@ TEST_F(CudaBackend, LaunchPassesGridBlockSharedAndPackedArguments) {
   EXPECT_EQ(size, 4u);
 }
 
+// kiln_buffer_wrap: memory the caller owns (here, part of an allocation of the same
+// driver) launches and copies like any buffer; freeing the handle leaves the memory,
+// and the driver is asked whether the range is device memory at all.
+TEST_F(CudaBackend, AWrappedBufferUsesTheCallersMemoryAndNeverFreesIt) {
+  Bundle b = vaddBundle();
+  ASSERT_EQ(load(b), KILN_SUCCESS) << kiln_last_error();
+  kiln_buffer *owner = alloc(4096);
+  const uint64_t base = kiln_buffer_device_address(owner);
+  kiln_buffer *view = nullptr;
+  ASSERT_EQ(kiln_buffer_wrap(rt, base + 1024, 2048, KILN_DTYPE_F32, &view), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(kiln_buffer_device_address(view), base + 1024);
+  EXPECT_EQ(kiln_buffer_size(view), 2048u);
+  const int live = fake.live("memory");
+  // Written through the view, read through the owner.
+  const float one = 1.5f;
+  ASSERT_EQ(kiln_buffer_write(view, 4, &one, 4), KILN_SUCCESS) << kiln_last_error();
+  float got = 0;
+  ASSERT_EQ(kiln_buffer_read(owner, 1028, &got, 4), KILN_SUCCESS);
+  EXPECT_EQ(got, 1.5f);
+  std::vector<kiln_arg> args = {bufArg(view), bufArg(view), bufArg(owner), intArg(512)};
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{4, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(fake.param(0), base + 1024);
+  // An offset past the view's end is refused like any buffer's.
+  args[0] = bufArg(view, 4096);
+  EXPECT_NE(kiln_launch(kernel, kiln_grid{4, 1, 1}, args.data(), args.size()), KILN_SUCCESS);
+  kiln_buffer_free(view);
+  EXPECT_EQ(fake.live("memory"), live); // the caller's memory stays
+  ASSERT_EQ(kiln_buffer_read(owner, 1028, &got, 4), KILN_SUCCESS);
+
+  kiln_buffer *bad = nullptr;
+  float host[4] = {};
+  EXPECT_EQ(kiln_buffer_wrap(rt, reinterpret_cast<uint64_t>(host), sizeof host, KILN_DTYPE_F32, &bad),
+            KILN_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(kiln_last_error()).find("is not CUDA device memory"), std::string::npos) << kiln_last_error();
+  EXPECT_EQ(kiln_buffer_wrap(rt, base + 4000, 200, KILN_DTYPE_F32, &bad), KILN_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(kiln_last_error()).find("run past the end of its allocation (4096 bytes"), std::string::npos)
+      << kiln_last_error();
+  EXPECT_EQ(kiln_buffer_wrap(rt, base, 6, KILN_DTYPE_F32, &bad), KILN_ERROR_INVALID_VALUE); // 1.5 floats
+  EXPECT_EQ(kiln_buffer_wrap(rt, 0, 16, KILN_DTYPE_F32, &bad), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(kiln_buffer_wrap(rt, base, 0, KILN_DTYPE_F32, &bad), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(kiln_buffer_wrap(nullptr, base, 16, KILN_DTYPE_F32, &bad), KILN_ERROR_INVALID_VALUE);
+  EXPECT_EQ(bad, nullptr);
+}
+
 /// vadd's PTX with the workspace parameter a kernel split over programs takes last.
 std::string splitVaddPtx() {
   std::string ptx = kVaddPtx;

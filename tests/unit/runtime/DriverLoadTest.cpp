@@ -55,13 +55,13 @@ TEST(DriverLoad, CudaTableUsesTheVersionedSymbols) {
   };
   for (const char *name :
        {"cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2", "cuMemsetD8_v2",
-        "cuStreamDestroy_v2",
+        "cuStreamDestroy_v2", "cuMemGetAddressRange_v2",
         "cuEventDestroy_v2", "cuDevicePrimaryCtxRelease_v2", "cuEventElapsedTime_v2", "cuInit", "cuLaunchKernel",
         "cuModuleLoadDataEx", "cuFuncSetAttribute", "cuGetErrorName", "cuCtxSynchronize"})
     EXPECT_TRUE(has(name)) << name;
   for (const char *name : {"cuMemAlloc", "cuMemFree", "cuMemcpyHtoD", "cuStreamDestroy"})
     EXPECT_FALSE(has(name)) << name << " must be looked up by its versioned name";
-  EXPECT_EQ(symbols.size(), 39u);
+  EXPECT_EQ(symbols.size(), 40u);
 }
 
 TEST(DriverLoad, LevelZeroTableNamesTheLoaderFunctions) {

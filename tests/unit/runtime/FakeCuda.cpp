@@ -587,6 +587,27 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t bytes) {
   return CUDA_SUCCESS;
 }
 
+CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr p) {
+  FAKE_ENTER("cuMemGetAddressRange");
+  if (auto pk = state.packed.upper_bound(p); pk != state.packed.begin()) {
+    --pk;
+    if (p - pk->first < pk->second) {
+      *base = pk->first;
+      *size = pk->second;
+      return CUDA_SUCCESS;
+    }
+  }
+  auto it = state.memory.upper_bound(p);
+  if (it == state.memory.begin())
+    return CUDA_ERROR_NOT_FOUND;
+  --it;
+  if (p - it->first >= it->second.size())
+    return CUDA_ERROR_NOT_FOUND;
+  *base = it->first;
+  *size = it->second.size();
+  return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuMemFree(CUdeviceptr p) {
   FAKE_ENTER("cuMemFree");
   return state.memory.erase(p) || state.packed.erase(p) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;

@@ -471,6 +471,20 @@ ze_result_t zeMemAllocHost(ze_context_handle_t c, const ze_host_mem_alloc_desc_t
   return state.contexts.count(c) ? allocate(size, out) : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
+ze_result_t zeMemGetAddressRange(ze_context_handle_t, const void *p, void **base, size_t *size) {
+  FAKE_ENTER("zeMemGetAddressRange");
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  auto it = state.memory.upper_bound(at);
+  if (it == state.memory.begin())
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  --it;
+  if (at - it->first >= it->second.size())
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  *base = it->second.data();
+  *size = it->second.size();
+  return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t zeMemFree(ze_context_handle_t, void *p) {
   FAKE_ENTER("zeMemFree");
   return state.memory.erase(reinterpret_cast<uintptr_t>(p)) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_ARGUMENT;

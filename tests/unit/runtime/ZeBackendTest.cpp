@@ -225,6 +225,30 @@ TEST_F(ZeBackend, CopiesAndFill) {
   EXPECT_EQ(std::string(kiln_last_error()), "zeCommandListAppendMemoryCopy: ZE_RESULT_ERROR_DEVICE_LOST");
 }
 
+// kiln_buffer_wrap on Level Zero: the context's own allocation, checked with
+// zeMemGetAddressRange, copied through and left allocated when the handle goes.
+TEST_F(ZeBackend, AWrappedBufferUsesTheCallersMemory) {
+  kiln_buffer *owner = alloc(64);
+  const uint64_t base = kiln_buffer_device_address(owner);
+  kiln_buffer *view = nullptr;
+  ASSERT_EQ(kiln_buffer_wrap(rt, base + 16, 32, KILN_DTYPE_I32, &view), KILN_SUCCESS) << kiln_last_error();
+  const int32_t in = 77;
+  ASSERT_EQ(kiln_buffer_write(view, 0, &in, 4), KILN_SUCCESS) << kiln_last_error();
+  int32_t out = 0;
+  ASSERT_EQ(kiln_buffer_read(owner, 16, &out, 4), KILN_SUCCESS);
+  EXPECT_EQ(out, 77);
+  const int live = fake.live("memory");
+  kiln_buffer_free(view);
+  EXPECT_EQ(fake.live("memory"), live);
+  kiln_buffer *bad = nullptr;
+  EXPECT_EQ(kiln_buffer_wrap(rt, base + 48, 32, KILN_DTYPE_I32, &bad), KILN_ERROR_INVALID_VALUE);
+  int32_t host[4] = {};
+  EXPECT_EQ(kiln_buffer_wrap(rt, reinterpret_cast<uint64_t>(host), 16, KILN_DTYPE_I32, &bad), KILN_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(kiln_last_error()).find("is not memory of this runtime's Level Zero context"),
+            std::string::npos)
+      << kiln_last_error();
+}
+
 TEST_F(ZeBackend, TimestampsMeasureAcrossTimerWrap) {
   ASSERT_EQ(load(spirvBundle()), KILN_SUCCESS);
   kiln_buffer *x = alloc(64);

@@ -64,6 +64,15 @@ def main():
             data = np.arange(12, dtype=np.float32).reshape(3, 4)
             x = rt.upload(data)
             expect("upload then download gives the bytes back", np.array_equal(x.download(np.float32, (3, 4)), data))
+            # Memory the caller owns, wrapped by address: the second row of x.
+            row = rt.wrap(x.address + 16, 16, "f32")
+            expect("a wrapped buffer reads the caller's memory", np.array_equal(row.download(np.float32, (4,)), data[1]))
+            row.free()
+            expect("freeing it leaves the memory", np.array_equal(x.download(np.float32, (3, 4)), data))
+            raises("wrapping host memory", lambda: rt.wrap(data.ctypes.data, 16, "f32"), "KILN_ERROR_INVALID_VALUE",
+                   "is not CUDA device memory")
+            raises("wrapping past the allocation", lambda: rt.wrap(x.address + 32, 32, "f32"),
+                   "KILN_ERROR_INVALID_VALUE", "run past the end of its allocation")
             w, b, y = rt.upload(np.ones(4, np.float32)), rt.upload(np.zeros(4, np.float32)), rt.alloc(48, "f32")
             kernel.launch((3,), x, w, b, y, 4, 1e-5)
             out = ctypes.create_string_buffer(8)
