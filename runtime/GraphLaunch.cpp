@@ -56,6 +56,7 @@ struct kiln_graph {
   uint64_t traceWords = 0;
   bool tableCurrent = false; ///< the table holds lastPlan's launches
   bool wholeLaunchEvents = false; ///< KILN_GRAPH_WHOLE_LAUNCH_EVENTS=1: the baseline
+  bool tableNarrowed = false;     ///< the table's events are narrowed to tasks
   uint32_t tableRuns = 0;    ///< the runs it served since it was written
   uint32_t residentWorkers = 0; ///< the occupancy query's answer, asked once
 
@@ -388,9 +389,26 @@ kiln_status runPersistent(kiln_graph &g, const std::vector<rt::PackedArgs> &pack
       return failWith(s, "graph '" + b.name + "'");
     return KILN_SUCCESS;
   };
-  if (!g.tableCurrent) {
+  // A first run of new arguments plans its events on whole launches, which takes
+  // microseconds; the same arguments run again plan them per task once (about 0.1 s for
+  // the Llama-shaped step) and keep them. So a loop whose scalars change every call
+  // (a decoding position) never waits for the host.
+  // Narrowing that changes nothing keeps the table and its counters.
+  bool narrowNow = g.tableCurrent && !g.tableNarrowed && !g.wholeLaunchEvents && g.tableRuns >= 1;
+  if (narrowNow) {
+    rt::TaskEvents narrowed = rt::planTaskEvents(b, plan);
+    g.tableNarrowed = true;
+    narrowNow = narrowed.wait != g.events.wait || narrowed.trigger != g.events.trigger ||
+                narrowed.eventSize != g.events.eventSize;
+    if (narrowNow)
+      g.events = std::move(narrowed);
+  }
+  if (!g.tableCurrent || narrowNow) {
     // A new table has new events: its counters, and the claim, start from zero.
-    g.events = rt::planTaskEvents(b, plan, g.wholeLaunchEvents);
+    if (!narrowNow) {
+      g.events = rt::planTaskEvents(b, plan, true);
+      g.tableNarrowed = g.wholeLaunchEvents;
+    }
     const size_t syncWords = tasks::kFirstCounterWord + g.events.eventSize.size();
     if (kiln_status s = ensure(g.sync, syncWords * 4, KILN_DTYPE_U32); s != KILN_SUCCESS)
       return s;

@@ -232,7 +232,14 @@ TEST_F(GraphApi, PersistentTasksWaitOnlyForTheTasksTheyTouch) {
   }
   kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(bundle));
   auto x = rt.alloc<float>(200), y = rt.alloc<float>(200), out = rt.alloc<float>(400);
+  // The first run of new arguments plans on whole launches (microseconds): the second
+  // launch's tasks wait for all four of the first.
   g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
+  EXPECT_EQ(uint32_t(reinterpret_cast<const uint64_t *>(fake.param(8))[4 * kiln::tasks::kTaskWords + 1]), 4u);
+  // The same arguments again: narrowed to tasks, a new table from zero.
+  g.launch(kiln::GraphMode::Persistent, x, y, out, int32_t(200), int32_t(1));
+  EXPECT_EQ(fake.param(7), 0u);
+  EXPECT_EQ(fake.param(4), 0u);
   const uint64_t *task = reinterpret_cast<const uint64_t *>(fake.param(8));
   auto waits = [&](unsigned t) { return uint32_t(task[t * kiln::tasks::kTaskWords]); };
   auto triggers = [&](unsigned t) { return uint32_t(task[t * kiln::tasks::kTaskWords] >> 32); };
