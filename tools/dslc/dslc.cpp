@@ -251,10 +251,21 @@ std::optional<uint64_t> maxSteps(DiagnosticEngine &diags) {
   return ok ? std::optional<uint64_t>(value) : std::nullopt;
 }
 
-/// The folder of Kiln's standard library: $KILN_STDLIB_DIR, else the source tree's.
+/// The folder of Kiln's standard library: $KILN_STDLIB_DIR, else an installed tree's
+/// (share/kiln/stdlib beside the bin/ holding dslc, as cmake --install lays it out),
+/// else the source tree's.
 std::string stdlibDir() {
   const char *dir = std::getenv("KILN_STDLIB_DIR");
-  return dir && *dir ? dir : KILN_STDLIB_DIR;
+  if (dir && *dir)
+    return dir;
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed = self.parent_path().parent_path() / "share" / "kiln" / "stdlib";
+    if (std::filesystem::is_directory(installed, ec))
+      return installed.string();
+  }
+  return KILN_STDLIB_DIR;
 }
 
 /// `text` as an integer from 1 to `most` (at most 9 digits, nothing else), or 0.
