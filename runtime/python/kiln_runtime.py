@@ -256,11 +256,65 @@ class Runtime:
         return BlockMask(self, handle)
 
 
-def _pack(slot, arg, name, dtype, pointer):
-    """Fills the kiln_arg `slot` with `arg` for the parameter (name, dtype, pointer)."""
+# __cuda_array_interface__ typestrs and torch dtypes, as Kiln dtypes.
+_TYPESTRS = {"|b1": "bool", "|i1": "i8", "<i2": "i16", "<i4": "i32", "<i8": "i64", "|u1": "u8", "<u2": "u16",
+             "<u4": "u32", "<u8": "u64", "<f2": "f16", "<f4": "f32", "<f8": "f64"}
+_TORCH_DTYPES = {"torch.bool": "bool", "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32",
+                 "torch.int64": "i64", "torch.uint8": "u8", "torch.float16": "f16", "torch.bfloat16": "bf16",
+                 "torch.float32": "f32", "torch.float64": "f64", "torch.float8_e4m3fn": "f8e4m3",
+                 "torch.float8_e5m2": "f8e5m2"}
+
+
+def _device_array(runtime, arg, name):
+    """A Buffer over the device memory of `arg` (a torch CUDA tensor, or anything with
+    __cuda_array_interface__), without a copy; None if `arg` is neither. Its dtype and
+    contiguity are checked here, its memory by the driver (kiln_buffer_wrap)."""
+    if hasattr(arg, "data_ptr") and hasattr(arg, "is_contiguous") and hasattr(arg, "element_size"):
+        dtype = _TORCH_DTYPES.get(str(arg.dtype))
+        where = f"parameter '{name}': a torch tensor of {arg.dtype}"
+        if not getattr(arg, "is_cuda", False):
+            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", where + " on the CPU; pass a NumPy array's Buffer "
+                            "(rt.upload) or move it with .cuda()")
+        if not arg.is_contiguous():
+            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", where + " that is not contiguous; pass .contiguous()")
+        address, nbytes = arg.data_ptr(), arg.numel() * arg.element_size()
+    elif hasattr(arg, "__cuda_array_interface__"):
+        cai = arg.__cuda_array_interface__
+        dtype = _TYPESTRS.get(cai["typestr"])
+        where = f"parameter '{name}': a device array of {cai['typestr']}"
+        shape = tuple(cai["shape"])
+        count = int(np.prod(shape)) if shape else 1
+        strides = cai.get("strides")
+        if strides is not None:
+            itemsize = int(cai["typestr"][2:])
+            expected, step = [], itemsize
+            for extent in reversed(shape):
+                expected.insert(0, step)
+                step *= extent
+            if tuple(strides) != tuple(expected) and count > 1:
+                raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", where + " that is not C-contiguous")
+        address, nbytes = cai["data"][0], count * int(cai["typestr"][2:])
+    else:
+        return None
+    if dtype is None:
+        raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", where + ", a dtype Kiln has no name for")
+    if nbytes == 0:
+        return runtime.alloc(0, dtype)
+    return runtime.wrap(address, nbytes, dtype)
+
+
+def _pack(slot, arg, name, dtype, pointer, runtime=None, keep=None):
+    """Fills the kiln_arg `slot` with `arg` for the parameter (name, dtype, pointer).
+    A device array becomes a wrapped Buffer, appended to `keep` for the call."""
     if pointer:
+        if not isinstance(arg, Buffer) and runtime is not None:
+            wrapped = _device_array(runtime, arg, name)
+            if wrapped is not None:
+                keep.append(wrapped)
+                arg = wrapped
         if not isinstance(arg, Buffer):
-            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", f"parameter '{name}' takes a Buffer")
+            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
+                            f"parameter '{name}' takes a Buffer, a torch CUDA tensor or a device array")
         slot.kind, slot.value.buffer.buffer, slot.value.buffer.offset = _ARG_BUFFER, arg._handle, 0
     elif isinstance(arg, (bool, np.bool_)):
         slot.kind, slot.value.b = _ARG_BOOL, int(arg)
@@ -397,6 +451,7 @@ class Kernel:
             raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
                             f"kernel '{self.name}' takes {expected} arguments, got {len(args)}{note}")
         packed = (_Arg * max(len(args), 1))()
+        keep = []  # device arrays' wrappers, alive until the launch is enqueued
         for slot, arg, target in zip(packed, args, targets):
             name, dtype, pointer = self.params[target]
             if isinstance(arg, BlockMask):
@@ -404,7 +459,7 @@ class Kernel:
                 # other parameter), naming both.
                 slot.kind, slot.value.mask = _ARG_BLOCK_MASK, arg._handle
             else:
-                _pack(slot, arg, name, dtype, pointer)
+                _pack(slot, arg, name, dtype, pointer, self._rt, keep)
         dims = tuple(grid) + (1,) * (3 - len(grid))
         self._rt._check(self._rt._lib.kiln_launch(self._handle, _Grid(*dims), packed, len(args)))
 
@@ -449,8 +504,12 @@ class Graph:
         if wait_timeout_ms is not None:
             self._rt._check(lib.kiln_graph_set_wait_timeout(self._handle, int(wait_timeout_ms * 1e6)))
         packed = (_Arg * max(len(args), 1))()
+        keep = []
         for slot, arg, (name, dtype, pointer) in zip(packed, args, self.params):
-            _pack(slot, arg, name, dtype, pointer)
+            _pack(slot, arg, name, dtype, pointer, self._rt, keep)
+        # The graph remembers the last call's buffers (a repeated call replays it), so
+        # the wrappers of device arrays live until the next call.
+        self._wrapped = keep
         self._rt._check(lib.kiln_graph_launch(self._handle, packed, len(args), GRAPH_MODES[mode]))
 
     def check(self):

@@ -20,6 +20,38 @@ import tempfile
 import numpy as np
 
 
+class DeviceArray:
+    """What CuPy, Numba and torch expose: __cuda_array_interface__ (version 3)."""
+
+    def __init__(self, address, shape, typestr="<f4", strides=None):
+        self.__cuda_array_interface__ = {"data": (address, False), "shape": shape, "typestr": typestr,
+                                         "strides": strides, "version": 3}
+
+
+def check_device_arrays(rt, kernel, x, w, b, y, fake, expect, raises):
+    """Device arrays passed by address, no copy: the kernel gets the array's pointer;
+    dtype, contiguity and the memory itself are checked."""
+    out = ctypes.create_string_buffer(8)
+    kernel.launch((3,), DeviceArray(x.address, (3, 4)), w, b, DeviceArray(y.address, (12,)), 4, 1e-5)
+    fake.fake_cuda_last_param(0, out, 8)
+    expect("a device array is passed by its pointer", struct.unpack("<Q", out.raw)[0] == x.address)
+    fake.fake_cuda_last_param(3, out, 8)
+    expect("the output too", struct.unpack("<Q", out.raw)[0] == y.address)
+    raises("a device array of another dtype", lambda: kernel.launch((3,), DeviceArray(x.address, (12,), "<i4"),
+                                                                      w, b, y, 4, 1e-5),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "i32")
+    raises("a strided device array", lambda: kernel.launch((3,), DeviceArray(x.address, (3, 2), "<f4", (16, 4)),
+                                                             w, b, y, 4, 1e-5),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "not C-contiguous")
+    host = np.zeros(12, np.float32)
+    raises("a device array in host memory", lambda: kernel.launch((3,), DeviceArray(host.ctypes.data, (12,)),
+                                                                    w, b, y, 4, 1e-5),
+           "KILN_ERROR_INVALID_VALUE", "is not CUDA device memory")
+    raises("a dtype Kiln cannot name", lambda: kernel.launch((3,), DeviceArray(x.address, (12,), "<c8"),
+                                                               w, b, y, 4, 1e-5),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "no name for")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lib", required=True)
@@ -81,6 +113,7 @@ def main():
             n = fake.fake_cuda_last_param(5, out, 8)
             expect("eps passed as the f32 nearest 1e-5",
                    n == 4 and struct.unpack("<f", out.raw[:4])[0] == float(np.float32(1e-5)))
+            check_device_arrays(rt, kernel, x, w, b, y, fake, expect, raises)
 
             raises("too few arguments", lambda: kernel.launch((3,), x, w, b, y, 4), "KILN_ERROR_ARGUMENT_MISMATCH",
                    "takes 6 arguments")
