@@ -106,6 +106,12 @@ public:
   virtual Status copy(uint64_t dst, uint64_t src, size_t bytes) = 0;
   virtual Status synchronize() = 0;
   virtual Status createEvent(std::unique_ptr<DeviceEvent> &out) = 0;
+  /// The caller's stream (a CUstream) that launches, events and replays go on from now
+  /// on; nullptr: the backend's own.
+  virtual Status setStream(void *stream) {
+    (void)stream;
+    return Status(KILN_ERROR_UNSUPPORTED, "this backend launches on its own queue only; a stream is CUDA's");
+  }
   /// From beginRecording to endRecording, launches are recorded instead of run.
   virtual Status beginRecording() {
     return Status(KILN_ERROR_UNSUPPORTED, "this device cannot record launches");

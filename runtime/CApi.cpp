@@ -998,6 +998,19 @@ kiln_status kiln_event_create(kiln_runtime *runtime, kiln_event **out) {
   });
 }
 
+kiln_status kiln_runtime_set_stream(kiln_runtime *runtime, void *stream) {
+  return guarded([&] {
+    if (!runtime)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_runtime_set_stream: null runtime");
+    RuntimeState &rt = *runtime->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (rt.recording)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_runtime_set_stream: a recording is being made");
+    Status s = rt.backend->setStream(stream);
+    return s.ok() ? KILN_SUCCESS : fail(s.code(), "kiln_runtime_set_stream: " + s.message());
+  });
+}
+
 kiln_status kiln_runtime_begin_recording(kiln_runtime *runtime) {
   return guarded([&] {
     if (!runtime)

@@ -550,6 +550,9 @@ public:
   std::string device_name() const { return kiln_runtime_device_name(h_); }
   /// "sm_90", "spirv64", ...
   std::string target() const { return kiln_runtime_target(h_); }
+  /// CUDA: later launches go on `stream` (a CUstream); nullptr: the runtime's own
+  /// (kiln_runtime_set_stream).
+  void set_stream(void *stream) { detail::check(kiln_runtime_set_stream(h_, stream)); }
   kiln_runtime *handle() const { return h_; }
 
   Kernel load_bundle(const std::string &path) {

@@ -154,6 +154,14 @@ const char *kiln_runtime_device_name(const kiln_runtime *runtime);
 const char *kiln_runtime_target(const kiln_runtime *runtime);
 /* Waits until every launch and copy issued so far has finished. */
 kiln_status kiln_runtime_synchronize(kiln_runtime *runtime);
+/* CUDA: the stream (a CUstream: torch.cuda.current_stream().cuda_stream, say) that later
+ * launches, event records and recording replays go on, so that they interleave with the
+ * caller's work and are captured with it into the caller's CUDA graphs; NULL: the
+ * runtime's own stream again. The caller keeps the stream alive while it is set.
+ * Blocking copies wait for it only if it is a blocking stream: synchronize a
+ * non-blocking one first. Refused while recording (KILN_ERROR_INVALID_VALUE), and on
+ * Level Zero (KILN_ERROR_UNSUPPORTED). */
+kiln_status kiln_runtime_set_stream(kiln_runtime *runtime, void *stream);
 
 /* ---- device memory --------------------------------------------------------------- */
 /* `element` may be KILN_DTYPE_NONE; a typed buffer is checked against *T parameters. */

@@ -51,6 +51,7 @@ namespace kiln::rt {
   X(cuMemsetD8)                                                                          \
   X(cuStreamCreate)                                                                      \
   X(cuStreamSynchronize)                                                                 \
+  X(cuStreamQuery)                                                                       \
   X(cuStreamDestroy)                                                                     \
   X(cuEventCreate)                                                                       \
   X(cuEventRecord)                                                                       \

@@ -3,7 +3,9 @@
 // One backend object owns the device's primary context (shared with any CUDA runtime
 // code in the same process, as cudart does) and one stream. Launches go to that stream;
 // the blocking copies use the legacy default stream, which waits for it, so a read
-// after a launch always sees the launch's results.
+// after a launch always sees the launch's results. A caller's stream
+// (kiln_runtime_set_stream: torch's current one, say) takes the launches, events and
+// replays instead while it is set; a copy waits for it only if it is a blocking stream.
 //
 // The PTX is JIT-compiled by the driver for the GPU present, with the error and info
 // logs captured; an error log's PTX line numbers are mapped back to Kiln source lines.
@@ -97,6 +99,9 @@ public:
   Status copy(uint64_t dst, uint64_t src, size_t bytes) override;
   Status synchronize() override;
   Status createEvent(std::unique_ptr<DeviceEvent> &out) override;
+  Status setStream(void *stream) override;
+  /// Where launches, events and replays go: the caller's stream, else the own one.
+  CUstream launchStream() const { return foreign ? foreign : stream; }
   Status beginRecording() override;
   Status endRecording(std::unique_ptr<DeviceRecording> &out) override;
 
@@ -114,6 +119,7 @@ public:
 
   const CudaApi &api;
   CUstream stream = nullptr;
+  CUstream foreign = nullptr; ///< kiln_runtime_set_stream's, not owned
   CUdevice device() const { return device_; }
 
 private:
@@ -330,7 +336,7 @@ public:
   Status replay() override {
     if (Status s = backend_.enter(); !s.ok())
       return s;
-    CUresult r = backend_.api.cuGraphLaunch(exec_, backend_.stream);
+    CUresult r = backend_.api.cuGraphLaunch(exec_, backend_.launchStream());
     return r == CUDA_SUCCESS ? Status() : backend_.fail(r, "cuGraphLaunch", KILN_ERROR_LAUNCH);
   }
 
@@ -342,7 +348,24 @@ private:
 
 } // namespace
 
+Status CudaBackend::setStream(void *s) {
+  if (Status st = enter(); !st.ok())
+    return st;
+  auto *candidate = static_cast<CUstream>(s);
+  if (candidate) {
+    const CUresult r = api.cuStreamQuery(candidate);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
+      return fail(r, "cuStreamQuery", KILN_ERROR_INVALID_VALUE, "the stream given to kiln_runtime_set_stream");
+  }
+  foreign = candidate;
+  return Status();
+}
+
 Status CudaBackend::beginRecording() {
+  if (foreign)
+    return Status(KILN_ERROR_UNSUPPORTED, "a recording captures the runtime's own stream; set the stream back "
+                                          "to NULL first (or capture the caller's stream as a CUDA graph of "
+                                          "its own: Kiln's launches on it are captured too)");
   if (Status s = enter(); !s.ok())
     return s;
   // Thread-local: another thread's unrelated driver calls do not break the capture.
@@ -379,7 +402,8 @@ Status CudaKernel::launch(kiln_grid grid, PackedArgs &args) {
     return s;
   std::vector<void *> params = args.pointers();
   CUresult r = backend_.api.cuLaunchKernel(function_, grid.x, grid.y, grid.z, blockSize_, 1, 1, sharedBytes_,
-                                           backend_.stream, params.empty() ? nullptr : params.data(), nullptr);
+                                           backend_.launchStream(), params.empty() ? nullptr : params.data(),
+                                           nullptr);
   if (r != CUDA_SUCCESS)
     return backend_.fail(r, "cuLaunchKernel", KILN_ERROR_LAUNCH,
                          context_ + " with grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " +
@@ -413,7 +437,7 @@ CudaEvent::~CudaEvent() {
 Status CudaEvent::record() {
   if (Status s = backend_.enter(); !s.ok())
     return s;
-  CUresult r = backend_.api.cuEventRecord(event_, backend_.stream);
+  CUresult r = backend_.api.cuEventRecord(event_, backend_.launchStream());
   return r == CUDA_SUCCESS ? Status() : backend_.fail(r, "cuEventRecord", KILN_ERROR_DRIVER);
 }
 

@@ -78,6 +78,7 @@ def _open(path):
         "kiln_runtime_device_name": ([P], ctypes.c_char_p),
         "kiln_runtime_target": ([P], ctypes.c_char_p),
         "kiln_runtime_synchronize": ([P], I),
+        "kiln_runtime_set_stream": ([P, P], I),
         "kiln_buffer_alloc": ([P, S, I, ctypes.POINTER(P)], I),
         "kiln_buffer_wrap": ([P, ctypes.c_uint64, S, I, ctypes.POINTER(P)], I),
         "kiln_buffer_free": ([P], None),
@@ -164,6 +165,11 @@ class Runtime:
 
     def synchronize(self):
         self._check(self._lib.kiln_runtime_synchronize(self._handle))
+
+    def set_stream(self, stream):
+        """CUDA: later launches go on `stream`, a CUstream as an integer
+        (torch.cuda.current_stream().cuda_stream); None: the runtime's own stream."""
+        self._check(self._lib.kiln_runtime_set_stream(self._handle, stream or None))
 
     def alloc(self, nbytes, dtype="none"):
         """A device buffer of `nbytes` bytes of `dtype` elements (a name of DTYPES)."""

@@ -165,6 +165,38 @@ TEST_F(CudaBackend, AWrappedBufferUsesTheCallersMemoryAndNeverFreesIt) {
   EXPECT_EQ(bad, nullptr);
 }
 
+// kiln_runtime_set_stream: launches and event records go on the caller's stream until
+// it is set back; a handle that is no stream, a recording, and Kiln's recordings while a
+// stream is set are refused.
+TEST_F(CudaBackend, LaunchesGoOnTheCallersStreamWhileItIsSet) {
+  ASSERT_EQ(load(vaddBundle()), KILN_SUCCESS) << kiln_last_error();
+  kiln_buffer *x = alloc(4096);
+  std::vector<kiln_arg> args = {bufArg(x), bufArg(x), bufArg(x), intArg(1000)};
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{8, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  void *own = fake.lastStream();
+  ASSERT_NE(own, nullptr);
+  void *theirs = fake.makeStream();
+  ASSERT_EQ(kiln_runtime_set_stream(rt, theirs), KILN_SUCCESS) << kiln_last_error();
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{8, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(fake.lastStream(), theirs);
+  EXPECT_EQ(kiln_runtime_begin_recording(rt), KILN_ERROR_UNSUPPORTED);
+  EXPECT_NE(std::string(kiln_last_error()).find("set the stream back to NULL"), std::string::npos)
+      << kiln_last_error();
+  ASSERT_EQ(kiln_runtime_set_stream(rt, nullptr), KILN_SUCCESS) << kiln_last_error();
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{8, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(fake.lastStream(), own);
+  int notAStream = 0;
+  EXPECT_EQ(kiln_runtime_set_stream(rt, &notAStream), KILN_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(kiln_last_error()).find("cuStreamQuery"), std::string::npos) << kiln_last_error();
+  ASSERT_EQ(kiln_runtime_begin_recording(rt), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(kiln_runtime_set_stream(rt, theirs), KILN_ERROR_INVALID_VALUE);
+  kiln_recording *recording = nullptr;
+  ASSERT_EQ(kiln_runtime_end_recording(rt, &recording), KILN_SUCCESS) << kiln_last_error();
+  kiln_recording_destroy(recording);
+  EXPECT_EQ(kiln_runtime_set_stream(nullptr, theirs), KILN_ERROR_INVALID_VALUE);
+  fake.dropStream(theirs);
+}
+
 /// vadd's PTX with the workspace parameter a kernel split over programs takes last.
 std::string splitVaddPtx() {
   std::string ptx = kVaddPtx;

@@ -60,6 +60,7 @@ struct LastLaunch {
   unsigned grid[3] = {0, 0, 0};
   unsigned block[3] = {0, 0, 0};
   unsigned sharedBytes = 0;
+  CUstream stream = nullptr;
   std::vector<std::vector<unsigned char>> params;
 };
 
@@ -223,6 +224,26 @@ int fake_cuda_launch_shape(int index, unsigned grid[3], unsigned block[3]) {
   std::memcpy(grid, state.shapes[index].grid, sizeof state.shapes[index].grid);
   std::memcpy(block, state.shapes[index].block, sizeof state.shapes[index].block);
   return 1;
+}
+
+/// The stream of the last launch.
+void *fake_cuda_last_stream() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return state.last.stream;
+}
+
+/// A stream as a caller would make one (for kiln_runtime_set_stream's tests).
+void *fake_cuda_make_stream() {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto *s = new CUstream_st{};
+  state.streams.insert(s);
+  return s;
+}
+
+void fake_cuda_drop_stream(void *s) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (state.streams.erase(static_cast<CUstream>(s)))
+    delete static_cast<CUstream>(s);
 }
 
 /// Copies parameter `index` of the last launch into `out`; returns its size (0: none).
@@ -471,6 +492,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
     return CUDA_ERROR_INVALID_VALUE;
   LastLaunch l;
   l.function = f->name;
+  l.stream = stream;
   unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
   std::memcpy(l.grid, g, sizeof g);
   std::memcpy(l.block, b, sizeof b);
@@ -655,6 +677,11 @@ CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int) {
   state.streams.insert(s);
   *stream = s;
   return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamQuery(CUstream stream) {
+  FAKE_ENTER("cuStreamQuery");
+  return state.streams.count(stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {

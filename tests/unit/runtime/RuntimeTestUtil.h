@@ -161,6 +161,9 @@ struct FakeCuda {
                                                                               "fake_cuda_last_launch");
   int (*launchShape)(int, unsigned *, unsigned *) =
       fakeSymbol<int (*)(int, unsigned *, unsigned *)>(KILN_FAKE_CUDA_PATH, "fake_cuda_launch_shape");
+  void *(*lastStream)() = fakeSymbol<void *(*)()>(KILN_FAKE_CUDA_PATH, "fake_cuda_last_stream");
+  void *(*makeStream)() = fakeSymbol<void *(*)()>(KILN_FAKE_CUDA_PATH, "fake_cuda_make_stream");
+  void (*dropStream)(void *) = fakeSymbol<void (*)(void *)>(KILN_FAKE_CUDA_PATH, "fake_cuda_drop_stream");
   size_t (*lastParam)(size_t, void *, size_t) = fakeSymbol<size_t (*)(size_t, void *, size_t)>(KILN_FAKE_CUDA_PATH,
                                                                                                "fake_cuda_last_param");
   int (*live)(const char *) = fakeSymbol<int (*)(const char *)>(KILN_FAKE_CUDA_PATH, "fake_cuda_live");

@@ -247,6 +247,9 @@ TEST_F(ZeBackend, AWrappedBufferUsesTheCallersMemory) {
   EXPECT_NE(std::string(kiln_last_error()).find("is not memory of this runtime's Level Zero context"),
             std::string::npos)
       << kiln_last_error();
+  // A caller's stream is CUDA's alone.
+  EXPECT_EQ(kiln_runtime_set_stream(rt, &out), KILN_ERROR_UNSUPPORTED);
+  EXPECT_EQ(kiln_runtime_set_stream(rt, nullptr), KILN_ERROR_UNSUPPORTED);
 }
 
 TEST_F(ZeBackend, TimestampsMeasureAcrossTimerWrap) {

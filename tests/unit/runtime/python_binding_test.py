@@ -114,6 +114,17 @@ def main():
             expect("eps passed as the f32 nearest 1e-5",
                    n == 4 and struct.unpack("<f", out.raw[:4])[0] == float(np.float32(1e-5)))
             check_device_arrays(rt, kernel, x, w, b, y, fake, expect, raises)
+            # The caller's stream takes the launches while it is set.
+            fake.fake_cuda_make_stream.restype = ctypes.c_void_p
+            fake.fake_cuda_last_stream.restype = ctypes.c_void_p
+            theirs = fake.fake_cuda_make_stream()
+            rt.set_stream(theirs)
+            kernel.launch((3,), x, w, b, y, 4, 1e-5)
+            expect("a launch goes on the stream set", fake.fake_cuda_last_stream() == theirs)
+            rt.set_stream(None)
+            kernel.launch((3,), x, w, b, y, 4, 1e-5)
+            expect("and on the runtime's own again", fake.fake_cuda_last_stream() not in (None, theirs))
+            fake.fake_cuda_drop_stream(ctypes.c_void_p(theirs))
 
             raises("too few arguments", lambda: kernel.launch((3,), x, w, b, y, 4), "KILN_ERROR_ARGUMENT_MISMATCH",
                    "takes 6 arguments")
