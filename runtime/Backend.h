@@ -108,6 +108,8 @@ public:
   virtual Status createEvent(std::unique_ptr<DeviceEvent> &out) = 0;
   /// The caller's stream (a CUstream) that launches, events and replays go on from now
   /// on; nullptr: the backend's own.
+  /// The stream setStream set, or nullptr.
+  virtual void *currentStream() const { return nullptr; }
   virtual Status setStream(void *stream) {
     (void)stream;
     return Status(KILN_ERROR_UNSUPPORTED, "this backend launches on its own queue only; a stream is CUDA's");

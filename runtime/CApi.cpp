@@ -644,71 +644,101 @@ kiln_status kiln_kernel_const_int(const kiln_kernel *kernel, const char *name, i
   });
 }
 
+namespace {
+
+/// kiln_launch's work, with the runtime's lock held.
+kiln_status launchLocked(RuntimeState &rt, kiln_kernel *kernel, kiln_grid grid, const kiln_arg *args,
+                         size_t num_args) {
+  const kiln::rt::Bundle &b = kernel->bundle;
+  BufferResolver resolve = [&](const kiln_buffer *buf, std::string &why) -> std::optional<BufferRef> {
+    // Only handles known to be live in this runtime are dereferenced.
+    if (!buf) {
+      why = "the buffer is null";
+      return std::nullopt;
+    }
+    if (!rt.buffers.count(buf)) {
+      why = "the buffer was freed or belongs to another runtime";
+      return std::nullopt;
+    }
+    return BufferRef{buf->address, buf->size, fromCDType(buf->dtype)};
+  };
+  MaskResolver resolveMask = [&](const kiln_block_mask *mask, std::string &why) -> std::optional<MaskRef> {
+    if (!mask) {
+      why = "the block mask is null";
+      return std::nullopt;
+    }
+    if (!rt.masks.count(mask)) {
+      why = "the block mask was destroyed or belongs to another runtime";
+      return std::nullopt;
+    }
+    return MaskRef{mask->rows,     mask->cols,   mask->blockRows, mask->blockCols,
+                   mask->rowStart, mask->blocks, mask->bitmaps};
+  };
+  PackedArgs packed;
+  if (std::optional<ArgsError> error = packLaunchArgs(b.kernelName, b.params, b.blockMasks,
+                                                      std::span<const kiln_arg>(args, num_args), resolve,
+                                                      resolveMask, packed))
+    return fail(error->status, error->message);
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0)
+    return KILN_SUCCESS; // an empty grid runs no program, like an empty loop
+  kiln_grid max = rt.backend->maxGrid();
+  if (grid.x > max.x || grid.y > max.y || grid.z > max.z)
+    return fail(KILN_ERROR_INVALID_VALUE, "kernel '" + b.kernelName + "': grid (" + std::to_string(grid.x) + ", " +
+                                              std::to_string(grid.y) + ", " + std::to_string(grid.z) +
+                                              ") exceeds the device's limit (" + std::to_string(max.x) + ", " +
+                                              std::to_string(max.y) + ", " + std::to_string(max.z) + ")");
+  // A kernel split over programs gets its segments and its workspace (SplitLaunch.h).
+  SplitGrid split{grid, 0};
+  if (b.gridSplit > 1) {
+    if (std::string bad = planSplitLaunch(b, grid, max, split); !bad.empty())
+      return fail(KILN_ERROR_INVALID_VALUE, bad);
+    if (!b.clusterSplit) {
+      if (Status s = kernel->workspace.reserve(*rt.backend, split.workspaceBytes); !s.ok())
+        return failAfterLaunch(rt, s);
+      packed.slots.push_back(kernel->workspace.address());
+      packed.sizes.push_back(8);
+    }
+  }
+  if (b.checked) {
+    appendCheckArguments(rt, *kernel, packed);
+    (rt.recording ? rt.recordedChecked : rt.checkedLaunched).insert(kernel);
+  }
+  Status s = kernel->device->launch(split.grid, packed);
+  if (!s.ok())
+    return failAfterLaunch(rt, s);
+  rt.lastLaunch = kernelContext(b);
+  return KILN_SUCCESS;
+}
+
+} // namespace
+
 kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args) {
   return guarded([&] {
     if (!kernel || (!args && num_args))
       return fail(KILN_ERROR_INVALID_VALUE, "kiln_launch: null kernel or argument array");
     RuntimeState &rt = *kernel->state;
     std::lock_guard<std::mutex> lock(rt.mutex);
-    const kiln::rt::Bundle &b = kernel->bundle;
-    BufferResolver resolve = [&](const kiln_buffer *buf, std::string &why) -> std::optional<BufferRef> {
-      // Only handles known to be live in this runtime are dereferenced.
-      if (!buf) {
-        why = "the buffer is null";
-        return std::nullopt;
-      }
-      if (!rt.buffers.count(buf)) {
-        why = "the buffer was freed or belongs to another runtime";
-        return std::nullopt;
-      }
-      return BufferRef{buf->address, buf->size, fromCDType(buf->dtype)};
-    };
-    MaskResolver resolveMask = [&](const kiln_block_mask *mask, std::string &why) -> std::optional<MaskRef> {
-      if (!mask) {
-        why = "the block mask is null";
-        return std::nullopt;
-      }
-      if (!rt.masks.count(mask)) {
-        why = "the block mask was destroyed or belongs to another runtime";
-        return std::nullopt;
-      }
-      return MaskRef{mask->rows,     mask->cols,   mask->blockRows, mask->blockCols,
-                     mask->rowStart, mask->blocks, mask->bitmaps};
-    };
-    PackedArgs packed;
-    if (std::optional<ArgsError> error = packLaunchArgs(b.kernelName, b.params, b.blockMasks,
-                                                        std::span<const kiln_arg>(args, num_args), resolve,
-                                                        resolveMask, packed))
-      return fail(error->status, error->message);
-    if (grid.x == 0 || grid.y == 0 || grid.z == 0)
-      return KILN_SUCCESS; // an empty grid runs no program, like an empty loop
-    kiln_grid max = rt.backend->maxGrid();
-    if (grid.x > max.x || grid.y > max.y || grid.z > max.z)
-      return fail(KILN_ERROR_INVALID_VALUE, "kernel '" + b.kernelName + "': grid (" + std::to_string(grid.x) + ", " +
-                                                std::to_string(grid.y) + ", " + std::to_string(grid.z) +
-                                                ") exceeds the device's limit (" + std::to_string(max.x) + ", " +
-                                                std::to_string(max.y) + ", " + std::to_string(max.z) + ")");
-    // A kernel split over programs gets its segments and its workspace (SplitLaunch.h).
-    SplitGrid split{grid, 0};
-    if (b.gridSplit > 1) {
-      if (std::string bad = planSplitLaunch(b, grid, max, split); !bad.empty())
-        return fail(KILN_ERROR_INVALID_VALUE, bad);
-      if (!b.clusterSplit) {
-        if (Status s = kernel->workspace.reserve(*rt.backend, split.workspaceBytes); !s.ok())
-          return failAfterLaunch(rt, s);
-        packed.slots.push_back(kernel->workspace.address());
-        packed.sizes.push_back(8);
-      }
-    }
-    if (b.checked) {
-      appendCheckArguments(rt, *kernel, packed);
-      (rt.recording ? rt.recordedChecked : rt.checkedLaunched).insert(kernel);
-    }
-    Status s = kernel->device->launch(split.grid, packed);
-    if (!s.ok())
-      return failAfterLaunch(rt, s);
-    rt.lastLaunch = kernelContext(b);
-    return KILN_SUCCESS;
+    return launchLocked(rt, kernel, grid, args, num_args);
+  });
+}
+
+kiln_status kiln_launch_on_stream(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args,
+                                  void *stream) {
+  return guarded([&] {
+    if (!kernel || (!args && num_args))
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_launch_on_stream: null kernel or argument array");
+    RuntimeState &rt = *kernel->state;
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (rt.recording)
+      return fail(KILN_ERROR_INVALID_VALUE, "kiln_launch_on_stream: a recording is being made");
+    // The runtime's stream for this one launch, as one step under the lock.
+    void *previous = rt.backend->currentStream();
+    if (Status s = rt.backend->setStream(stream); !s.ok())
+      return fail(s.code(), "kiln_launch_on_stream: " + s.message());
+    const kiln_status launched = launchLocked(rt, kernel, grid, args, num_args);
+    const std::string message = launched == KILN_SUCCESS ? "" : kiln_last_error();
+    (void)rt.backend->setStream(previous);
+    return launched == KILN_SUCCESS ? KILN_SUCCESS : fail(launched, message);
   });
 }
 

@@ -366,6 +366,11 @@ public:
   void launch_args(Grid grid, std::span<const kiln_arg> args) {
     detail::check(kiln_launch(h_, kiln_grid{grid.x, grid.y, grid.z}, args.data(), args.size()));
   }
+  /// launch on `stream` (CUDA: a CUstream; nullptr: the runtime's own) for this launch.
+  template <typename... Args> void launch_on(void *stream, Grid grid, const Args &...args) {
+    std::array<kiln_arg, sizeof...(Args)> a{detail::toArg(args)...};
+    detail::check(kiln_launch_on_stream(h_, kiln_grid{grid.x, grid.y, grid.z}, a.data(), a.size(), stream));
+  }
 
   kiln_kernel *handle() const { return h_; }
   KernelInfo info() const { return KernelInfo(h_); }

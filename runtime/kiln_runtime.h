@@ -238,6 +238,10 @@ kiln_status kiln_kernel_const_int(const kiln_kernel *kernel, const char *name, i
  * cut into blocks of another size than the parameter's fails with
  * KILN_ERROR_INVALID_VALUE; every other mismatch with KILN_ERROR_ARGUMENT_MISMATCH. */
 kiln_status kiln_launch(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args);
+/* kiln_launch on `stream` (CUDA: a CUstream; NULL: the runtime's own) for this launch
+ * alone, whatever kiln_runtime_set_stream set. */
+kiln_status kiln_launch_on_stream(kiln_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args,
+                                  void *stream);
 
 /* ---- block masks ----------------------------------------------------------------- */
 /* A block-sparse mask for block_mask<BM, BN> parameters: a [rows, cols] grid of elements

@@ -100,6 +100,7 @@ public:
   Status synchronize() override;
   Status createEvent(std::unique_ptr<DeviceEvent> &out) override;
   Status setStream(void *stream) override;
+  void *currentStream() const override { return foreign; }
   /// Where launches, events and replays go: the caller's stream, else the own one.
   CUstream launchStream() const { return foreign ? foreign : stream; }
   Status beginRecording() override;

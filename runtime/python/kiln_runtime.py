@@ -79,6 +79,7 @@ def _open(path):
         "kiln_runtime_target": ([P], ctypes.c_char_p),
         "kiln_runtime_synchronize": ([P], I),
         "kiln_runtime_set_stream": ([P, P], I),
+        "kiln_launch_on_stream": ([P, _Grid, ctypes.POINTER(_Arg), S, P], I),
         "kiln_buffer_alloc": ([P, S, I, ctypes.POINTER(P)], I),
         "kiln_buffer_wrap": ([P, ctypes.c_uint64, S, I, ctypes.POINTER(P)], I),
         "kiln_buffer_free": ([P], None),
@@ -439,9 +440,11 @@ class Kernel:
         self._rt._check(self._rt._lib.kiln_kernel_const_int(self._handle, name.encode(), ctypes.byref(value)))
         return value.value
 
-    def launch(self, grid, *args):
+    def launch(self, grid, *args, stream=None):
         """Runs `grid` programs ((x,), (x, y) or (x, y, z)) on `args`, in the order of the
-        kernel's parameters; a block_mask parameter takes a BlockMask (or its five parts)."""
+        kernel's parameters; a block_mask parameter takes a BlockMask (or its five parts).
+        `stream` (CUDA): a CUstream as an integer for this launch alone
+        (torch.cuda.current_stream().cuda_stream); None: the runtime's."""
         # Which parameter each argument is for: a BlockMask at a mask's first parameter
         # stands for all five of its parameters.
         starts = {first for _, _, first in self.block_masks}
@@ -467,7 +470,11 @@ class Kernel:
             else:
                 _pack(slot, arg, name, dtype, pointer, self._rt, keep)
         dims = tuple(grid) + (1,) * (3 - len(grid))
-        self._rt._check(self._rt._lib.kiln_launch(self._handle, _Grid(*dims), packed, len(args)))
+        if stream is None:
+            self._rt._check(self._rt._lib.kiln_launch(self._handle, _Grid(*dims), packed, len(args)))
+        else:
+            self._rt._check(self._rt._lib.kiln_launch_on_stream(self._handle, _Grid(*dims), packed, len(args),
+                                                                stream))
 
     def __del__(self):
         if self._handle:

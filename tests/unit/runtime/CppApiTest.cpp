@@ -71,6 +71,29 @@ TEST_F(CppApi, TheArchitectureExampleWorks) {
   EXPECT_EQ(fake.param(3), 7u);
 }
 
+// The caller's memory and stream: wrap() a part of a buffer, launch_on() a stream.
+TEST_F(CppApi, WrappedMemoryAndTheCallersStream) {
+  kiln::Runtime rt;
+  auto k = rt.load_bundle(path);
+  kiln::Buffer x = rt.upload(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8});
+  kiln::Buffer half = rt.wrap<float>(x.device_address() + 16, 4);
+  EXPECT_EQ(half.dtype(), KILN_DTYPE_F32);
+  EXPECT_EQ(half.download<float>(), (std::vector<float>{5, 6, 7, 8}));
+  void *stream = fake.makeStream();
+  k.launch_on(stream, {1}, half, half, half, 4);
+  EXPECT_EQ(fake.lastStream(), stream);
+  EXPECT_EQ(fake.param(0), x.device_address() + 16);
+  rt.set_stream(stream);
+  k.launch({1}, x, x, x, 8);
+  EXPECT_EQ(fake.lastStream(), stream);
+  rt.set_stream(nullptr);
+  k.launch({1}, x, x, x, 8);
+  EXPECT_NE(fake.lastStream(), stream);
+  kiln::RuntimeError e = thrown([&] { rt.wrap<float>(x.device_address() + 16, 8); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+  fake.dropStream(stream);
+}
+
 TEST_F(CppApi, MismatchesThrowNamingTheParameter) {
   kiln::Runtime rt;
   auto k = rt.load_bundle(path);

@@ -194,6 +194,21 @@ TEST_F(CudaBackend, LaunchesGoOnTheCallersStreamWhileItIsSet) {
   ASSERT_EQ(kiln_runtime_end_recording(rt, &recording), KILN_SUCCESS) << kiln_last_error();
   kiln_recording_destroy(recording);
   EXPECT_EQ(kiln_runtime_set_stream(nullptr, theirs), KILN_ERROR_INVALID_VALUE);
+  // One launch on the caller's stream, the next on the runtime's again; a bad stream
+  // or argument leaves the runtime's stream as it was.
+  ASSERT_EQ(kiln_launch_on_stream(kernel, kiln_grid{8, 1, 1}, args.data(), args.size(), theirs), KILN_SUCCESS)
+      << kiln_last_error();
+  EXPECT_EQ(fake.lastStream(), theirs);
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{8, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(fake.lastStream(), own);
+  EXPECT_EQ(kiln_launch_on_stream(kernel, kiln_grid{8, 1, 1}, args.data(), args.size(), &notAStream),
+            KILN_ERROR_INVALID_VALUE);
+  std::vector<kiln_arg> bad = {bufArg(x), bufArg(x), bufArg(x)};
+  EXPECT_EQ(kiln_launch_on_stream(kernel, kiln_grid{8, 1, 1}, bad.data(), bad.size(), theirs),
+            KILN_ERROR_ARGUMENT_MISMATCH);
+  EXPECT_NE(std::string(kiln_last_error()).find("takes 4 arguments"), std::string::npos) << kiln_last_error();
+  ASSERT_EQ(kiln_launch(kernel, kiln_grid{8, 1, 1}, args.data(), args.size()), KILN_SUCCESS) << kiln_last_error();
+  EXPECT_EQ(fake.lastStream(), own);
   fake.dropStream(theirs);
 }
 

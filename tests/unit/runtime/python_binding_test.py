@@ -124,6 +124,10 @@ def main():
             rt.set_stream(None)
             kernel.launch((3,), x, w, b, y, 4, 1e-5)
             expect("and on the runtime's own again", fake.fake_cuda_last_stream() not in (None, theirs))
+            kernel.launch((3,), x, w, b, y, 4, 1e-5, stream=theirs)
+            expect("one launch on a stream given to it", fake.fake_cuda_last_stream() == theirs)
+            kernel.launch((3,), x, w, b, y, 4, 1e-5)
+            expect("the next on the runtime's", fake.fake_cuda_last_stream() != theirs)
             fake.fake_cuda_drop_stream(ctypes.c_void_p(theirs))
 
             raises("too few arguments", lambda: kernel.launch((3,), x, w, b, y, 4), "KILN_ERROR_ARGUMENT_MISMATCH",
