@@ -98,24 +98,22 @@ private:
   }
   llvm::Value *syncWord(llvm::Value *index) { return b.CreateInBoundsGEP(b.getInt32Ty(), sync, index); }
   llvm::Value *syncWord(unsigned index) { return syncWord(i32(index)); }
-  /// Word `index` of the table (read-only for the whole run).
-  llvm::Value *tableWord(llvm::Value *index) {
-    llvm::LoadInst *load = b.CreateLoad(b.getInt64Ty(), b.CreateInBoundsGEP(b.getInt64Ty(), table, index));
+  /// 64-bit word `index` of `words`, which no task writes during the run.
+  llvm::Value *invariantWord(llvm::Value *words, llvm::Value *index) {
+    llvm::LoadInst *load = b.CreateLoad(b.getInt64Ty(), b.CreateInBoundsGEP(b.getInt64Ty(), words, index));
     load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
     return load;
   }
   /// Word `w` of launch record `launch`.
   llvm::Value *recordWord(llvm::Value *launch, unsigned w) {
-    return tableWord(b.CreateAdd(b.CreateMul(b.CreateZExt(launch, b.getInt64Ty()), b.getInt64(recordWords)),
-                                 b.getInt64(w)));
+    return invariantWord(table, b.CreateAdd(b.CreateMul(b.CreateZExt(launch, b.getInt64Ty()), b.getInt64(recordWords)),
+                                            b.getInt64(w)));
   }
   /// Word `w` of task `task`'s events.
   llvm::Value *taskWord(llvm::Value *task, unsigned w) {
-    llvm::Value *index = b.CreateAdd(b.CreateMul(b.CreateZExt(task, b.getInt64Ty()), b.getInt64(tasks::kTaskWords)),
-                                     b.getInt64(w));
-    llvm::LoadInst *load = b.CreateLoad(b.getInt64Ty(), b.CreateInBoundsGEP(b.getInt64Ty(), taskEvents, index));
-    load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx, {}));
-    return load;
+    return invariantWord(taskEvents, b.CreateAdd(b.CreateMul(b.CreateZExt(task, b.getInt64Ty()),
+                                                             b.getInt64(tasks::kTaskWords)),
+                                                 b.getInt64(w)));
   }
   llvm::Value *low(llvm::Value *word) { return b.CreateTrunc(word, b.getInt32Ty()); }
   llvm::Value *high(llvm::Value *word) { return b.CreateTrunc(b.CreateLShr(word, 32), b.getInt32Ty()); }

@@ -12,6 +12,7 @@
 #include "runtime/Bundle.h"
 #include "runtime/kiln_runtime.h"
 
+#include <charconv>
 #include <memory>
 #include <string>
 
@@ -19,13 +20,8 @@ namespace kiln::rt {
 
 /// "0x7f12a0000000", for messages.
 inline std::string hexAddress(uint64_t address) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), digits[address & 15]);
-    address >>= 4;
-  } while (address);
-  return "0x" + out;
+  char digits[16];
+  return "0x" + std::string(digits, std::to_chars(digits, digits + sizeof digits, address, 16).ptr);
 }
 
 /// The outcome of a runtime operation: success, or a kiln_status and a message.

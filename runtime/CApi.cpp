@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Backend.h"
+#include "runtime/CheckReport.h"
 #include "runtime/DTypes.h"
 #include "runtime/GuardedCall.h"
 #include "runtime/SplitLaunch.h"
@@ -167,19 +168,7 @@ kiln_status reportCheckedViolations(RuntimeState &rt) {
     if (record[kiln::check::kFlagWord] == 0 || !message.empty())
       continue;
     (void)rt.backend->fill(kernel->checkRecord, 0, sizeof record);
-    const kiln::rt::Bundle &b = kernel->bundle;
-    const uint32_t param = record[kiln::check::kParamWord];
-    const int64_t offset = static_cast<int64_t>(uint64_t(record[kiln::check::kOffsetWord]) |
-                                                (uint64_t(record[kiln::check::kOffsetWord + 1]) << 32));
-    std::string where = b.sourceFile.empty() ? "line" : b.sourceFile + ":";
-    where += (b.sourceFile.empty() ? " " : "") + std::to_string(record[kiln::check::kLineWord]) + ":" +
-             std::to_string(record[kiln::check::kColumnWord]);
-    message = "kernel '" + b.kernelName + "': " + kiln::check::kindName(record[kiln::check::kKindWord]) +
-              " out of bounds at " + where + " in program (" + std::to_string(record[kiln::check::kPidWord]) + ", " +
-              std::to_string(record[kiln::check::kPidWord + 1]) + ", " +
-              std::to_string(record[kiln::check::kPidWord + 2]) + "): element " + std::to_string(offset) +
-              " of parameter '" + (param < b.params.size() ? b.params[param].name : "?") +
-              "', outside the buffer passed for it (checked mode stopped the access)";
+    message = kiln::rt::describeCheckRecord(record, kernel->bundle);
   }
   rt.checkedLaunched.clear();
   return message.empty() ? KILN_SUCCESS : fail(KILN_ERROR_OUT_OF_BOUNDS, message);

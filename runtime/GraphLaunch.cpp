@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Args.h"
+#include "runtime/CheckReport.h"
 #include "runtime/DTypes.h"
 #include "runtime/GraphBundle.h"
 #include "runtime/GuardedCall.h"
@@ -666,29 +667,22 @@ kiln_status checkedViolation(kiln_graph &g) {
     return KILN_SUCCESS;
   if (kiln_status s = kiln_buffer_fill(g.checkRecord, 0); s != KILN_SUCCESS)
     return failWith(s, "graph '" + g.bundle.name + "'");
-  const uint32_t task = record[check::kTaskWord], param = record[check::kParamWord];
+  const uint32_t taskNumber = record[check::kTaskWord];
   const rt::Bundle *kernel = nullptr;
   std::string launch;
   uint64_t first = 0;
   for (const rt::PlannedGraphLaunch &p : g.lastPlan) {
-    if (task >= first && task < first + taskCount(p)) {
+    if (taskNumber >= first && taskNumber < first + taskCount(p)) {
       kernel = &g.bundle.kernels[g.bundle.launches[p.step].kernel];
       launch = describeLaunch(g, p.step);
     }
     first += taskCount(p);
   }
-  const int64_t offset = static_cast<int64_t>(uint64_t(record[check::kOffsetWord]) |
-                                              (uint64_t(record[check::kOffsetWord + 1]) << 32));
-  const std::string file = kernel && !kernel->sourceFile.empty() ? kernel->sourceFile + ":" : "line ";
+  const std::string task = " (task " + std::to_string(record[check::kTaskWord]) + ")";
+  if (!kernel) // a record no task of the run could have written
+    return fail(KILN_ERROR_OUT_OF_BOUNDS, "graph '" + g.bundle.name + "': checked mode stopped an access" + task);
   return fail(KILN_ERROR_OUT_OF_BOUNDS,
-              "graph '" + g.bundle.name + "': kernel '" + (kernel ? kernel->kernelName : "?") + "': " +
-                  check::kindName(record[check::kKindWord]) + " out of bounds at " + file +
-                  std::to_string(record[check::kLineWord]) + ":" + std::to_string(record[check::kColumnWord]) +
-                  " in program (" + std::to_string(record[check::kPidWord]) + ", " +
-                  std::to_string(record[check::kPidWord + 1]) + ", " + std::to_string(record[check::kPidWord + 2]) +
-                  ") of " + launch + " (task " + std::to_string(task) + "): element " + std::to_string(offset) +
-                  " of parameter '" + (kernel && param < kernel->params.size() ? kernel->params[param].name : "?") +
-                  "', outside the buffer passed for it (checked mode stopped the access)");
+              "graph '" + g.bundle.name + "': " + rt::describeCheckRecord(record, *kernel, " of " + launch + task));
 }
 
 } // namespace
