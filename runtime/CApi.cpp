@@ -108,6 +108,7 @@ struct kiln_kernel {
   std::unique_ptr<DeviceKernel> device;
   kiln::rt::Workspace workspace; ///< of a kernel split over programs (SplitLaunch.h)
   uint64_t checkRecord = 0;      ///< a checked kernel's record (support/CheckRecord.h)
+  std::string context;           ///< kernelContext(bundle), made on the first launch
 };
 struct kiln_event {
   std::shared_ptr<RuntimeState> state;
@@ -695,7 +696,10 @@ kiln_status launchLocked(RuntimeState &rt, kiln_kernel *kernel, kiln_grid grid, 
   Status s = kernel->device->launch(split.grid, packed);
   if (!s.ok())
     return failAfterLaunch(rt, s);
-  rt.lastLaunch = kernelContext(b);
+  // Copied into a string that keeps its capacity: no allocation on every launch.
+  if (kernel->context.empty())
+    kernel->context = kernelContext(b);
+  rt.lastLaunch = kernel->context;
   return KILN_SUCCESS;
 }
 

@@ -51,7 +51,7 @@ namespace kiln::rt {
   X(cuMemsetD8)                                                                          \
   X(cuStreamCreate)                                                                      \
   X(cuStreamSynchronize)                                                                 \
-  X(cuStreamQuery)                                                                       \
+  X(cuStreamGetFlags)                                                                    \
   X(cuStreamDestroy)                                                                     \
   X(cuEventCreate)                                                                       \
   X(cuEventRecord)                                                                       \

@@ -133,6 +133,7 @@ private:
   int ccMajor_ = 0, ccMinor_ = 0;
   int maxSharedOptin_ = 48 * 1024;
   kiln_grid maxGrid_{1, 1, 1};
+  CUstream checkedStream_ = nullptr; ///< the last caller stream the driver vouched for
 };
 
 } // namespace
@@ -353,10 +354,16 @@ Status CudaBackend::setStream(void *s) {
   if (Status st = enter(); !st.ok())
     return st;
   auto *candidate = static_cast<CUstream>(s);
-  if (candidate) {
-    const CUresult r = api.cuStreamQuery(candidate);
-    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY)
-      return fail(r, "cuStreamQuery", KILN_ERROR_INVALID_VALUE, "the stream given to kiln_runtime_set_stream");
+  // A stream is asked about once: launches that pass the caller's stream every time
+  // (kiln_launch_on_stream, the Python package) then cost no driver call for it. Its
+  // flags, not its state: cuStreamQuery on a stream being captured into a CUDA graph
+  // (torch.cuda.graph) would break the capture.
+  if (candidate && candidate != checkedStream_) {
+    unsigned flags = 0;
+    const CUresult r = api.cuStreamGetFlags(candidate, &flags);
+    if (r != CUDA_SUCCESS)
+      return fail(r, "cuStreamGetFlags", KILN_ERROR_INVALID_VALUE, "the stream given to kiln_runtime_set_stream");
+    checkedStream_ = candidate;
   }
   foreign = candidate;
   return Status();

@@ -90,6 +90,7 @@ struct State {
   int contextRefs = 0;
   double nowMs = 0;
   int launches = 0;
+  int streamQueries = 0;
   CUstream_st *capturing = nullptr;   ///< the stream being captured, if any
   std::vector<double> captured;       ///< its launches so far
   std::set<CUgraph_st *> graphs;
@@ -224,6 +225,13 @@ int fake_cuda_launch_shape(int index, unsigned grid[3], unsigned block[3]) {
   std::memcpy(grid, state.shapes[index].grid, sizeof state.shapes[index].grid);
   std::memcpy(block, state.shapes[index].block, sizeof state.shapes[index].block);
   return 1;
+}
+
+/// How many times a stream's flags were asked for (how the runtime checks a caller's
+/// stream) since the reset.
+int fake_cuda_stream_queries() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return state.streamQueries;
 }
 
 /// The stream of the last launch.
@@ -479,10 +487,17 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunc
   return CUDA_SUCCESS;
 }
 
+// A stream made here or by a caller, or one of the driver's two special handles for the
+// default streams (CU_STREAM_LEGACY, CU_STREAM_PER_THREAD), which torch passes as 0 and
+// Kiln's Python package turns into CU_STREAM_LEGACY.
+static bool knownStream(CUstream stream) {
+  return stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD || state.streams.count(stream);
+}
+
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                 unsigned bz, unsigned shared, CUstream stream, void **params, void **extra) {
   FAKE_ENTER("cuLaunchKernel");
-  if (!state.functions.count(f) || (stream && !state.streams.count(stream)))
+  if (!state.functions.count(f) || (stream && !knownStream(stream)))
     return CUDA_ERROR_INVALID_HANDLE;
   if (gx == 0 || gy == 0 || gz == 0 || bx * by * bz > 1024 || bx * by * bz == 0 || extra)
     return CUDA_ERROR_INVALID_VALUE;
@@ -567,7 +582,7 @@ CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *exec, CUgraph graph, unsigned l
 
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream stream) {
   FAKE_ENTER("cuGraphLaunch");
-  if (!state.execs.count(exec) || (stream && !state.streams.count(stream)))
+  if (!state.execs.count(exec) || (stream && !knownStream(stream)))
     return CUDA_ERROR_INVALID_HANDLE;
   for (double ms : exec->launchMs)
     state.nowMs += ms;
@@ -681,12 +696,21 @@ CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int) {
 
 CUresult CUDAAPI cuStreamQuery(CUstream stream) {
   FAKE_ENTER("cuStreamQuery");
-  return state.streams.count(stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  return knownStream(stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult CUDAAPI cuStreamGetFlags(CUstream stream, unsigned int *flags) {
+  FAKE_ENTER("cuStreamGetFlags");
+  ++state.streamQueries;
+  if (!knownStream(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
+  *flags = 0;
+  return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
   FAKE_ENTER("cuStreamSynchronize");
-  return state.streams.count(stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  return knownStream(stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
@@ -707,7 +731,7 @@ CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int) {
 
 CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
   FAKE_ENTER("cuEventRecord");
-  if (!state.events.count(event) || (stream && !state.streams.count(stream)))
+  if (!state.events.count(event) || (stream && !knownStream(stream)))
     return CUDA_ERROR_INVALID_HANDLE;
   event->timeMs = state.nowMs;
   return CUDA_SUCCESS;
