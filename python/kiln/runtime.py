@@ -1,26 +1,27 @@
-"""Python bindings of Kiln's runtime C API (runtime/kiln_runtime.h), through ctypes.
-
-They load libkiln_runtime.so (the CMake target kiln_runtime_shared) and need nothing
-else: no compiler, no LLVM; NumPy for the host side of copies.
+"""Kiln's runtime from Python: a device, its buffers, loaded kernels and graphs.
 
     import numpy as np
-    from kiln_runtime import Runtime
+    from kiln.runtime import Runtime
 
-    rt = Runtime("build/runtime/libkiln_runtime.so")   # CUDA if it works, else Level Zero
+    rt = Runtime()                                     # CUDA if it works, else Level Zero
     kernel = rt.load("softmax.kbin")                   # a bundle from dslc --emit=bundle
     x = rt.upload(np.random.rand(8, 1000).astype(np.float32))
     y = rt.alloc(x.nbytes, "f32")
     kernel.launch((8,), x, y, 1000, 1000)              # arguments in the kernel's order
     print(y.download(np.float32, (8, 1000)))
 
-A pointer parameter takes a Buffer; a scalar parameter a Python number, passed as the
-parameter's kind (an f32 parameter takes 2 as 2.0, and 1e-5 rounded to the nearest f32,
-as NumPy rounds it); a block_mask<BM, BN> parameter a BlockMask:
+A pointer parameter takes a Buffer, a torch CUDA tensor or any device array (DLPack,
+__cuda_array_interface__) by its address, or a NumPy array, copied in and back; a scalar
+parameter a Python number, passed as the parameter's kind (an f32 parameter takes 2 as
+2.0, and 1e-5 rounded to the nearest f32, as NumPy rounds it); a block_mask<BM, BN>
+parameter a BlockMask:
 
     mask = rt.block_mask(keep, block=(64, 64))       # keep: a 2-D NumPy bool array
     kernel.launch((n_blocks,), q, k, v, out, mask)
 
-Failures raise KilnError with the status name and the runtime's message.
+`kernel[grid](*args)` is the same launch, as Triton spells it, and the fast one: it
+packs the arguments with one struct call (kiln/_launch.py). Failures raise kiln.Error
+with the status name, the diagnostic code and the runtime's message.
 """
 
 import ctypes
@@ -28,121 +29,49 @@ import os
 
 import numpy as np
 
-# kiln_dtype, in the order of kiln_runtime.h.
-DTYPES = ["none", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
-          "f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64"]
-_FLOAT_DTYPES = {"f8e4m3", "f8e5m2", "f16", "bf16", "f32", "f64"}
+from . import _arguments
+from ._capi import ARG_BLOCK_MASK, DTYPES, MASK_PARAMS, Arg, Error, Grid, check, open_library
+from ._launch import Launcher, c_launcher, make_plan
+
 _NUMPY_DTYPES = {np.dtype(np.bool_): "bool", np.dtype(np.int8): "i8", np.dtype(np.int16): "i16",
                  np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.uint8): "u8",
                  np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32", np.dtype(np.uint64): "u64",
                  np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 
-_ARG_BUFFER, _ARG_INT, _ARG_FLOAT, _ARG_BOOL, _ARG_BLOCK_MASK = 1, 2, 4, 5, 6
-_MASK_PARAMS = 5  # a block_mask parameter is five runtime parameters (kiln_runtime.h)
+
+_BACKENDS = {"auto": 0, "cuda": 1, "level-zero": 2}
+_WRAPS_KEPT = 4096  # device arrays' buffers a runtime keeps for the next launch
 
 
-class KilnError(RuntimeError):
-    """A runtime call failed: `status` is the kiln_status name, the text its message."""
-
-    def __init__(self, status, message):
-        super().__init__(f"{status}: {message}")
-        self.status = status
-
-
-class _Grid(ctypes.Structure):
-    _fields_ = [("x", ctypes.c_uint32), ("y", ctypes.c_uint32), ("z", ctypes.c_uint32)]
-
-
-class _BufferValue(ctypes.Structure):
-    _fields_ = [("buffer", ctypes.c_void_p), ("offset", ctypes.c_uint64)]
-
-
-class _Value(ctypes.Union):
-    _fields_ = [("buffer", _BufferValue), ("i", ctypes.c_int64), ("u", ctypes.c_uint64),
-                ("f", ctypes.c_double), ("b", ctypes.c_int), ("mask", ctypes.c_void_p)]
-
-
-class _Arg(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int32), ("value", _Value)]
-
-
-def _open(path):
-    lib = ctypes.CDLL(path)
-    P, I, S, I64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t, ctypes.c_int64
-    P64 = ctypes.POINTER(I64)
-    signatures = {
-        "kiln_status_name": ([I], ctypes.c_char_p),
-        "kiln_last_error": ([], ctypes.c_char_p),
-        "kiln_runtime_create": ([P, ctypes.POINTER(P)], I),
-        "kiln_runtime_destroy": ([P], None),
-        "kiln_runtime_device_name": ([P], ctypes.c_char_p),
-        "kiln_runtime_target": ([P], ctypes.c_char_p),
-        "kiln_runtime_synchronize": ([P], I),
-        "kiln_runtime_set_stream": ([P, P], I),
-        "kiln_launch_on_stream": ([P, _Grid, ctypes.POINTER(_Arg), S, P], I),
-        "kiln_buffer_alloc": ([P, S, I, ctypes.POINTER(P)], I),
-        "kiln_buffer_wrap": ([P, ctypes.c_uint64, S, I, ctypes.POINTER(P)], I),
-        "kiln_buffer_free": ([P], None),
-        "kiln_buffer_size": ([P], S),
-        "kiln_buffer_device_address": ([P], ctypes.c_uint64),
-        "kiln_buffer_write": ([P, S, P, S], I),
-        "kiln_buffer_read": ([P, S, P, S], I),
-        "kiln_buffer_fill": ([P, ctypes.c_uint8], I),
-        "kiln_kernel_load_file": ([P, ctypes.c_char_p, ctypes.POINTER(P)], I),
-        "kiln_kernel_destroy": ([P], None),
-        "kiln_kernel_name": ([P], ctypes.c_char_p),
-        "kiln_kernel_num_params": ([P], S),
-        "kiln_kernel_param": ([P, S, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(I),
-                               ctypes.POINTER(ctypes.c_int)], I),
-        "kiln_kernel_num_block_masks": ([P], S),
-        "kiln_kernel_block_mask": ([P, S, ctypes.POINTER(ctypes.c_char_p), P64, P64, ctypes.POINTER(S)], I),
-        "kiln_kernel_const_int": ([P, ctypes.c_char_p, P64], I),
-        "kiln_block_mask_from_dense": ([P, P, I64, I64, I64, I64, ctypes.POINTER(P)], I),
-        "kiln_block_mask_from_bsr": ([P, P, S, P, S, P, I64, I64, I64, I64, ctypes.POINTER(P)], I),
-        "kiln_block_mask_destroy": ([P], None),
-        "kiln_block_mask_shape": ([P, P64, P64, P64, P64], I),
-        "kiln_block_mask_counts": ([P, P64, P64, P64], I),
-        "kiln_block_mask_from_buffers": ([P, I64, I64, I64, I64, P, P, P, ctypes.POINTER(P)], I),
-        "kiln_block_mask_digest": ([P], ctypes.c_char_p),
-        "kiln_launch": ([P, _Grid, ctypes.POINTER(_Arg), S], I),
-        "kiln_graph_load_file": ([P, ctypes.c_char_p, ctypes.POINTER(P)], I),
-        "kiln_graph_destroy": ([P], None),
-        "kiln_graph_name": ([P], ctypes.c_char_p),
-        "kiln_graph_num_params": ([P], S),
-        "kiln_graph_param": ([P, S, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(I),
-                              ctypes.POINTER(ctypes.c_int)], I),
-        "kiln_graph_has_persistent": ([P], ctypes.c_int),
-        "kiln_graph_set_workers": ([P, ctypes.c_uint32], I),
-        "kiln_graph_set_wait_timeout": ([P, ctypes.c_uint64], I),
-        "kiln_graph_launch": ([P, ctypes.POINTER(_Arg), S, I], I),
-        "kiln_graph_check": ([P], I),
-        "kiln_graph_last_run": ([P, ctypes.POINTER(I), ctypes.POINTER(ctypes.c_uint32),
-                                 ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32)], I),
-    }
-    for name, (args, result) in signatures.items():
-        fn = getattr(lib, name)
-        fn.argtypes, fn.restype = args, result
-    return lib
+class _Options(ctypes.Structure):
+    _fields_ = [("backend", ctypes.c_int32), ("device_index", ctypes.c_int)]
 
 
 class Runtime:
-    """A device (CUDA if it works, else Level Zero) and what lives on it."""
+    """A device (CUDA if it works, else Level Zero) and what lives on it. `library` is
+    the path of libkiln.so or libkiln_runtime.so (default: found as kiln/_capi.py says),
+    `backend` "auto", "cuda" or "level-zero", `device` the device's index."""
 
-    def __init__(self, library=None):
+    def __init__(self, library=None, backend="auto", device=0):
         self._handle = None  # for close() when what follows fails
-        path = library or os.environ.get("KILN_RUNTIME_LIBRARY", "libkiln_runtime.so")
-        self._lib = _open(path)
+        self._lib = library if isinstance(library, ctypes.CDLL) else open_library(library)
+        if backend not in _BACKENDS:
+            raise Error("KILN_ERROR_INVALID_VALUE", f"backend must be one of {', '.join(_BACKENDS)}, got {backend!r}")
         handle = ctypes.c_void_p()
-        self._check(self._lib.kiln_runtime_create(None, ctypes.byref(handle)))
-        self._handle = handle
+        self._check(self._lib.kiln_runtime_create(ctypes.byref(_Options(_BACKENDS[backend], int(device))),
+                                                  ctypes.byref(handle)))
+        self._handle = handle.value
+        self.device = int(device)
+        self._wraps = {}  # (address, nbytes, dtype) -> Buffer, oldest first
+        self._streams = _arguments.StreamSource(self)
+        self._stream_set = None  # what set_stream set last
 
     def _check(self, status):
-        if status != 0:
-            name = self._lib.kiln_status_name(status).decode()
-            raise KilnError(name, self._lib.kiln_last_error().decode())
+        check(self._lib, status)
 
     def close(self):
         if self._handle:
+            self._wraps.clear()
             self._lib.kiln_runtime_destroy(self._handle)
             self._handle = None
 
@@ -168,15 +97,18 @@ class Runtime:
         self._check(self._lib.kiln_runtime_synchronize(self._handle))
 
     def set_stream(self, stream):
-        """CUDA: later launches go on `stream`, a CUstream as an integer
-        (torch.cuda.current_stream().cuda_stream); None: the runtime's own stream."""
+        """CUDA: launches that name no stream go on `stream`, a CUstream as an integer
+        (torch.cuda.current_stream().cuda_stream); None: the runtime's own stream. Once
+        torch is imported, kernel[grid](...) launches pass torch's current stream
+        instead (kiln/_arguments.py, StreamSource)."""
         self._check(self._lib.kiln_runtime_set_stream(self._handle, stream or None))
+        self._stream_set = stream or None
 
     def alloc(self, nbytes, dtype="none"):
         """A device buffer of `nbytes` bytes of `dtype` elements (a name of DTYPES)."""
         handle = ctypes.c_void_p()
         self._check(self._lib.kiln_buffer_alloc(self._handle, nbytes, DTYPES.index(dtype), ctypes.byref(handle)))
-        return Buffer(self, handle, nbytes)
+        return Buffer(self, handle.value, nbytes)
 
     def wrap(self, address, nbytes, dtype="none"):
         """A buffer over `nbytes` of device memory at `address` that the caller owns and
@@ -185,7 +117,22 @@ class Runtime:
         handle = ctypes.c_void_p()
         self._check(self._lib.kiln_buffer_wrap(self._handle, address, nbytes, DTYPES.index(dtype),
                                                ctypes.byref(handle)))
-        return Buffer(self, handle, nbytes)
+        return Buffer(self, handle.value, nbytes)
+
+    def wrapped_handle(self, address, nbytes, dtype):
+        """The handle of a buffer over caller-owned memory (as wrap), made once per
+        (address, nbytes, dtype) and kept: a buffer handle holds only the address and the
+        size, so reusing it for live memory at that place is the same as wrapping anew,
+        without asking the driver again. The oldest half is dropped past _WRAPS_KEPT."""
+        key = (address, nbytes, dtype)
+        buffer = self._wraps.get(key)
+        if buffer is None:
+            buffer = self.alloc(0, dtype) if nbytes == 0 else self.wrap(address, nbytes, dtype)
+            if len(self._wraps) >= _WRAPS_KEPT:
+                for old in list(self._wraps)[:_WRAPS_KEPT // 2]:
+                    del self._wraps[old]
+            self._wraps[key] = buffer
+        return buffer._handle
 
     def upload(self, array, dtype=None):
         """A device buffer holding `array`'s bytes; `dtype` names the element type where
@@ -199,20 +146,20 @@ class Runtime:
         """The kernel of a .kbin bundle."""
         handle = ctypes.c_void_p()
         self._check(self._lib.kiln_kernel_load_file(self._handle, os.fsencode(path), ctypes.byref(handle)))
-        return Kernel(self, handle)
+        return Kernel(self, handle.value)
 
     def load_graph(self, path):
         """The graph of a .kgraph bundle (dslc --emit=bundle --kernel GRAPH)."""
         handle = ctypes.c_void_p()
         self._check(self._lib.kiln_graph_load_file(self._handle, os.fsencode(path), ctypes.byref(handle)))
-        return Graph(self, handle)
+        return Graph(self, handle.value)
 
     def block_mask(self, keep, block):
         """A BlockMask for block_mask<BM, BN> parameters from `keep`, a 2-D NumPy bool
         array of the kept elements ([rows, cols]), cut into `block` = (BM, BN) blocks."""
         keep = np.asarray(keep)
         if keep.dtype != np.bool_ or keep.ndim != 2:
-            raise KilnError("KILN_ERROR_INVALID_VALUE",
+            raise Error("KILN_ERROR_INVALID_VALUE",
                             f"a block mask needs a 2-D bool array, got {keep.dtype} of shape {list(keep.shape)} "
                             "(convert it with a != 0 or a.astype(bool); index it [row, column])")
         keep = np.ascontiguousarray(keep)
@@ -220,7 +167,7 @@ class Runtime:
         handle = ctypes.c_void_p()
         self._check(self._lib.kiln_block_mask_from_dense(self._handle, keep.ctypes.data, rows, cols,
                                                          *_block_pair(block), ctypes.byref(handle)))
-        return BlockMask(self, handle)
+        return BlockMask(self, handle.value)
 
     def block_mask_from_bsr(self, row_ptr, col_indices, shape, block, block_data=None):
         """A BlockMask from BSR arrays, as scipy.sparse.bsr_matrix (indptr, indices, data)
@@ -237,7 +184,7 @@ class Runtime:
             block_data = np.asarray(block_data)
             expected = (len(col_indices), bm, bn)
             if block_data.dtype != np.bool_ or block_data.shape != expected:
-                raise KilnError("KILN_ERROR_INVALID_VALUE",
+                raise Error("KILN_ERROR_INVALID_VALUE",
                                 f"block_data must be a bool array of shape {list(expected)} (one {bm} x {bn} block "
                                 f"per column index), got {block_data.dtype} of shape {list(block_data.shape)}")
             block_data = np.ascontiguousarray(block_data)
@@ -247,8 +194,7 @@ class Runtime:
         self._check(self._lib.kiln_block_mask_from_bsr(self._handle, row_ptr.ctypes.data, len(row_ptr),
                                                        col_indices.ctypes.data, len(col_indices), data, rows, cols,
                                                        bm, bn, ctypes.byref(handle)))
-        return BlockMask(self, handle)
-
+        return BlockMask(self, handle.value)
 
     def block_mask_from_buffers(self, row_start, blocks, bitmaps, shape, block):
         """A BlockMask from its three arrays already on the device (Buffers), as the passes
@@ -260,83 +206,7 @@ class Runtime:
         handle = ctypes.c_void_p()
         self._check(self._lib.kiln_block_mask_from_buffers(self._handle, rows, cols, bm, bn, row_start._handle,
                                                            blocks._handle, bitmaps._handle, ctypes.byref(handle)))
-        return BlockMask(self, handle)
-
-
-# __cuda_array_interface__ typestrs and torch dtypes, as Kiln dtypes.
-_TYPESTRS = {"|b1": "bool", "|i1": "i8", "<i2": "i16", "<i4": "i32", "<i8": "i64", "|u1": "u8", "<u2": "u16",
-             "<u4": "u32", "<u8": "u64", "<f2": "f16", "<f4": "f32", "<f8": "f64"}
-_TORCH_DTYPES = {"torch.bool": "bool", "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32",
-                 "torch.int64": "i64", "torch.uint8": "u8", "torch.float16": "f16", "torch.bfloat16": "bf16",
-                 "torch.float32": "f32", "torch.float64": "f64", "torch.float8_e4m3fn": "f8e4m3",
-                 "torch.float8_e5m2": "f8e5m2"}
-
-
-def _device_array(runtime, arg, name):
-    """A Buffer over the device memory of `arg` (a torch CUDA tensor, or anything with
-    __cuda_array_interface__), without a copy; None if `arg` is neither. Its dtype and
-    contiguity are checked here, its memory by the driver (kiln_buffer_wrap)."""
-    if hasattr(arg, "data_ptr") and hasattr(arg, "is_contiguous") and hasattr(arg, "element_size"):
-        dtype = _TORCH_DTYPES.get(str(arg.dtype))
-        where = f"parameter '{name}': a torch tensor of {arg.dtype}"
-        if not getattr(arg, "is_cuda", False):
-            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", where + " on the CPU; pass a NumPy array's Buffer "
-                            "(rt.upload) or move it with .cuda()")
-        if not arg.is_contiguous():
-            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", where + " that is not contiguous; pass .contiguous()")
-        address, nbytes = arg.data_ptr(), arg.numel() * arg.element_size()
-    elif hasattr(arg, "__cuda_array_interface__"):
-        cai = arg.__cuda_array_interface__
-        dtype = _TYPESTRS.get(cai["typestr"])
-        where = f"parameter '{name}': a device array of {cai['typestr']}"
-        shape = tuple(cai["shape"])
-        count = int(np.prod(shape)) if shape else 1
-        strides = cai.get("strides")
-        if strides is not None:
-            itemsize = int(cai["typestr"][2:])
-            expected, step = [], itemsize
-            for extent in reversed(shape):
-                expected.insert(0, step)
-                step *= extent
-            if tuple(strides) != tuple(expected) and count > 1:
-                raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", where + " that is not C-contiguous")
-        address, nbytes = cai["data"][0], count * int(cai["typestr"][2:])
-    else:
-        return None
-    if dtype is None:
-        raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH", where + ", a dtype Kiln has no name for")
-    if nbytes == 0:
-        return runtime.alloc(0, dtype)
-    return runtime.wrap(address, nbytes, dtype)
-
-
-def _pack(slot, arg, name, dtype, pointer, runtime=None, keep=None):
-    """Fills the kiln_arg `slot` with `arg` for the parameter (name, dtype, pointer).
-    A device array becomes a wrapped Buffer, appended to `keep` for the call."""
-    if pointer:
-        if not isinstance(arg, Buffer) and runtime is not None:
-            wrapped = _device_array(runtime, arg, name)
-            if wrapped is not None:
-                keep.append(wrapped)
-                arg = wrapped
-        if not isinstance(arg, Buffer):
-            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
-                            f"parameter '{name}' takes a Buffer, a torch CUDA tensor or a device array")
-        slot.kind, slot.value.buffer.buffer, slot.value.buffer.offset = _ARG_BUFFER, arg._handle, 0
-    elif isinstance(arg, (bool, np.bool_)):
-        slot.kind, slot.value.b = _ARG_BOOL, int(arg)
-    elif dtype in _FLOAT_DTYPES and isinstance(arg, (int, float, np.number)):
-        # Rounded to the parameter's type first: the C API takes only values it
-        # represents exactly, and a Python float is an f64.
-        rounded = {"f32": np.float32, "f16": np.float16}.get(dtype, float)(arg)
-        slot.kind, slot.value.f = _ARG_FLOAT, float(rounded)
-    elif isinstance(arg, (int, np.integer)):
-        slot.kind, slot.value.i = _ARG_INT, int(arg)
-    elif isinstance(arg, (float, np.floating)):
-        slot.kind, slot.value.f = _ARG_FLOAT, float(arg)  # the C API names the mismatch
-    else:
-        raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
-                        f"parameter '{name}' takes a number, got {type(arg).__name__}")
+        return BlockMask(self, handle.value)
 
 
 def _params(lib, runtime, handle, count, param):
@@ -377,8 +247,12 @@ class Buffer:
     def download(self, dtype, shape):
         """The buffer's first bytes as a NumPy array of `dtype` and `shape`."""
         out = np.empty(shape, dtype=dtype)
-        self._rt._check(self._rt._lib.kiln_buffer_read(self._handle, 0, out.ctypes.data, out.nbytes))
+        self.read_into(out)
         return out
+
+    def read_into(self, array):
+        """Copies the buffer's first bytes into the C-contiguous NumPy array `array`."""
+        self._rt._check(self._rt._lib.kiln_buffer_read(self._handle, 0, array.ctypes.data, array.nbytes))
 
     def free(self):
         if self._handle:
@@ -433,6 +307,11 @@ class Kernel:
             runtime._check(lib.kiln_kernel_block_mask(handle, i, ctypes.byref(name), ctypes.byref(bm),
                                                       ctypes.byref(bn), ctypes.byref(first)))
             self.block_masks.append((name.value.decode(), (bm.value, bn.value), first.value))
+        self._plan = make_plan(runtime, self.params, bool(self.block_masks))
+        self._launchers = {}
+        self._streams = runtime._streams
+        self._launch_fn = c_launcher(lib, "kiln_launch")
+        self._launch_on_fn = c_launcher(lib, "kiln_launch_on_stream", (ctypes.c_void_p,))
 
     def const(self, name):
         """The integer `const` parameter `name`, as the kernel was compiled."""
@@ -440,11 +319,26 @@ class Kernel:
         self._rt._check(self._rt._lib.kiln_kernel_const_int(self._handle, name.encode(), ctypes.byref(value)))
         return value.value
 
+    def __getitem__(self, grid):
+        """kernel[grid](*args, stream=None): launches `grid` programs (an int, or a tuple
+        of 1 to 3) as Triton spells it; the fast path of launch (kiln/_launch.py)."""
+        launcher = self._launchers.get(grid)
+        if launcher is None:
+            launcher = self._launchers[grid] = Launcher(self, grid)
+        return launcher
+
+    def _enqueue(self, grid, packed, count, stream):
+        if stream is None:
+            return self._launch_fn(self._handle, grid, packed, count)
+        return self._launch_on_fn(self._handle, grid, packed, count, stream)
+
     def launch(self, grid, *args, stream=None):
         """Runs `grid` programs ((x,), (x, y) or (x, y, z)) on `args`, in the order of the
         kernel's parameters; a block_mask parameter takes a BlockMask (or its five parts).
-        `stream` (CUDA): a CUstream as an integer for this launch alone
-        (torch.cuda.current_stream().cuda_stream); None: the runtime's."""
+        `stream` (CUDA): a torch.cuda.Stream or a CUstream as an int, for this launch
+        alone; None: torch's current stream once torch is imported, else the runtime's.
+        NumPy arrays passed for pointers are copied back after the launch, which then
+        waits for the device."""
         # Which parameter each argument is for: a BlockMask at a mask's first parameter
         # stands for all five of its parameters.
         starts = {first for _, _, first in self.block_masks}
@@ -453,28 +347,29 @@ class Kernel:
             if index >= len(self.params):
                 break
             targets.append(index)
-            index += _MASK_PARAMS if isinstance(arg, BlockMask) and index in starts else 1
+            index += MASK_PARAMS if isinstance(arg, BlockMask) and index in starts else 1
         if index != len(self.params) or len(targets) != len(args):
-            expected = len(self.params) - (_MASK_PARAMS - 1) * len(self.block_masks)
+            expected = len(self.params) - (MASK_PARAMS - 1) * len(self.block_masks)
             note = " (a block mask is one argument, or its five parts)" if self.block_masks else ""
-            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
-                            f"kernel '{self.name}' takes {expected} arguments, got {len(args)}{note}")
-        packed = (_Arg * max(len(args), 1))()
-        keep = []  # device arrays' wrappers, alive until the launch is enqueued
+            raise Error("KILN_ERROR_ARGUMENT_MISMATCH",
+                        f"kernel '{self.name}' takes {expected} arguments, got {len(args)}{note}")
+        packed = (Arg * max(len(args), 1))()
+        keep, copies = [], []  # buffers made for the call; NumPy arrays to copy back
         for slot, arg, target in zip(packed, args, targets):
             name, dtype, pointer = self.params[target]
             if isinstance(arg, BlockMask):
                 # The C API checks the mask against the parameter (and refuses it for any
                 # other parameter), naming both.
-                slot.kind, slot.value.mask = _ARG_BLOCK_MASK, arg._handle
+                slot.kind, slot.value.mask = ARG_BLOCK_MASK, arg._handle
             else:
-                _pack(slot, arg, name, dtype, pointer, self._rt, keep)
+                _arguments.fill(slot, self._rt, arg, name, dtype, pointer, keep, copies)
         dims = tuple(grid) + (1,) * (3 - len(grid))
-        if stream is None:
-            self._rt._check(self._rt._lib.kiln_launch(self._handle, _Grid(*dims), packed, len(args)))
+        raw = self._streams.current() if stream is None else _arguments.explicit_stream(stream)
+        if raw is None:
+            self._rt._check(self._rt._lib.kiln_launch(self._handle, Grid(*dims), packed, len(args)))
         else:
-            self._rt._check(self._rt._lib.kiln_launch_on_stream(self._handle, _Grid(*dims), packed, len(args),
-                                                                stream))
+            self._rt._check(self._rt._lib.kiln_launch_on_stream(self._handle, Grid(*dims), packed, len(args), raw))
+        _arguments.copy_back(self._rt, copies)
 
     def __del__(self):
         if self._handle:
@@ -508,25 +403,30 @@ class Graph:
         "cuda-graph" or "launches"; `workers` (persistent mode) 0 for as many as the device
         holds at once."""
         if mode not in GRAPH_MODES:
-            raise KilnError("KILN_ERROR_INVALID_VALUE", f"mode must be one of {', '.join(GRAPH_MODES)}, got {mode!r}")
+            raise Error("KILN_ERROR_INVALID_VALUE", f"mode must be one of {', '.join(GRAPH_MODES)}, got {mode!r}")
         if len(args) != len(self.params):
-            raise KilnError("KILN_ERROR_ARGUMENT_MISMATCH",
+            raise Error("KILN_ERROR_ARGUMENT_MISMATCH",
                             f"graph '{self.name}' takes {len(self.params)} arguments, got {len(args)}")
         lib = self._rt._lib
         self._rt._check(lib.kiln_graph_set_workers(self._handle, int(workers)))
         if wait_timeout_ms is not None:
             self._rt._check(lib.kiln_graph_set_wait_timeout(self._handle, int(wait_timeout_ms * 1e6)))
-        packed = (_Arg * max(len(args), 1))()
-        keep = []
+        packed = (Arg * max(len(args), 1))()
+        keep, copies = [], []
         for slot, arg, (name, dtype, pointer) in zip(packed, args, self.params):
-            _pack(slot, arg, name, dtype, pointer, self._rt, keep)
+            _arguments.fill(slot, self._rt, arg, name, dtype, pointer, keep, copies)
         # The graph remembers the last call's buffers (a repeated call replays it), so
-        # the wrappers of device arrays live until the next call.
-        self._wrapped = keep
+        # the buffers made for this call live until the next one.
+        self._kept = keep
         self._rt._check(lib.kiln_graph_launch(self._handle, packed, len(args), GRAPH_MODES[mode]))
+        _arguments.copy_back(self._rt, copies)
+
+    def __call__(self, *args, mode="auto", workers=0):
+        """graph(*args): one run, as launch."""
+        self.launch(*args, mode=mode, workers=workers)
 
     def check(self):
-        """After Runtime.synchronize(): raises KilnError when the last persistent run
+        """After Runtime.synchronize(): raises kiln.Error when the last persistent run
         stopped on its watchdog (naming the task and the launch it waited for)."""
         self._rt._check(self._rt._lib.kiln_graph_check(self._handle))
 

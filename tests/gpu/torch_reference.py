@@ -5,7 +5,7 @@ Every kernel of the reduction-chain workloads (softmax and log-softmax on short 
 rows, layernorm and RMS norm with and without the residual add, fp8 per-token
 quantization, MoE routing, softmax top-k, attention causal and not, decoding attention
 in one segment and split) runs through the runtime's Python bindings
-(runtime/python/kiln_runtime.py) on fresh random inputs, large magnitudes included
+(the kiln package's runtime layer, python/kiln/runtime.py) on fresh random inputs, large magnitudes included
 (logits of +-1000, where a softmax taken without its maximum overflows; rows offset by
 1e4, where a variance taken as E[x^2] - E[x]^2 cancels), and is compared with PyTorch's
 own operators computed in f64 on the same inputs. Kiln's random numbers (randint, rand,
@@ -71,8 +71,8 @@ def run(folder, lib):
     if not torch.cuda.is_available():
         print("torch-reference: skipped (no CUDA device for PyTorch)")
         return 77
-    sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
-    from kiln_runtime import Runtime
+    sys.path.insert(0, os.path.join(REPO, "python"))
+    from kiln.runtime import Runtime
 
     seed = int(os.environ.get("KILN_SEED", int.from_bytes(os.urandom(4), "little")))
     print(f"torch-reference: seed {seed}")

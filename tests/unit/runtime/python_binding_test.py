@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""runtime/python/kiln_runtime.py against the stand-in CUDA driver (FakeCuda.cpp).
+"""The kiln package's runtime layer (python/kiln/runtime.py) against the stand-in CUDA driver (FakeCuda.cpp).
 
 The fake runs no kernel but records each launch, so this checks what the bindings hand
 the C API: copies both ways, the grid and the bytes of every parameter (buffers, i32,
 an f32 rounded from a Python float, a block mask's five parts), and that misuse raises
-KilnError with the runtime's message instead of crashing.
+kiln.Error with the runtime's message instead of crashing.
 
     python_binding_test.py --lib libkiln_runtime.so --fake-cuda libkiln_fake_cuda.so --dslc dslc
 """
@@ -60,8 +60,9 @@ def main():
     parser.add_argument("--repo", required=True)
     args = parser.parse_args()
     os.environ["KILN_CUDA_LIBRARY"] = args.fake_cuda
-    sys.path.insert(0, os.path.join(args.repo, "runtime", "python"))
-    from kiln_runtime import KilnError, Runtime
+    sys.path.insert(0, os.path.join(args.repo, "python"))
+    from kiln import Error as KilnError
+    from kiln.runtime import Runtime
 
     fake = ctypes.CDLL(args.fake_cuda)  # the library the runtime loads: one copy, one state
     fake.fake_cuda_last_param.restype = ctypes.c_size_t
@@ -158,7 +159,7 @@ def check_block_masks(rt, args, tmp, fake, expect, raises):
     """row_sum(x: *f32, out: *f32, mask: block_mask<4, 8>) launched with masks built from
     NumPy arrays, whole and as five parts; the fake's device memory is this process's, so
     the arrays a launch received are read in place."""
-    from kiln_runtime import BlockMask
+    from kiln.runtime import BlockMask
 
     bundle = os.path.join(tmp, "row_sum.kbin")
     subprocess.run([args.dslc, os.path.join(args.repo, "tests", "programs", "block_sparse.kiln"), "--kernel",

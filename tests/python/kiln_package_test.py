@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""The `kiln` Python package, installed with pip, against the stand-in CUDA driver.
+
+Installs ./python into a fresh virtual environment (pip install --no-index
+--no-build-isolation, the libraries packed from the build), then, with the fake driver
+(tests/unit/runtime/FakeCuda.cpp: it runs no kernel but records each launch), checks what
+the package hands the C APIs: kiln.compile through the JIT (consts, @autotune configs,
+grid functions, compile errors as kiln.Error with the diagnostic's code), device arrays by
+address (__cuda_array_interface__ and DLPack; dtype, device, contiguity refused with the
+parameter named), NumPy arrays copied in and back, scalars, streams (the one given, the
+legacy default stream for 0, a stream asked about once), kiln.load of a kernel and of a
+graph bundle, and explain_fusion's remarks.
+
+    kiln_package_test.py --build BUILD --repo REPO [--fake-cuda libkiln_fake_cuda.so]
+"""
+
+import argparse
+import ctypes
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+CHECKS = textwrap.dedent(r'''
+    import ctypes, os, struct, sys
+    import numpy as np
+    import kiln
+
+    fake = ctypes.CDLL(os.environ["KILN_CUDA_LIBRARY"])
+    fake.fake_cuda_last_param.restype = ctypes.c_size_t
+    fake.fake_cuda_last_param.argtypes = [ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
+    fake.fake_cuda_last_stream.restype = ctypes.c_void_p
+    fake.fake_cuda_make_stream.restype = ctypes.c_void_p
+    failures = []
+
+    def expect(what, ok):
+        print(("PASS " if ok else "FAIL ") + what)
+        if not ok:
+            failures.append(what)
+
+    def raises(what, fn, status, text, code=None):
+        try:
+            fn()
+        except kiln.Error as e:
+            ok = e.status == status and text in str(e) and (code is None or e.code == code)
+            expect(f"{what}: {str(e).splitlines()[0]}", ok)
+            return
+        expect(f"{what}: no kiln.Error raised", False)
+
+    def param(i, fmt="<Q"):
+        out = ctypes.create_string_buffer(8)
+        fake.fake_cuda_last_param(i, out, 8)
+        return struct.unpack(fmt, out.raw[:struct.calcsize(fmt)])[0]
+
+    def last_grid():
+        grid, block = (ctypes.c_uint * 3)(), (ctypes.c_uint * 3)()
+        shared, name = ctypes.c_uint(), ctypes.create_string_buffer(256)
+        fake.fake_cuda_last_launch(grid, block, ctypes.byref(shared), name, 256)
+        return tuple(grid)
+
+    class DeviceArray:  # what CuPy and Numba expose
+        def __init__(self, address, shape, typestr="<f4", strides=None):
+            self.__cuda_array_interface__ = {"data": (address, False), "shape": shape, "typestr": typestr,
+                                             "strides": strides, "version": 3}
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                    ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                    ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.c_void_p), ("byte_offset", ctypes.c_uint64),
+                    ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+    new_capsule = ctypes.pythonapi.PyCapsule_New
+    new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+    class DLPackArray:  # a producer of DLPack capsules on a CUDA device
+        def __init__(self, address, count, code=2, bits=32, device_type=2):
+            self.shape = (ctypes.c_int64 * 1)(count)
+            self.tensor = DLTensor(address, device_type, 0, 1, code, bits, 1, self.shape, None, 0, None, None)
+            self.device_type = device_type
+        def __dlpack_device__(self):
+            return (self.device_type, 0)
+        def __dlpack__(self, stream=None):
+            return new_capsule(ctypes.addressof(self.tensor), b"dltensor", None)
+
+    rt = kiln.runtime()
+    expect("the package's own libkiln.so is loaded", rt._lib.path.endswith(os.path.join("kiln", "lib", "libkiln.so")))
+    expect("kiln.runtime() is one runtime", kiln.runtime() is rt)
+
+    # ---- kiln.compile ----
+    add = kiln.compile(os.path.join(REPO, "examples", "vector_add.kiln"), kernel="vector_add", BLOCK=256)
+    expect("compile: the runtime parameters", [p[0] for p in add.params] == ["x", "y", "out", "n"])
+    only = kiln.compile(os.path.join(REPO, "examples", "vector_add.kiln"))
+    expect("compile: kernel= may be left out when the file has one", only.name == "vector_add")
+    source = "kernel twice(x: *f32, n: i32, const BLOCK: i32 = 128) {\n" \
+             "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n" \
+             "    store(x + offs, load(x + offs, mask = offs < n) * 2.0, mask = offs < n);\n}\n"
+    twice = kiln.compile(source)
+    expect("compile: source text", twice.name == "twice")
+    raises("compile: an error carries its code",
+           lambda: kiln.compile("kernel bad(x: *f32) {\n    store(x, undefined_name);\n}\n"),
+           "KILN_ERROR_COMPILE", "undefined_name", code="E0200")
+    raises("compile: another target is refused", lambda: kiln.compile(source, target="spirv64"),
+           "KILN_ERROR_UNSUPPORTED", "dslc --emit=bundle")
+    raises("compile: two kernels need kernel=",
+           lambda: kiln.compile(source + source.replace("twice", "thrice")), "KILN_ERROR_INVALID_VALUE",
+           "defines 2 kernels")
+    tuned = kiln.compile(os.path.join(REPO, "examples", "autotune_add.kiln"))
+    expect("compile: an @autotune kernel lists its configs", len(tuned.configs) > 1)
+
+    # ---- launches: device arrays, NumPy, scalars ----
+    x, y, out = (rt.alloc(4000, "f32") for _ in range(3))
+    add[4](DeviceArray(x.address, (1000,)), DeviceArray(y.address, (1000,)), DeviceArray(out.address, (1000,)), 1000)
+    expect("kernel[4]: the grid", last_grid() == (4, 1, 1))
+    expect("kernel[4]: device arrays by address", (param(0), param(1), param(2)) == (x.address, y.address, out.address))
+    expect("kernel[4]: the scalar", param(3, "<i") == 1000)
+    add[(2, 1)](x, y, out, 7)
+    expect("kernel[(2, 1)] on Buffers", last_grid() == (2, 1, 1) and param(3, "<i") == 7)
+    add[kiln.cdiv(1000, 256)](DLPackArray(x.address, 1000), DLPackArray(y.address, 1000), out, 1000)
+    expect("DLPack arrays by address", (param(0), param(1)) == (x.address, y.address))
+    raises("a DLPack array on the CPU",
+           lambda: add[1](DLPackArray(x.address, 1000, device_type=1), y, out, 1000),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "not a CUDA device")
+    raises("a device array of another dtype",
+           lambda: add[1](DeviceArray(x.address, (1000,), "<i4"), y, out, 1000),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "parameter 'x' is *f32, got a device array of i32")
+    raises("a DLPack array of another dtype",
+           lambda: add[1](DLPackArray(x.address, 1000, code=0), y, out, 1000),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "parameter 'x' is *f32")
+    raises("a strided device array", lambda: add[1](DeviceArray(x.address, (10, 2), "<f4", (16, 4)), y, out, 20),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "not C-contiguous")
+    host = np.zeros(1000, np.float32)
+    raises("host memory as a device array", lambda: add[1](DeviceArray(host.ctypes.data, (1000,)), y, out, 1000),
+           "KILN_ERROR_INVALID_VALUE", "is not CUDA device memory")
+    raises("a string for a pointer", lambda: add[1]("x", y, out, 1000), "KILN_ERROR_ARGUMENT_MISMATCH",
+           "parameter 'x' takes a Buffer")
+    raises("too few arguments", lambda: add[1](x, y, out), "KILN_ERROR_ARGUMENT_MISMATCH", "takes 4 arguments, got 3")
+    raises("a float for an i32", lambda: add[1](x, y, out, 2.5), "KILN_ERROR_ARGUMENT_MISMATCH", "'n: i32'")
+    a = np.arange(1000, dtype=np.float32)
+    b = np.full(1000, 2.0, np.float32)
+    c = np.full(1000, 7.0, np.float32)
+    add[4](a, b, c, 1000)
+    expect("NumPy arrays: copied in and back (the stand-in runs nothing, so out keeps its bytes)",
+           np.array_equal(c, np.full(1000, 7.0, np.float32)) and np.array_equal(a, np.arange(1000, dtype=np.float32)))
+    expect("NumPy arrays: passed as device buffers", param(0) not in (0, a.ctypes.data))
+    raises("a NumPy array of another dtype", lambda: add[4](a.astype(np.float64), b, c, 1000),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "parameter 'x' is *f32, got a NumPy array of float64")
+    add[4](x, y, out, np.int32(5))
+    expect("a NumPy scalar", param(3, "<i") == 5)
+
+    # ---- grid functions ----
+    add[lambda meta: (kiln.cdiv(1000, meta["BLOCK"]),)](x, y, out, 1000)
+    expect("a grid function sees the config's BLOCK", last_grid() == (4, 1, 1))
+    def bad_grid(meta):
+        raise ValueError("no grid today")
+    try:
+        add[bad_grid](x, y, out, 1000)
+        expect("a grid function's exception reaches the caller", False)
+    except ValueError as e:
+        expect("a grid function's exception reaches the caller", "no grid today" in str(e))
+
+    # ---- streams ----
+    s = fake.fake_cuda_make_stream()
+    add[1](x, y, out, 1, stream=s)
+    expect("stream=: the launch goes on it", fake.fake_cuda_last_stream() == s)
+    add[1](x, y, out, 1, stream=0)
+    expect("stream=0: the legacy default stream", fake.fake_cuda_last_stream() == 1)
+    queries = fake.fake_cuda_stream_queries()
+    for _ in range(3):
+        add[1](x, y, out, 1, stream=s)
+    expect("a stream is asked about once", fake.fake_cuda_stream_queries() - queries == 1)
+    raises("a stream that is not one", lambda: add[1](x, y, out, 1, stream=12345),
+           "KILN_ERROR_INVALID_VALUE", "kiln_runtime_set_stream")
+    raises("a stream of the wrong type", lambda: add[1](x, y, out, 1, stream="s"), "KILN_ERROR_INVALID_VALUE",
+           "stream= takes")
+
+    # ---- bundles ----
+    kernel = kiln.load(os.path.join(WORK, "vector_add.kbin"))
+    s2 = fake.fake_cuda_make_stream()
+    kernel[3](DeviceArray(x.address, (1000,)), y, out, 999, stream=s2)
+    expect("kiln.load: a kernel bundle, launched on a stream",
+           last_grid() == (3, 1, 1) and param(0) == x.address and fake.fake_cuda_last_stream() == s2)
+    graph = kiln.load(os.path.join(WORK, "chain.kgraph"))
+    expect("kiln.load: a graph bundle", isinstance(graph, kiln.Graph) and graph.name == "chain")
+    raises("kiln.load: a missing file", lambda: kiln.load(os.path.join(WORK, "nothing.kbin")), "KILN_ERROR_IO",
+           "nothing.kbin")
+
+    # ---- explain_fusion ----
+    text = kiln.explain_fusion(os.path.join(REPO, "stdlib", "softmax.kiln"), kernel="softmax")
+    expect("explain_fusion: the compiler's remarks", "fused the reduction loops" in text and "E1000" in text)
+    sys.exit(1 if failures else 0)
+''')
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", required=True)
+    parser.add_argument("--repo", required=True)
+    args = parser.parse_args()
+    build = os.path.abspath(args.build)
+    with tempfile.TemporaryDirectory() as work:
+        venv = os.path.join(work, "venv")
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True)
+        python = os.path.join(venv, "bin", "python")
+        env = dict(os.environ, KILN_BUILD_DIR=build)
+        for name in ("KILN_LIBRARY", "KILN_RUNTIME_LIBRARY"):
+            env.pop(name, None)
+        # A copy of the package's folder: the build writes into the folder it installs.
+        source = os.path.join(work, "python")
+        subprocess.run(["cp", "-r", os.path.join(args.repo, "python"), source], check=True)
+        install = subprocess.run([python, "-m", "pip", "install", "--no-index", "--no-build-isolation", "--quiet",
+                                  source], env=env, capture_output=True, text=True)
+        if install.returncode != 0:
+            print(install.stdout + install.stderr)
+            print("FAIL pip install ./python")
+            return 1
+        print("PASS pip install --no-index --no-build-isolation ./python")
+        dslc = os.path.join(build, "tools", "dslc")
+        subprocess.run([dslc, os.path.join(args.repo, "examples", "vector_add.kiln"), "--emit=bundle", "-o",
+                        os.path.join(work, "vector_add.kbin")], check=True)
+        subprocess.run([dslc, os.path.join(args.repo, "tests", "graphs", "chain.kiln"), "--kernel", "chain",
+                        "--emit=bundle", "-o", os.path.join(work, "chain.kgraph")], check=True)
+        env.update(KILN_CUDA_LIBRARY=os.path.join(build, "tests", "unit", "runtime", "libkiln_fake_cuda.so"),
+                   KILN_CACHE_DIR=os.path.join(work, "cache"), KILN_DSLC=dslc)
+        # Run from the work folder so that the installed package, not ./python, is imported.
+        script = f"REPO = {args.repo!r}\nWORK = {work!r}\n" + CHECKS
+        done = subprocess.run([python, "-c", script], env=env, cwd=work)
+        return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
