@@ -397,11 +397,13 @@ class Graph:
         self.params = _params(lib, runtime, handle, lib.kiln_graph_num_params, lib.kiln_graph_param)
         self.has_persistent = bool(lib.kiln_graph_has_persistent(handle))
 
-    def launch(self, *args, mode="auto", workers=0, wait_timeout_ms=None):
+    def launch(self, *args, mode="auto", workers=0, wait_timeout_ms=None, stream=None):
         """Enqueues one run on `args`, in the order of the graph's parameters. `mode` is
         "auto" (one persistent kernel where it can, else launch by launch), "persistent",
         "cuda-graph" or "launches"; `workers` (persistent mode) 0 for as many as the device
-        holds at once."""
+        holds at once. The run goes on `stream` or torch's current stream, as a kernel's
+        launch does, except in "cuda-graph" mode, which replays its own CUDA graph on the
+        runtime's stream (kiln_runtime_set_stream in docs/runtime.md)."""
         if mode not in GRAPH_MODES:
             raise Error("KILN_ERROR_INVALID_VALUE", f"mode must be one of {', '.join(GRAPH_MODES)}, got {mode!r}")
         if len(args) != len(self.params):
@@ -418,12 +420,17 @@ class Graph:
         # The graph remembers the last call's buffers (a repeated call replays it), so
         # the buffers made for this call live until the next one.
         self._kept = keep
+        raw = None
+        if mode != "cuda-graph":
+            raw = self._rt._streams.current() if stream is None else _arguments.explicit_stream(stream)
+        if raw != self._rt._stream_set:
+            self._rt.set_stream(raw)
         self._rt._check(lib.kiln_graph_launch(self._handle, packed, len(args), GRAPH_MODES[mode]))
         _arguments.copy_back(self._rt, copies)
 
-    def __call__(self, *args, mode="auto", workers=0):
+    def __call__(self, *args, mode="auto", workers=0, stream=None):
         """graph(*args): one run, as launch."""
-        self.launch(*args, mode=mode, workers=workers)
+        self.launch(*args, mode=mode, workers=workers, stream=stream)
 
     def check(self):
         """After Runtime.synchronize(): raises kiln.Error when the last persistent run

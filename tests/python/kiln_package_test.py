@@ -183,6 +183,12 @@ CHECKS = textwrap.dedent(r'''
            last_grid() == (3, 1, 1) and param(0) == x.address and fake.fake_cuda_last_stream() == s2)
     graph = kiln.load(os.path.join(WORK, "chain.kgraph"))
     expect("kiln.load: a graph bundle", isinstance(graph, kiln.Graph) and graph.name == "chain")
+    s3 = fake.fake_cuda_make_stream()
+    tmp = rt.alloc(4000, "f32")
+    graph(x, tmp, out, 1000, 1, stream=s3)
+    expect("a graph runs on the stream given", fake.fake_cuda_last_stream() == s3)
+    graph(x, tmp, out, 1000, 1, mode="cuda-graph")
+    expect("a graph's cuda-graph mode runs on the runtime's own stream", graph.last_run()["mode"] == "cuda-graph")
     raises("kiln.load: a missing file", lambda: kiln.load(os.path.join(WORK, "nothing.kbin")), "KILN_ERROR_IO",
            "nothing.kbin")
 
