@@ -14,6 +14,7 @@ Every refusal is a kiln.Error naming the parameter.
 """
 
 import ctypes
+import math
 import sys
 
 import numpy as np
@@ -48,6 +49,15 @@ def torch_dtype_name(dtype):
         torch = sys.modules["torch"]
         _torch_dtypes = {getattr(torch, n): k for n, k in _TORCH_NAMES.items() if hasattr(torch, n)}
     return _torch_dtypes.get(dtype)
+
+
+def torch_dtype(kiln_dtype):
+    """The torch dtype of a Kiln dtype (None when torch has none)."""
+    torch_dtype_name(None)  # fills the table
+    for dtype, name in _torch_dtypes.items():
+        if name == kiln_dtype:
+            return dtype
+    return None
 
 
 def is_torch_tensor(arg):
@@ -95,7 +105,7 @@ def _describe_dlpack(arg, where):
     code, bits, lanes = tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes
     dtype = _DLPACK.get((code, bits)) if lanes == 1 else None
     shape = [tensor.shape[i] for i in range(tensor.ndim)]
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape)
     if tensor.strides and count > 1 and not _contiguous(shape, [tensor.strides[i] for i in range(tensor.ndim)], 1):
         raise Error(MISMATCH, where + " that is not contiguous")
     return (tensor.data or 0) + tensor.byte_offset, count * bits // 8, dtype, device_id, f"(code {code}, {bits} bits)"
@@ -121,7 +131,7 @@ def describe_device_array(arg, name):
             raise Error(MISMATCH, where + ", a dtype Kiln has no name for")
         shape = tuple(cai["shape"])
         itemsize = int(cai["typestr"][2:])
-        count = int(np.prod(shape)) if shape else 1
+        count = math.prod(shape)
         if cai.get("strides") is not None and count > 1 and not _contiguous(shape, cai["strides"], itemsize):
             raise Error(MISMATCH, where + " that is not C-contiguous")
         return cai["data"][0], count * itemsize, dtype, None

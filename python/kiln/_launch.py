@@ -13,7 +13,7 @@ path (Kernel.launch), which accepts every argument kind and names what it refuse
 import ctypes
 import struct
 
-from ._arguments import explicit_stream, f32, is_torch_tensor, wrap_device_array
+from ._arguments import explicit_stream, f32, is_torch_tensor, torch_dtype, wrap_device_array
 from ._capi import ARG_BOOL, ARG_BUFFER, ARG_FLOAT, ARG_INT, Error, Grid, check
 
 # One kiln_arg: kind (4 bytes, then 4 of padding), the 16-byte union.
@@ -28,14 +28,29 @@ def _converter(runtime, name, dtype, pointer):
     """(slot kind, kind code, function from the argument to the slot's value)."""
     if pointer:
         from .runtime import Buffer
+        wraps = runtime._wraps
+        torch_type = []  # [torch.Tensor, the parameter's torch dtype] once torch is imported
+
         # A device array seen before (same address, size and dtype) costs one dictionary
-        # lookup in the runtime's wraps (Runtime.wrapped_handle).
+        # lookup in the runtime's wraps (Runtime.wrapped_handle); a torch tensor, whose
+        # memory torch keeps alive and on its device, is checked for dtype, device and
+        # contiguity with three attribute reads first.
         def pointer_value(arg):
             if type(arg) is Buffer:
                 return arg._handle
+            if torch_type and type(arg) is torch_type[0]:
+                if arg.dtype is torch_type[1] and arg.get_device() == runtime.device and arg.is_contiguous():
+                    buffer = wraps.get((arg.data_ptr(), arg.nbytes, torch_type[1]))
+                    if buffer is not None:
+                        return buffer._handle
+            elif not torch_type and is_torch_tensor(arg):
+                torch_type.extend([type(arg), torch_dtype(dtype)])
             if is_torch_tensor(arg) or hasattr(arg, "__cuda_array_interface__") or hasattr(arg, "__dlpack__"):
                 handle = wrap_device_array(runtime, arg, name, dtype)
                 if handle is not None:
+                    if torch_type and type(arg) is torch_type[0] and torch_type[1] is not None:
+                        wraps[(arg.data_ptr(), arg.nbytes, torch_type[1])] = wraps[
+                            (arg.data_ptr(), arg.nbytes, dtype)]
                     return handle
             raise _Slow
         return "pointer", ARG_BUFFER, pointer_value
