@@ -469,3 +469,12 @@ md = "\n".join(lines) + "\n"
 json.dump(dict(env=info, rows=table), open(os.path.join(OUT, "results.json"), "w"), indent=1)
 open(os.path.join(OUT, "results.md"), "w").write(md)
 print(md)
+# The chart beside the table (bench/charts.py), where matplotlib is installed; otherwise
+# run charts.py on results.json on the build machine.
+try:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import charts
+    charts.draw(dict(env=info, rows=table), os.path.join(OUT, "results.png"))
+    print(f"chart: {os.path.join(OUT, 'results.png')}")
+except ImportError as e:
+    print(f"chart: not drawn here ({e}); run bench/charts.py on results.json")
