@@ -2,7 +2,7 @@
 # The JIT on a GPU machine that has the driver but no LLVM and no Kiln build
 # (docs/testing.md, "JIT on the GPU"). It runs in two halves:
 #
-#   tests/gpu/jit-on-device.sh prepare [BUILD_DIR]
+#   tests/gpu/jit-on-device.sh prepare [--python] [BUILD_DIR]
 #       on the build machine: builds softmax_jit, autotune_add, encoder_layer and dslc
 #       in BUILD_DIR (default: $KILN_BUILD_DIR, else <repo>/build) and packs into
 #       build-jitgpu/ the
@@ -31,8 +31,12 @@
 #                                 launch by launch and in PyTorch, same process,
 #         llama-bench             bench/llama_bench.py: the Llama-3.2-1B-shaped decode
 #                                 step, checked against f64, then timed the same ways,
+#         python                  (prepare --python, which packs libkiln.so and dslc in
+#                                 place of the programs above) the `kiln` package:
+#                                 examples/python/*.py, the softmax example again from
+#                                 the disk cache, tests/gpu/python_checks.py --jit,
 #       and prints a PASS/FAIL/SKIP table. PARTs (softmax, autotune, dslc, checked, sparse,
-#       encoder, graphs, graph-bench, llama-bench) run only those steps.
+#       encoder, graphs, graph-bench, llama-bench; python) run only those steps.
 #
 # Environment: KILN_JOBS (default 2) is the build's parallelism; KILN_GPU_LOG_DIR, when
 # set, keeps the logs of `run` (otherwise they are under the /tmp folder it prints);
@@ -69,21 +73,35 @@ needed_libs() {
 }
 
 prepare() {
+  # --python: the `kiln` package's JIT instead of the C++ programs (the two do not fit
+  # in one carry): libkiln.so and dslc, for the part `python`.
+  local python=0
+  if [[ "${1:-}" == "--python" ]]; then
+    python=1
+    shift
+  fi
   local build="${1:-${KILN_BUILD_DIR:-$repo/build}}"
-  say "building softmax_jit, autotune_add, encoder_layer, dslc and kiln-run in $build"
+  local -a targets bins
+  if (( python )); then
+    targets=(kiln_jit_shared dslc)
+    bins=("$build/jit/libkiln.so" "$build/tools/dslc")
+  else
+    targets=(softmax_jit autotune_add encoder_layer dslc kiln-run)
+    bins=("$build/examples/host/softmax_jit" "$build/examples/host/autotune_add"
+          "$build/examples/host/encoder_layer" "$build/tools/dslc" "$build/tools/kiln-run")
+  fi
+  say "building ${targets[*]} in $build"
   if [[ ! -f "$build/build.ninja" ]]; then
     cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   fi
   local log
-  if ! log="$(ninja -C "$build" -j"${KILN_JOBS:-2}" softmax_jit autotune_add encoder_layer dslc kiln-run 2>&1)"; then
+  if ! log="$(ninja -C "$build" -j"${KILN_JOBS:-2}" "${targets[@]}" 2>&1)"; then
     echo "$log" | tail -n 40 >&2
     die "the build failed"
   fi
-  local bins=("$build/examples/host/softmax_jit" "$build/examples/host/autotune_add"
-              "$build/examples/host/encoder_layer" "$build/tools/dslc" "$build/tools/kiln-run")
   local b
   for b in "${bins[@]}"; do
-    [[ -x "$b" ]] || die "the build has no $b"
+    [[ -f "$b" ]] || die "the build has no $b"
   done
   command -v zstd >/dev/null || die "zstd is needed to compress the libraries"
   [[ -f "$libdevice" ]] || die "no libdevice at $libdevice (softmax's exp needs it); install the CUDA toolkit's nvvm"
@@ -131,6 +149,7 @@ prepare() {
     cp -L "$path" "$out/zstd/$soname"
   done < <(needed_libs "$zstd_bin")
   git -C "$repo" rev-parse HEAD >"$out/commit.txt" 2>/dev/null || true
+  if (( python )); then echo python >"$out/mode"; else echo programs >"$out/mode"; fi
 
   local bytes
   bytes="$(du -sb "$out" | cut -f1)"
@@ -167,9 +186,19 @@ run() {
   local -a parts=("$@")
   local part
   for part in "${parts[@]}"; do
-    [[ " softmax autotune dslc checked sparse encoder graphs graph-bench llama-bench " == *" $part "* ]] ||
-      die "unknown part '$part' (softmax, autotune, dslc, checked, sparse, encoder, graphs, graph-bench, llama-bench)"
+    [[ " softmax autotune dslc checked sparse encoder graphs graph-bench llama-bench python " == *" $part "* ]] ||
+      die "unknown part '$part' (softmax, autotune, dslc, checked, sparse, encoder, graphs, graph-bench," \
+        "llama-bench, python)"
   done
+  # A folder prepared with --python holds the package's JIT alone: its one part.
+  if [[ "$(cat "$out/mode" 2>/dev/null)" == python ]]; then
+    for part in "${parts[@]}"; do
+      [[ "$part" == python ]] || die "build-jitgpu was prepared with --python: only the part 'python' runs"
+    done
+    parts=(python)
+  elif [[ " ${parts[*]} " == *" python "* ]]; then
+    die "the part 'python' needs build-jitgpu prepared with '$0 prepare --python'"
+  fi
   [[ -f "$out/bin.tar.zst" && -f "$out/libs.tar.zst" ]] ||
     die "no $out/bin.tar.zst or libs.tar.zst; run '$0 prepare' on the build machine first"
   local tmp
@@ -473,6 +502,43 @@ EOF
   # The Llama-3.2-1B-shaped step (stdlib/llama_decode.kiln), checked against f64 first.
   bench_part llama-bench "llama bench" llama_bench.py "${KILN_LLAMA_BENCH_VARIANTS:-}"
 
+  # ---- python: the `kiln` package's JIT inside torch programs (prepare --python)
+  if wanted python; then
+    # Python and torch keep the machine's libraries; only what it lacks (LLVM, ANTLR,
+    # ...) comes from the carried ones, so libkiln.so loads beside torch.
+    mkdir -p "$tmp/pylib"
+    local f soname
+    for f in "$tmp/lib"/*; do
+      soname="$(basename "$f")"
+      ldconfig -p | grep -q "^[[:space:]]*$soname " || ln -sf "$f" "$tmp/pylib/$soname"
+    done
+    pyjit() {
+      LD_LIBRARY_PATH="$tmp/pylib${system_ld:+:$system_ld}" KILN_LIBRARY="$bin/libkiln.so" KILN_DSLC="$bin/dslc" \
+        PYTHONPATH="$repo/python" python3 "$@"
+    }
+    local example before after
+    for example in vector_add softmax autotune_add; do
+      say "examples/python/$example.py"
+      step "python-$example" pyjit "$repo/examples/python/$example.py"
+      record "python: examples/python/$example.py" "$( (( rc == 0 )) && echo PASS || echo FAIL)" \
+        "$(tail -n 1 "$logs/python-$example.log")"
+    done
+    before="$(cache_files "$KILN_CACHE_DIR" .kbin)"
+    step python-softmax-again pyjit "$repo/examples/python/softmax.py"
+    after="$(cache_files "$KILN_CACHE_DIR" .kbin)"
+    if (( rc != 0 )); then
+      record "python: softmax from the disk cache" FAIL "exit $rc"
+    elif [[ -z "$before" || "$before" != "$after" ]]; then
+      record "python: softmax from the disk cache" FAIL "the second run wrote cache entries: not a hit"
+    else
+      record "python: softmax from the disk cache" PASS "$(tail -n 1 "$logs/python-softmax-again.log")"
+    fi
+    say "tests/gpu/python_checks.py --jit"
+    step python-checks pyjit "$repo/tests/gpu/python_checks.py" --jit
+    record "python: kiln.compile in torch programs" "$( (( rc == 0 )) && echo PASS || echo FAIL)" \
+      "$(grep -c '^PASS' "$logs/python-checks.log") checks passed, $(grep -c '^FAIL' "$logs/python-checks.log") failed"
+  fi
+
   echo
   echo "JIT on the GPU: $(grep -m1 '^device: ' "$logs/softmax-1.log" 2>/dev/null | cut -d' ' -f2- || true)"
   local i failed=0
@@ -491,5 +557,5 @@ EOF
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
   run) shift; run "$@" ;;
-  *) echo "usage: $0 prepare [BUILD_DIR] | run [PART...]   (see the comment at the top of this file)" >&2; exit 2 ;;
+  *) echo "usage: $0 prepare [--python] [BUILD_DIR] | run [PART...]   (see the comment at the top of this file)" >&2; exit 2 ;;
 esac

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The `kiln` Python package on a GPU, inside torch programs (docs/python.md).
 
-Bundles compiled on the build machine (bench/launch_bench.sh prepare) are loaded with
-kiln.load and launched on torch tensors, then checked against torch on fresh random
-inputs:
+Kernels, either bundles compiled on the build machine (--bundles DIR, from
+bench/launch_bench.sh prepare) loaded with kiln.load, or compiled here by the JIT with
+kiln.compile (--jit; tests/gpu/jit-on-device.sh run python), are launched on torch
+tensors, then checked against torch on fresh random inputs:
   - vector_add and softmax on torch tensors (the result is exact, resp. within f32
     rounding of torch.softmax);
   - on a side stream: torch op, Kiln kernel, torch op in order, with no synchronisation
@@ -16,6 +17,7 @@ inputs:
 Prints PASS/FAIL lines; exit status 1 on any failure.
 
     python_checks.py --bundles build-launch    (PYTHONPATH has the repository's python/)
+    python_checks.py --jit                     (KILN_LIBRARY is a libkiln.so)
 """
 
 import argparse
@@ -67,12 +69,29 @@ class DLPackOnly:
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bundles", required=True)
+    how = parser.add_mutually_exclusive_group(required=True)
+    how.add_argument("--bundles")
+    how.add_argument("--jit", action="store_true")
     args = parser.parse_args()
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
-    add = kiln.load(os.path.join(args.bundles, "vector_add.kbin"))
-    softmax = kiln.load(os.path.join(args.bundles, "softmax.kbin"))
-    block = softmax.const("BLOCK")
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    if args.jit:
+        add = kiln.compile(os.path.join(repo, "examples", "vector_add.kiln"), kernel="vector_add", BLOCK=1024)
+        block = 4096
+        softmax = kiln.compile(os.path.join(repo, "stdlib", "softmax.kiln"), kernel="softmax", BLOCK=block)
+        remarks = kiln.explain_fusion(os.path.join(repo, "stdlib", "softmax.kiln"), kernel="softmax")
+        expect("explain_fusion: the compiler's remarks", "fused the reduction loops" in remarks)
+        tuned = kiln.compile(os.path.join(repo, "examples", "autotune_add.kiln"))
+        m = 3_000_001
+        tx, ty = torch.rand(m, device="cuda"), torch.rand(m, device="cuda")
+        tout = torch.empty_like(tx)
+        tuned[lambda meta: (kiln.cdiv(m, meta["BLOCK"]),)](tx, ty, tout, m)
+        torch.cuda.synchronize()
+        expect("an @autotune kernel, its grid from the config that runs", torch.equal(tout, tx + ty))
+    else:
+        add = kiln.load(os.path.join(args.bundles, "vector_add.kbin"))
+        softmax = kiln.load(os.path.join(args.bundles, "softmax.kbin"))
+        block = softmax.const("BLOCK")
     print(f"kiln on {kiln.runtime().device_name} ({kiln.runtime().target}); torch {torch.__version__}")
 
     n = 1_000_003
