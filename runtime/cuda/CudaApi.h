@@ -51,7 +51,7 @@ namespace kiln::rt {
   X(cuMemsetD8)                                                                          \
   X(cuStreamCreate)                                                                      \
   X(cuStreamSynchronize)                                                                 \
-  X(cuStreamGetFlags)                                                                    \
+  X(cuStreamIsCapturing)                                                                 \
   X(cuStreamDestroy)                                                                     \
   X(cuEventCreate)                                                                       \
   X(cuEventRecord)                                                                       \

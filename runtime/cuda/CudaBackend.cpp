@@ -355,14 +355,15 @@ Status CudaBackend::setStream(void *s) {
     return st;
   auto *candidate = static_cast<CUstream>(s);
   // A stream is asked about once: launches that pass the caller's stream every time
-  // (kiln_launch_on_stream, the Python package) then cost no driver call for it. Its
-  // flags, not its state: cuStreamQuery on a stream being captured into a CUDA graph
-  // (torch.cuda.graph) would break the capture.
+  // (kiln_launch_on_stream, the Python package) then cost no driver call for it. The
+  // question is whether it is being captured, the one the driver allows on a stream in
+  // the middle of a CUDA graph capture (torch.cuda.graph): cuStreamQuery or
+  // cuStreamGetFlags there would break the capture.
   if (candidate && candidate != checkedStream_) {
-    unsigned flags = 0;
-    const CUresult r = api.cuStreamGetFlags(candidate, &flags);
+    CUstreamCaptureStatus capturing;
+    const CUresult r = api.cuStreamIsCapturing(candidate, &capturing);
     if (r != CUDA_SUCCESS)
-      return fail(r, "cuStreamGetFlags", KILN_ERROR_INVALID_VALUE, "the stream given to kiln_runtime_set_stream");
+      return fail(r, "cuStreamIsCapturing", KILN_ERROR_INVALID_VALUE, "the stream given to kiln_runtime_set_stream");
     checkedStream_ = candidate;
   }
   foreign = candidate;

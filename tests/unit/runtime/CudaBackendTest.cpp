@@ -187,7 +187,7 @@ TEST_F(CudaBackend, LaunchesGoOnTheCallersStreamWhileItIsSet) {
   EXPECT_EQ(fake.lastStream(), own);
   int notAStream = 0;
   EXPECT_EQ(kiln_runtime_set_stream(rt, &notAStream), KILN_ERROR_INVALID_VALUE);
-  EXPECT_NE(std::string(kiln_last_error()).find("cuStreamGetFlags"), std::string::npos) << kiln_last_error();
+  EXPECT_NE(std::string(kiln_last_error()).find("cuStreamIsCapturing"), std::string::npos) << kiln_last_error();
   ASSERT_EQ(kiln_runtime_begin_recording(rt), KILN_SUCCESS) << kiln_last_error();
   EXPECT_EQ(kiln_runtime_set_stream(rt, theirs), KILN_ERROR_INVALID_VALUE);
   kiln_recording *recording = nullptr;

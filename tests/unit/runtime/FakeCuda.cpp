@@ -227,8 +227,8 @@ int fake_cuda_launch_shape(int index, unsigned grid[3], unsigned block[3]) {
   return 1;
 }
 
-/// How many times a stream's flags were asked for (how the runtime checks a caller's
-/// stream) since the reset.
+/// How many times a stream's capture status was asked for (how the runtime checks a
+/// caller's stream) since the reset.
 int fake_cuda_stream_queries() {
   std::lock_guard<std::mutex> lock(mutex);
   return state.streamQueries;
@@ -699,12 +699,12 @@ CUresult CUDAAPI cuStreamQuery(CUstream stream) {
   return knownStream(stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
-CUresult CUDAAPI cuStreamGetFlags(CUstream stream, unsigned int *flags) {
-  FAKE_ENTER("cuStreamGetFlags");
+CUresult CUDAAPI cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status) {
+  FAKE_ENTER("cuStreamIsCapturing");
   ++state.streamQueries;
   if (!knownStream(stream))
     return CUDA_ERROR_INVALID_HANDLE;
-  *flags = 0;
+  *status = stream == state.capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
 
