@@ -12,7 +12,8 @@
 #                       by one, the path every argument kind can take
 #
 # Each row runs LAUNCHES launches after 2000 to warm up and reports the mean host time of
-# a call and the mean per launch until the GPU finished them (torch.cuda.synchronize).
+# a call, timed in batches of 100 with the GPU idle before each (the queue never fills),
+# and the mean per launch of as many back to back until the GPU finished them.
 # Every result is checked against x + y first. Prints a markdown table.
 #
 # Usage: launch_bench.py --bundle vector_add.kbin [--launches 20000]
@@ -27,17 +28,25 @@ import torch
 N, WARMUP = 1024, 2000
 
 
-def time_row(what, launch, count):
+def time_row(what, launch, count, batch=100):
+    """(what, host µs per call timed in batches of `batch` with the GPU idle before each,
+    µs per launch back to back until the GPU finished), as kiln-launch-bench times C."""
     for _ in range(WARMUP):
         launch()
+    torch.cuda.synchronize()
+    calls = 0.0
+    for done in range(0, count, batch):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(min(batch, count - done)):
+            launch()
+        calls += time.perf_counter() - start
     torch.cuda.synchronize()
     start = time.perf_counter()
     for _ in range(count):
         launch()
-    called = time.perf_counter()
     torch.cuda.synchronize()
-    drained = time.perf_counter()
-    return what, (called - start) / count * 1e6, (drained - start) / count * 1e6
+    return what, calls / count * 1e6, (time.perf_counter() - start) / count * 1e6
 
 
 def triton_row(x, y, out, count):
@@ -93,11 +102,14 @@ def main():
     runtime = kiln.runtime()
     bx, by, bout = (runtime.wrap(t.data_ptr(), t.numel() * 4, "f32") for t in (x, y, out))
     rows.append(time_row("Kiln: kernel[1](...) on Buffers", lambda: kernel[1](bx, by, bout, N), args.launches))
+    launch = kernel[1]
+    rows.append(time_row("Kiln: launch = kernel[1] once, launch(...) on torch tensors", lambda: launch(x, y, out, N),
+                         args.launches))
     rows.append(time_row("Kiln: kernel.launch((1,), ...) on Buffers", lambda: kernel.launch((1,), bx, by, bout, N),
                          args.launches))
 
-    print(f"| launch of vector_add (1 program, 1024 elements) from Python, {args.launches} back to back "
-          "| host µs per call | µs per launch until done |")
+    print(f"| launch of vector_add (1 program, 1024 elements) from Python, {args.launches} launches "
+          "| host µs per call | µs per launch back to back until done |")
     print("| --- | --- | --- |")
     for what, call, drain in rows:
         print(f"| {what} | {call:.2f} | {drain:.2f} |")

@@ -2,10 +2,11 @@
 
 The host time of a launch from Python is mostly Python: per argument, finding out what it
 is and filling a ctypes structure field by field costs more than the C launch itself. A
-Launcher works out once, per kernel, how each parameter is converted and the struct
-layout of the whole kiln_arg array; a launch then converts each argument with one small
-function, packs the array with one struct call into bytes (so concurrent launches from
-several threads share nothing) and makes one foreign call. Anything the fast converters
+Plan works out once, per kernel, how each parameter is converted and the struct layout of
+the whole kiln_arg array, and kernel[grid] is a function written for the kernel and the
+grid (make_launcher): a launch tests each argument's common case inline, packs the array
+with one struct call into bytes (so concurrent launches from several threads share
+nothing) and makes one foreign call. Anything the fast converters
 do not take (a NumPy array to copy, a block mask, a NumPy scalar) goes through the general
 path (Kernel.launch), which accepts every argument kind and names what it refuses.
 """
@@ -77,18 +78,18 @@ def _converter(runtime, name, dtype, pointer):
 
 
 class Plan:
-    """How a kernel's arguments are packed: built once per kernel, None-able when some
-    parameter (a block mask's parts) has no fast converter."""
+    """How a kernel's arguments are packed: built once per kernel (make_plan gives None
+    when some parameter, a block mask's parts, has no fast converter)."""
 
     def __init__(self, runtime, params):
         converters = [_converter(runtime, *p) for p in params]
         if any(c is None for c in converters):
             raise ValueError("no fast path")
         self.count = len(params)
-        self.struct = struct.Struct("<" + "".join(_SLOT[c[0]] for c in converters))
+        self.slots = [c[0] for c in converters]
+        self.codes = [c[1] for c in converters]
         self.convert = [c[2] for c in converters]
-        # kind, value, 0 per slot: the values go in at [1::3]
-        self.template = [x for c in converters for x in (c[1], 0, 0)]
+        self.struct = struct.Struct("<" + "".join(_SLOT[c[0]] for c in converters))
 
 
 def make_plan(runtime, params, has_masks):
@@ -109,32 +110,57 @@ def c_launcher(lib, name, extra=()):
     return fn
 
 
-class Launcher:
-    """kernel[grid]: call it with the kernel's arguments (and stream=, optionally)."""
+def grid_dims(grid):
+    """(x, y, z) of a grid given as an int or a tuple of one to three."""
+    if isinstance(grid, int):
+        grid = (grid,)
+    dims = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+    if len(dims) != 3:
+        raise Error("KILN_ERROR_INVALID_VALUE", f"a grid has 1 to 3 dimensions, got {grid!r}")
+    return dims
 
-    __slots__ = ("_kernel", "_grid", "_dims")
 
-    def __init__(self, kernel, grid):
-        if isinstance(grid, int):
-            grid = (grid,)
-        dims = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
-        if len(dims) != 3:
-            raise Error("KILN_ERROR_INVALID_VALUE", f"a grid has 1 to 3 dimensions, got {grid!r}")
-        self._kernel, self._dims, self._grid = kernel, dims, Grid(*dims)
-
-    def __call__(self, *args, stream=None):
-        kernel = self._kernel
-        plan = kernel._plan
-        if plan is None or len(args) != plan.count:
-            return kernel.launch(self._dims, *args, stream=stream)
-        flat = plan.template[:]
-        try:
-            flat[1::3] = [convert(a) for convert, a in zip(plan.convert, args)]
-        except _Slow:
-            return kernel.launch(self._dims, *args, stream=stream)
-        packed = plan.struct.pack(*flat)
-        raw = kernel._streams.current() if stream is None else explicit_stream(stream)
-        status = kernel._enqueue(self._grid, packed, plan.count, raw)
-        if status:
-            check(kernel._rt._lib, status)
-
+def make_launcher(kernel, grid):
+    """kernel[grid]: a function of the kernel's arguments (and stream=), written for this
+    kernel and grid as Triton writes its launchers: the arguments unpacked by name, each
+    one's common case (a Buffer, a Python int) tested inline, the rest converted by the
+    parameter's converter, the kiln_args packed by one struct call, one foreign call. A
+    wrong count or an argument no converter takes goes to kernel.launch, which says what
+    is wrong or takes the general way."""
+    dims = grid_dims(grid)
+    plan = kernel._plan
+    general = kernel.launch
+    if plan is None:
+        def launch(*args, stream=None):
+            return general(dims, *args, stream=stream)
+        return launch
+    from .runtime import Buffer
+    n = plan.count
+    lines = ["def launch(*args, stream=None):",
+             f"    if len(args) != {n}:",
+             "        return general(dims, *args, stream=stream)"]
+    if n:
+        lines.append("    " + "".join(f"a{i}, " for i in range(n)) + "= args")
+    lines.append("    try:")
+    for i, slot in enumerate(plan.slots):
+        if slot == "pointer":
+            lines.append(f"        v{i} = a{i}._handle if type(a{i}) is Buffer else c{i}(a{i})")
+        elif slot == "int":
+            lines.append(f"        v{i} = a{i} if type(a{i}) is int else c{i}(a{i})")
+        else:
+            lines.append(f"        v{i} = c{i}(a{i})")
+    if not n:
+        lines.append("        pass")
+    packed = ", ".join(f"{code}, v{i}, 0" for i, code in enumerate(plan.codes))
+    lines += ["    except Slow:",
+              "        return general(dims, *args, stream=stream)",
+              "    raw = current() if stream is None else explicit(stream)",
+              f"    status = enqueue(grid, pack({packed}), {n}, raw)",
+              "    if status:",
+              "        fail(lib, status)"]
+    namespace = {"general": general, "dims": dims, "Buffer": Buffer, "Slow": _Slow,
+                 "current": kernel._streams.current, "explicit": explicit_stream, "enqueue": kernel._enqueue,
+                 "grid": Grid(*dims), "pack": plan.struct.pack, "fail": check, "lib": kernel._rt._lib}
+    namespace.update({f"c{i}": convert for i, convert in enumerate(plan.convert)})
+    exec(compile("\n".join(lines), f"<kiln launcher of {kernel.name}>", "exec"), namespace)  # noqa: S102
+    return namespace["launch"]

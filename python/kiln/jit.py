@@ -15,7 +15,7 @@ import re
 
 from . import _arguments
 from ._capi import DTYPES, Arg, CompileOptions, Define, Error, GRID_FN, Grid, JitOptions, check
-from ._launch import Launcher, c_launcher, make_plan
+from ._launch import c_launcher, make_launcher, make_plan
 
 _KERNEL = re.compile(r"^\s*kernel\s+([A-Za-z_]\w*)", re.MULTILINE)
 
@@ -161,7 +161,7 @@ class JitKernel:
             return lambda *args, stream=None: self.launch(grid, *args, stream=stream)
         launcher = self._launchers.get(grid)
         if launcher is None:
-            launcher = self._launchers[grid] = Launcher(self, grid)
+            launcher = self._launchers[grid] = make_launcher(self, grid)
         return launcher
 
     def _use_stream(self, stream):

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import _arguments
 from ._capi import ARG_BLOCK_MASK, DTYPES, MASK_PARAMS, Arg, Error, Grid, check, open_library
-from ._launch import Launcher, c_launcher, make_plan
+from ._launch import c_launcher, make_launcher, make_plan
 
 _NUMPY_DTYPES = {np.dtype(np.bool_): "bool", np.dtype(np.int8): "i8", np.dtype(np.int16): "i16",
                  np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.uint8): "u8",
@@ -324,7 +324,7 @@ class Kernel:
         of 1 to 3) as Triton spells it; the fast path of launch (kiln/_launch.py)."""
         launcher = self._launchers.get(grid)
         if launcher is None:
-            launcher = self._launchers[grid] = Launcher(self, grid)
+            launcher = self._launchers[grid] = make_launcher(self, grid)
         return launcher
 
     def _enqueue(self, grid, packed, count, stream):
