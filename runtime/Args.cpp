@@ -19,12 +19,11 @@
 
 namespace kiln::rt {
 
-std::vector<void *> PackedArgs::pointers() {
-  std::vector<void *> p;
-  p.reserve(slots.size());
+std::span<void *const> PackedArgs::pointers() {
+  pointers_.clear();
   for (uint64_t &s : slots)
-    p.push_back(&s);
-  return p;
+    pointers_.push_back(&s);
+  return pointers_;
 }
 
 // For each parameter, the block mask that starts there (nullptr for the others). A mask
@@ -192,18 +191,19 @@ static std::string packBuffer(const BundleParam &p, const kiln_arg &a, const Buf
 
 // Checks and packs one argument; returns "" or the reason it is refused.
 static std::string packOne(const BundleParam &p, const kiln_arg &a, const BufferResolver &resolve, uint64_t &slot) {
-  std::string type = paramTypeSpelling(p.dtype, p.pointer);
+  // Spelled only for a message: a launch that packs its arguments builds no string.
+  auto type = [&] { return paramTypeSpelling(p.dtype, p.pointer); };
   bool known = a.kind == KILN_ARG_BUFFER || a.kind == KILN_ARG_INT || a.kind == KILN_ARG_UINT ||
                a.kind == KILN_ARG_FLOAT || a.kind == KILN_ARG_BOOL || a.kind == KILN_ARG_BLOCK_MASK;
   if (!known)
     return describeArg(a) + " was passed";
   if (p.pointer) {
     if (a.kind != KILN_ARG_BUFFER)
-      return "the parameter is " + type + " and takes a device buffer, got " + describeArg(a);
+      return "the parameter is " + type() + " and takes a device buffer, got " + describeArg(a);
     return packBuffer(p, a, resolve, slot);
   }
   if (a.kind == KILN_ARG_BUFFER || a.kind == KILN_ARG_BLOCK_MASK)
-    return "the parameter is the scalar " + type + ", got " + describeArg(a);
+    return "the parameter is the scalar " + type() + ", got " + describeArg(a);
   if (p.dtype == DType::Bool) {
     if (a.kind != KILN_ARG_BOOL)
       return "the parameter is bool and takes a bool, got " + describeArg(a);
@@ -211,17 +211,17 @@ static std::string packOne(const BundleParam &p, const kiln_arg &a, const Buffer
     return "";
   }
   if (a.kind == KILN_ARG_BOOL)
-    return "the parameter is " + type + ", got " + describeArg(a);
+    return "the parameter is " + type() + ", got " + describeArg(a);
   if (dtypeIsFloat(p.dtype)) {
     if (a.kind == KILN_ARG_FLOAT)
       return packFloat(p.dtype, a.value.f, slot);
     std::optional<double> d = exactDouble(a);
     if (!d)
-      return describeArg(a) + " cannot be represented exactly as " + type;
+      return describeArg(a) + " cannot be represented exactly as " + type();
     return packFloat(p.dtype, *d, slot);
   }
   if (a.kind == KILN_ARG_FLOAT)
-    return "the parameter is the integer " + type + ", got " + describeArg(a);
+    return "the parameter is the integer " + type() + ", got " + describeArg(a);
   std::string why = packInt(p.dtype, a, slot);
   // Two's complement keeps divisibility by a power of two, so the raw bits decide it.
   uint64_t bits = a.kind == KILN_ARG_INT ? static_cast<uint64_t>(a.value.i) : a.value.u;

@@ -55,7 +55,10 @@ struct PackedArgs {
 
   /// Pointers to each slot, as cuLaunchKernel's kernelParams wants them. Valid while
   /// this object is alive and unchanged.
-  std::vector<void *> pointers();
+  std::span<void *const> pointers();
+
+private:
+  std::vector<void *> pointers_; ///< kept, so that a reused PackedArgs allocates nothing
 };
 
 /// Why a launch's arguments were refused: the status to report and a message naming the

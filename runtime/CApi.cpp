@@ -109,6 +109,7 @@ struct kiln_kernel {
   kiln::rt::Workspace workspace; ///< of a kernel split over programs (SplitLaunch.h)
   uint64_t checkRecord = 0;      ///< a checked kernel's record (support/CheckRecord.h)
   std::string context;           ///< kernelContext(bundle), made on the first launch
+  kiln::rt::PackedArgs packed;   ///< reused by each launch (under the runtime's lock)
 };
 struct kiln_event {
   std::shared_ptr<RuntimeState> state;
@@ -664,7 +665,7 @@ kiln_status launchLocked(RuntimeState &rt, kiln_kernel *kernel, kiln_grid grid, 
     return MaskRef{mask->rows,     mask->cols,   mask->blockRows, mask->blockCols,
                    mask->rowStart, mask->blocks, mask->bitmaps};
   };
-  PackedArgs packed;
+  PackedArgs &packed = kernel->packed; // its vectors keep their capacity between launches
   if (std::optional<ArgsError> error = packLaunchArgs(b.kernelName, b.params, b.blockMasks,
                                                       std::span<const kiln_arg>(args, num_args), resolve,
                                                       resolveMask, packed))

@@ -409,9 +409,10 @@ CudaKernel::~CudaKernel() {
 Status CudaKernel::launch(kiln_grid grid, PackedArgs &args) {
   if (Status s = backend_.enter(); !s.ok())
     return s;
-  std::vector<void *> params = args.pointers();
+  std::span<void *const> params = args.pointers();
   CUresult r = backend_.api.cuLaunchKernel(function_, grid.x, grid.y, grid.z, blockSize_, 1, 1, sharedBytes_,
-                                           backend_.launchStream(), params.empty() ? nullptr : params.data(),
+                                           backend_.launchStream(),
+                                           params.empty() ? nullptr : const_cast<void **>(params.data()),
                                            nullptr);
   if (r != CUDA_SUCCESS)
     return backend_.fail(r, "cuLaunchKernel", KILN_ERROR_LAUNCH,

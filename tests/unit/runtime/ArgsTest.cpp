@@ -116,7 +116,7 @@ TEST(Args, PacksTheVaddSignature) {
   EXPECT_EQ(f.packed.slots[2], 0x7200'0000u);
   EXPECT_EQ(f.packed.slots[3], 1000u);
   EXPECT_EQ(f.packed.sizes, (std::vector<uint32_t>{8, 8, 8, 4}));
-  std::vector<void *> p = f.packed.pointers();
+  std::span<void *const> p = f.packed.pointers();
   ASSERT_EQ(p.size(), 4u);
   for (size_t i = 0; i < 4; ++i)
     EXPECT_EQ(p[i], &f.packed.slots[i]);
