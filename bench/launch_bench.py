@@ -108,6 +108,14 @@ def main():
     rows.append(time_row("Kiln: kernel.launch((1,), ...) on Buffers", lambda: kernel.launch((1,), bx, by, bout, N),
                          args.launches))
 
+    # Where a Python launch's time goes, besides the C launch (kiln-launch-bench's rows):
+    # one foreign call with no work in it, and torch's current stream.
+    lib, handle = runtime._lib, bx._handle
+    rows.append(time_row("(part) a ctypes call into Kiln that does nothing (kiln_buffer_size)",
+                         lambda: lib.kiln_buffer_size(handle), args.launches))
+    rows.append(time_row("(part) torch's current stream (torch._C._cuda_getCurrentRawStream)",
+                         lambda: torch._C._cuda_getCurrentRawStream(0), args.launches))
+
     print(f"| launch of vector_add (1 program, 1024 elements) from Python, {args.launches} launches "
           "| host µs per call | µs per launch back to back until done |")
     print("| --- | --- | --- |")
