@@ -209,6 +209,16 @@ kiln_status kiln_jit_launch(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_
   });
 }
 
+kiln_status kiln_jit_launch_on_stream(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args,
+                                      void *stream) {
+  if (!kernel || (!args && num_args))
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_launch_on_stream: null kernel or argument array");
+  return guarded([&] {
+    kernel->family->launch(LaunchGrid(grid), std::span<const kiln_arg>(args, num_args), stream);
+    return KILN_SUCCESS;
+  });
+}
+
 kiln_status kiln_jit_launch_with_grid_fn(kiln_jit_kernel *kernel, kiln_jit_grid_fn grid_fn, void *user_data,
                                          const kiln_arg *args, size_t num_args) {
   if (!kernel || !grid_fn || (!args && num_args))

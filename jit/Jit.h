@@ -160,6 +160,11 @@ public:
     std::array<kiln_arg, sizeof...(Args)> a{detail::toArg(args)...};
     launch_args(grid, a);
   }
+  /// launch on `stream` (CUDA: a CUstream; nullptr: the runtime's own) for this launch.
+  template <typename... Args> void launch_on(void *stream, Grid grid, const Args &...args) {
+    std::array<kiln_arg, sizeof...(Args)> a{detail::toArg(args)...};
+    detail::checkJit(kiln_jit_launch_on_stream(h_, kiln_grid{grid.x, grid.y, grid.z}, a.data(), a.size(), stream));
+  }
   void launch_args(Grid grid, std::span<const kiln_arg> args) {
     detail::checkJit(kiln_jit_launch(h_, kiln_grid{grid.x, grid.y, grid.z}, args.data(), args.size()));
   }

@@ -414,10 +414,12 @@ KernelFamily::Selection KernelFamily::select(const LaunchGrid &grid, std::span<c
   return selectLocked(grid, args);
 }
 
-void KernelFamily::launch(const LaunchGrid &grid, std::span<const kiln_arg> args) {
+void KernelFamily::launch(const LaunchGrid &grid, std::span<const kiln_arg> args, std::optional<void *> stream) {
   std::lock_guard<std::mutex> lock(jit_->mutex);
   Selection s = selectLocked(grid, args);
-  if (kiln_status status = kiln_launch(s.kernel, s.grid, args.data(), args.size()); status != KILN_SUCCESS)
+  const kiln_status status = stream ? kiln_launch_on_stream(s.kernel, s.grid, args.data(), args.size(), *stream)
+                                    : kiln_launch(s.kernel, s.grid, args.data(), args.size());
+  if (status != KILN_SUCCESS)
     throw Failure{status, kiln_last_error()};
 }
 

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -96,7 +97,9 @@ public:
   /// The variant a launch with `grid` and `args` runs. Throws Failure.
   Selection select(const LaunchGrid &grid, std::span<const kiln_arg> args);
   /// Selects and launches. Throws Failure.
-  void launch(const LaunchGrid &grid, std::span<const kiln_arg> args);
+  /// Launches on `stream` when given (kiln_launch_on_stream; nullptr: the runtime's own),
+  /// else on the runtime's current stream. Tuning launches run before, on the runtime's.
+  void launch(const LaunchGrid &grid, std::span<const kiln_arg> args, std::optional<void *> stream = std::nullopt);
 
 private:
   struct Config {

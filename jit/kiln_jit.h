@@ -119,6 +119,12 @@ const char *kiln_jit_kernel_config(const kiln_jit_kernel *kernel, size_t index);
  * the first launch of an @autotune kernel per key value, timing every config on copies
  * of the argument buffers' contents, which are restored), and launches it. */
 kiln_status kiln_jit_launch(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args);
+/* kiln_jit_launch on `stream` (CUDA: a CUstream; NULL: the runtime's own) for this launch
+ * alone, whatever kiln_runtime_set_stream set (kiln_launch_on_stream). An @autotune
+ * kernel's first launch per key value still times its configs on the runtime's stream,
+ * waiting for them, before the launch. */
+kiln_status kiln_jit_launch_on_stream(kiln_jit_kernel *kernel, kiln_grid grid, const kiln_arg *args, size_t num_args,
+                                      void *stream);
 /* What kiln_jit_launch would launch for `grid` and `args`, without launching it (an
  * @autotune kernel may be timed, as on a launch): the loaded kernel (owned by `kernel`,
  * valid while it lives) and the index of its config. Either out pointer may be NULL. */

@@ -147,6 +147,7 @@ JIT_SIGNATURES = {
     "kiln_jit_kernel_num_configs": ([_P], _S),
     "kiln_jit_kernel_config": ([_P, _S], _STR),
     "kiln_jit_launch": ([_P, Grid, _ARGS, _S], _I),
+    "kiln_jit_launch_on_stream": ([_P, Grid, _ARGS, _S, _P], _I),
     "kiln_jit_launch_with_grid_fn": ([_P, GRID_FN, _P, _ARGS, _S], _I),
     "kiln_jit_kernel_select": ([_P, Grid, _ARGS, _S, _PP, ctypes.POINTER(_S)], _I),
 }

@@ -15,7 +15,7 @@ import re
 
 from . import _arguments
 from ._capi import DTYPES, Arg, CompileOptions, Define, Error, GRID_FN, Grid, JitOptions, check
-from ._launch import c_launcher, make_launcher, make_plan
+from ._launch import c_launcher, grid_dims, make_launcher, make_plan
 
 _KERNEL = re.compile(r"^\s*kernel\s+([A-Za-z_]\w*)", re.MULTILINE)
 
@@ -153,6 +153,7 @@ class JitKernel:
         self._launchers = {}
         self._streams = self._rt._streams
         self._launch_fn = c_launcher(lib, "kiln_jit_launch")
+        self._launch_on_fn = c_launcher(lib, "kiln_jit_launch_on_stream", (ctypes.c_void_p,))
 
     def __getitem__(self, grid):
         """kernel[grid](*args, stream=None): `grid` an int, a tuple, or a function of the
@@ -164,14 +165,10 @@ class JitKernel:
             launcher = self._launchers[grid] = make_launcher(self, grid)
         return launcher
 
-    def _use_stream(self, stream):
-        # The JIT launches on the runtime's stream: set it when it changes.
-        if stream != self._rt._stream_set:
-            self._rt.set_stream(stream)
-
     def _enqueue(self, grid, packed, count, stream):
-        self._use_stream(stream)
-        return self._launch_fn(self._handle, grid, packed, count)
+        if stream is None:
+            return self._launch_fn(self._handle, grid, packed, count)
+        return self._launch_on_fn(self._handle, grid, packed, count, stream)
 
     def launch(self, grid, *args, stream=None):
         """Launches on `args` (as Kernel.launch takes them); `grid` as in kernel[grid]."""
@@ -182,16 +179,22 @@ class JitKernel:
         keep, copies = [], []
         for slot, arg, (name, dtype, pointer) in zip(packed, args, self.params):
             _arguments.fill(slot, self._rt, arg, name, dtype, pointer, keep, copies)
-        self._use_stream(self._streams.current() if stream is None else _arguments.explicit_stream(stream))
+        raw = self._streams.current() if stream is None else _arguments.explicit_stream(stream)
         if callable(grid):
+            # The C API has no stream with a grid function: the runtime's stream is set
+            # for the launch, when it is not the one already.
+            if raw != self._rt._stream_set:
+                self._rt.set_stream(raw)
             fn = _GridFunction(self._lib, grid)
             status = self._lib.kiln_jit_launch_with_grid_fn(self._handle, fn.c, None, packed, len(args))
             if fn.error is not None:
                 raise fn.error
         else:
-            grid = (grid,) if isinstance(grid, int) else tuple(grid)
-            dims = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
-            status = self._lib.kiln_jit_launch(self._handle, Grid(*dims), packed, len(args))
+            dims = Grid(*grid_dims(grid))
+            if raw is None:
+                status = self._lib.kiln_jit_launch(self._handle, dims, packed, len(args))
+            else:
+                status = self._lib.kiln_jit_launch_on_stream(self._handle, dims, packed, len(args), raw)
         check(self._lib, status)
         _arguments.copy_back(self._rt, copies)
 

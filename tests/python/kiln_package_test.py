@@ -170,6 +170,8 @@ CHECKS = textwrap.dedent(r'''
     for _ in range(3):
         add[1](x, y, out, 1, stream=s)
     expect("a stream is asked about once", fake.fake_cuda_stream_queries() - queries == 1)
+    add.launch((2,), a, b, c, 1000, stream=s)
+    expect("the general path (NumPy arrays) on the stream given", fake.fake_cuda_last_stream() == s)
     raises("a stream that is not one", lambda: add[1](x, y, out, 1, stream=12345),
            "KILN_ERROR_INVALID_VALUE", "kiln_runtime_set_stream")
     raises("a stream of the wrong type", lambda: add[1](x, y, out, 1, stream="s"), "KILN_ERROR_INVALID_VALUE",

@@ -105,6 +105,20 @@ TEST_F(JitOnFakeCuda, CompilesLaunchesAndTheNextProcessLoadsFromDisk) {
   EXPECT_EQ(bundles().size(), 2u);
 }
 
+TEST_F(JitOnFakeCuda, ALaunchGoesOnTheStreamItNames) {
+  Rows data(*runtime, 4, 1024);
+  auto jit = makeJit();
+  JitKernel k = jit->compile_file(kSoftmax, "softmax", {{"BLOCK", 1024}});
+  void *stream = fake.makeStream();
+  k.launch_on(stream, {4, 1, 1}, data.x, data.y, 1024, 1024);
+  EXPECT_EQ(fake.lastStream(), stream);
+  k.launch({4, 1, 1}, data.x, data.y, 1024, 1024);
+  EXPECT_NE(fake.lastStream(), stream) << "the stream was for that launch alone";
+  EXPECT_THROW(k.launch_on(reinterpret_cast<void *>(0x1234), {4, 1, 1}, data.x, data.y, 1024, 1024), RuntimeError);
+  EXPECT_EQ(fake.launchCount(), 2);
+  fake.dropStream(stream);
+}
+
 TEST_F(JitOnFakeCuda, LaunchesAreSpecializedOnAlignmentAndMultiplesOf16) {
   Rows data(*runtime, 4, 1024);
   auto jit = makeJit();
