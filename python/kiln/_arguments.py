@@ -244,11 +244,10 @@ class StreamSource:
         self._cuda = runtime.target.startswith("sm_")
         self._raw = None
 
-    def current(self):
-        if not self._cuda:
-            return None
-        raw = self._raw
-        if raw is None:
+    def getter(self):
+        """torch's function of a device index giving its current CUstream as an int (0 for
+        the legacy default stream), or None while torch is not imported or has no CUDA."""
+        if self._raw is None and self._cuda:
             torch = sys.modules.get("torch")
             if torch is None or not torch.cuda.is_available():
                 return None
@@ -256,8 +255,12 @@ class StreamSource:
             if getter is None:
                 def getter(device, _torch=torch):
                     return _torch.cuda.current_stream(device).cuda_stream
-            self._raw = raw = getter
-        return raw(self._device) or CU_STREAM_LEGACY
+            self._raw = getter
+        return self._raw
+
+    def current(self):
+        getter = self.getter()
+        return None if getter is None else getter(self._device) or CU_STREAM_LEGACY
 
 
 def explicit_stream(stream):

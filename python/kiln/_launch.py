@@ -13,6 +13,7 @@ path (Kernel.launch), which accepts every argument kind and names what it refuse
 
 import ctypes
 import struct
+import sys
 
 from ._arguments import explicit_stream, f32, is_torch_tensor, torch_dtype, wrap_device_array
 from ._capi import ARG_BOOL, ARG_BUFFER, ARG_FLOAT, ARG_INT, Error, Grid, check
@@ -86,6 +87,7 @@ class Plan:
         if any(c is None for c in converters):
             raise ValueError("no fast path")
         self.count = len(params)
+        self.params = params
         self.slots = [c[0] for c in converters]
         self.codes = [c[1] for c in converters]
         self.convert = [c[2] for c in converters]
@@ -136,15 +138,30 @@ def make_launcher(kernel, grid):
         return launch
     from .runtime import Buffer
     n = plan.count
+    # With torch imported, a torch tensor seen before is taken inline: its dtype and
+    # contiguity read, its (address, size, dtype) looked up in the runtime's wraps (a hit
+    # means the driver placed that memory on this runtime's device); and torch's current
+    # stream is read directly.
+    torch = sys.modules.get("torch")
+    stream_getter = kernel._streams.getter()
     lines = ["def launch(*args, stream=None):",
              f"    if len(args) != {n}:",
              "        return general(dims, *args, stream=stream)"]
     if n:
         lines.append("    " + "".join(f"a{i}, " for i in range(n)) + "= args")
     lines.append("    try:")
+    torch_dtypes = {}
     for i, slot in enumerate(plan.slots):
         if slot == "pointer":
-            lines.append(f"        v{i} = a{i}._handle if type(a{i}) is Buffer else c{i}(a{i})")
+            lines.append(f"        if type(a{i}) is Buffer:")
+            lines.append(f"            v{i} = a{i}._handle")
+            want = torch_dtype(plan.params[i][1]) if torch is not None else None
+            if want is not None:
+                torch_dtypes[f"T{i}"] = want
+                lines += [f"        elif type(a{i}) is Tensor and a{i}.dtype is T{i} and a{i}.is_contiguous():",
+                          f"            b = wraps.get((a{i}.data_ptr(), a{i}.nbytes, T{i}))",
+                          f"            v{i} = c{i}(a{i}) if b is None else b._handle"]
+            lines += ["        else:", f"            v{i} = c{i}(a{i})"]
         elif slot == "int":
             lines.append(f"        v{i} = a{i} if type(a{i}) is int else c{i}(a{i})")
         else:
@@ -153,14 +170,19 @@ def make_launcher(kernel, grid):
         lines.append("        pass")
     packed = ", ".join(f"{code}, v{i}, 0" for i, code in enumerate(plan.codes))
     lines += ["    except Slow:",
-              "        return general(dims, *args, stream=stream)",
-              "    raw = current() if stream is None else explicit(stream)",
-              f"    status = enqueue(grid, pack({packed}), {n}, raw)",
+              "        return general(dims, *args, stream=stream)"]
+    if stream_getter is not None:
+        lines.append("    raw = (raw_stream(device) or 1) if stream is None else explicit(stream)")
+    else:
+        lines.append("    raw = current() if stream is None else explicit(stream)")
+    lines += [f"    status = enqueue(grid, pack({packed}), {n}, raw)",
               "    if status:",
               "        fail(lib, status)"]
     namespace = {"general": general, "dims": dims, "Buffer": Buffer, "Slow": _Slow,
                  "current": kernel._streams.current, "explicit": explicit_stream, "enqueue": kernel._enqueue,
-                 "grid": Grid(*dims), "pack": plan.struct.pack, "fail": check, "lib": kernel._rt._lib}
+                 "grid": Grid(*dims), "pack": plan.struct.pack, "fail": check, "lib": kernel._rt._lib,
+                 "Tensor": torch.Tensor if torch is not None else None, "wraps": kernel._rt._wraps,
+                 "raw_stream": stream_getter, "device": kernel._rt.device, **torch_dtypes}
     namespace.update({f"c{i}": convert for i, convert in enumerate(plan.convert)})
     exec(compile("\n".join(lines), f"<kiln launcher of {kernel.name}>", "exec"), namespace)  # noqa: S102
     return namespace["launch"]

@@ -194,6 +194,69 @@ CHECKS = textwrap.dedent(r'''
     raises("kiln.load: a missing file", lambda: kiln.load(os.path.join(WORK, "nothing.kbin")), "KILN_ERROR_IO",
            "nothing.kbin")
 
+    # ---- torch, as the package sees it: a stand-in module (no torch on this machine) ----
+    import types
+    torch = types.ModuleType("torch")
+
+    class dtype:
+        def __init__(self, name):
+            self.name = name
+
+        def __repr__(self):
+            return "torch." + self.name
+    for name in ("float32", "float16", "int32"):
+        setattr(torch, name, dtype(name))
+
+    class Tensor:
+        def __init__(self, address, numel, dtype=torch.float32, contiguous=True, device=0):
+            self.address, self.count, self.dtype = address, numel, dtype
+            self.contiguous, self.device_index = contiguous, device
+            self.is_cuda = device >= 0
+
+        def is_contiguous(self):
+            return self.contiguous
+
+        def data_ptr(self):
+            return self.address
+
+        @property
+        def nbytes(self):
+            return self.count * (2 if self.dtype is torch.float16 else 4)
+
+        def get_device(self):
+            return self.device_index
+    torch.Tensor = Tensor
+    torch.cuda = types.SimpleNamespace(is_available=lambda: True)
+    current = [0]
+    torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: current[0])
+    sys.modules["torch"] = torch
+
+    fresh = kiln.load(os.path.join(WORK, "vector_add.kbin"))  # its launchers made with torch imported
+    tx, ty, tout = Tensor(x.address, 1000), Tensor(y.address, 1000), Tensor(out.address, 1000)
+    fresh[4](tx, ty, tout, 1000)
+    expect("torch tensors by address", (param(0), param(1), param(2)) == (x.address, y.address, out.address))
+    expect("torch's stream 0 is the legacy default stream", fake.fake_cuda_last_stream() == 1)
+    side = fake.fake_cuda_make_stream()
+    current[0] = side
+    fresh[4](tx, ty, tout, 1000)
+    expect("a tensor seen before, on torch's current stream",
+           param(0) == x.address and fake.fake_cuda_last_stream() == side)
+    fresh[4](Tensor(y.address, 1000), tx, tout, 1000)
+    expect("another tensor at another address", (param(0), param(1)) == (y.address, x.address))
+    raises("a tensor seen before, now a strided view of the same bytes",
+           lambda: fresh[4](Tensor(x.address, 1000, contiguous=False), ty, tout, 1000),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "parameter 'x': a torch tensor of torch.float32 that is not contiguous")
+    raises("a tensor of another dtype", lambda: fresh[4](Tensor(x.address, 1000, torch.float16), ty, tout, 1000),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "parameter 'x' is *f32, got a device array of f16")
+    # (Host and device memory never share addresses, so a CPU tensor is never a wrap seen before.)
+    raises("a CPU tensor", lambda: fresh[4](Tensor(host.ctypes.data, 1000, device=-1), ty, tout, 1000),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "on the CPU")
+    raises("a tensor on another device", lambda: fresh[4](Tensor(x.address + 64, 900, device=1), ty, tout, 1000),
+           "KILN_ERROR_ARGUMENT_MISMATCH", "on device 1, but the runtime is on device 0")
+    add[4](tx, ty, tout, 1000)
+    expect("a JIT kernel on torch's current stream", fake.fake_cuda_last_stream() == side and param(0) == x.address)
+    del sys.modules["torch"]
+
     # ---- explain_fusion ----
     text = kiln.explain_fusion(os.path.join(REPO, "stdlib", "softmax.kiln"), kernel="softmax")
     expect("explain_fusion: the compiler's remarks", "fused the reduction loops" in text and "E1000" in text)
