@@ -351,15 +351,17 @@ private:
 } // namespace
 
 Status CudaBackend::setStream(void *s) {
-  if (Status st = enter(); !st.ok())
-    return st;
   auto *candidate = static_cast<CUstream>(s);
   // A stream is asked about once: launches that pass the caller's stream every time
   // (kiln_launch_on_stream, the Python package) then cost no driver call for it. The
   // question is whether it is being captured, the one the driver allows on a stream in
   // the middle of a CUDA graph capture (torch.cuda.graph): cuStreamQuery or
   // cuStreamGetFlags there would break the capture.
+  // Only that question needs the context current; setting a stream seen before, or
+  // the runtime's own, is a store.
   if (candidate && candidate != checkedStream_) {
+    if (Status st = enter(); !st.ok())
+      return st;
     CUstreamCaptureStatus capturing;
     const CUresult r = api.cuStreamIsCapturing(candidate, &capturing);
     if (r != CUDA_SUCCESS)
