@@ -22,6 +22,9 @@ from ._capi import ARG_BOOL, ARG_BUFFER, ARG_FLOAT, ARG_INT, Error, Grid, check
 _SLOT = {"pointer": "i4xQQ", "int": "i4xqQ", "float": "i4xdQ", "bool": "i4xi4xQ"}
 
 
+_MISSING = object()  # an argument not passed to a written launcher
+
+
 class _Slow(Exception):
     """An argument the fast path does not take: the launch goes the general way."""
 
@@ -144,12 +147,15 @@ def make_launcher(kernel, grid):
     # stream is read directly.
     torch = sys.modules.get("torch")
     stream_getter = kernel._streams.getter()
-    lines = ["def launch(*args, stream=None):",
-             f"    if len(args) != {n}:",
-             "        return general(dims, *args, stream=stream)"]
-    if n:
-        lines.append("    " + "".join(f"a{i}, " for i in range(n)) + "= args")
-    lines.append("    try:")
+    # Named parameters, so no tuple is built; a missing or extra argument leaves the last
+    # one at MISSING or fills `extra`, and kernel.launch says what is wrong.
+    names = "".join(f"a{i}=MISSING, " for i in range(n))
+    everything = "(" + "".join(f"a{i}, " for i in range(n)) + ") + extra"
+    lines = [f"def launch({names}*extra, stream=None):",
+             f"    if extra{f' or a{n - 1} is MISSING' if n else ''}:",
+             f"        args = tuple(a for a in {everything} if a is not MISSING)",
+             "        return general(dims, *args, stream=stream)",
+             "    try:"]
     torch_dtypes = {}
     for i, slot in enumerate(plan.slots):
         if slot == "pointer":
@@ -170,7 +176,7 @@ def make_launcher(kernel, grid):
         lines.append("        pass")
     packed = ", ".join(f"{code}, v{i}, 0" for i, code in enumerate(plan.codes))
     lines += ["    except Slow:",
-              "        return general(dims, *args, stream=stream)"]
+              f"        return general(dims, *{everything}, stream=stream)"]
     if stream_getter is not None:
         lines.append("    raw = (raw_stream(device) or 1) if stream is None else explicit(stream)")
     else:
@@ -178,7 +184,7 @@ def make_launcher(kernel, grid):
     lines += [f"    status = enqueue(grid, pack({packed}), {n}, raw)",
               "    if status:",
               "        fail(lib, status)"]
-    namespace = {"general": general, "dims": dims, "Buffer": Buffer, "Slow": _Slow,
+    namespace = {"general": general, "dims": dims, "Buffer": Buffer, "Slow": _Slow, "MISSING": _MISSING,
                  "current": kernel._streams.current, "explicit": explicit_stream, "enqueue": kernel._enqueue,
                  "grid": Grid(*dims), "pack": plan.struct.pack, "fail": check, "lib": kernel._rt._lib,
                  "Tensor": torch.Tensor if torch is not None else None, "wraps": kernel._rt._wraps,
