@@ -192,3 +192,31 @@ def make_launcher(kernel, grid):
     namespace.update({f"c{i}": convert for i, convert in enumerate(plan.convert)})
     exec(compile("\n".join(lines), f"<kiln launcher of {kernel.name}>", "exec"), namespace)  # noqa: S102
     return namespace["launch"]
+
+
+class Launchable:
+    """What kernel[grid] needs of a kernel, shared by loaded kernels (runtime.Kernel,
+    kiln_launch) and the JIT's (jit.JitKernel, kiln_jit_launch): the plan, a written
+    launcher per grid, and the two C entry points (on the runtime's stream, on a given one).
+    A subclass sets _rt and _handle and calls _init_launching."""
+
+    def _init_launching(self, params, has_masks, launch, launch_on_stream):
+        lib = self._rt._lib
+        self._plan = make_plan(self._rt, params, has_masks)
+        self._launchers = {}
+        self._streams = self._rt._streams
+        self._launch_fn = c_launcher(lib, launch)
+        self._launch_on_fn = c_launcher(lib, launch_on_stream, (ctypes.c_void_p,))
+
+    def __getitem__(self, grid):
+        """kernel[grid](*args, stream=None): launches `grid` programs (an int, or a tuple
+        of 1 to 3) as Triton spells it; the fast path of launch."""
+        launcher = self._launchers.get(grid)
+        if launcher is None:
+            launcher = self._launchers[grid] = make_launcher(self, grid)
+        return launcher
+
+    def _enqueue(self, grid, packed, count, stream):
+        if stream is None:
+            return self._launch_fn(self._handle, grid, packed, count)
+        return self._launch_on_fn(self._handle, grid, packed, count, stream)

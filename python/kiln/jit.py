@@ -15,7 +15,7 @@ import re
 
 from . import _arguments
 from ._capi import DTYPES, Arg, CompileOptions, Define, Error, GRID_FN, Grid, JitOptions, check
-from ._launch import c_launcher, grid_dims, make_launcher, make_plan
+from ._launch import Launchable, grid_dims
 
 _KERNEL = re.compile(r"^\s*kernel\s+([A-Za-z_]\w*)", re.MULTILINE)
 
@@ -134,7 +134,7 @@ class _GridFunction:
         self.c = GRID_FN(call)
 
 
-class JitKernel:
+class JitKernel(Launchable):
     """A compiled kernel of a Jit: its parameters, its @autotune configs, its launches."""
 
     def __init__(self, jit, handle):
@@ -149,26 +149,14 @@ class JitKernel:
             self.params.append((name.value.decode(), DTYPES[dtype.value], bool(pointer.value)))
         self.configs = [lib.kiln_jit_kernel_config(handle, i).decode()
                         for i in range(lib.kiln_jit_kernel_num_configs(handle))]
-        self._plan = make_plan(self._rt, self.params, False)
-        self._launchers = {}
-        self._streams = self._rt._streams
-        self._launch_fn = c_launcher(lib, "kiln_jit_launch")
-        self._launch_on_fn = c_launcher(lib, "kiln_jit_launch_on_stream", (ctypes.c_void_p,))
+        self._init_launching(self.params, False, "kiln_jit_launch", "kiln_jit_launch_on_stream")
 
     def __getitem__(self, grid):
         """kernel[grid](*args, stream=None): `grid` an int, a tuple, or a function of the
         config that runs (meta["BLOCK"]) returning either."""
         if callable(grid):
             return lambda *args, stream=None: self.launch(grid, *args, stream=stream)
-        launcher = self._launchers.get(grid)
-        if launcher is None:
-            launcher = self._launchers[grid] = make_launcher(self, grid)
-        return launcher
-
-    def _enqueue(self, grid, packed, count, stream):
-        if stream is None:
-            return self._launch_fn(self._handle, grid, packed, count)
-        return self._launch_on_fn(self._handle, grid, packed, count, stream)
+        return super().__getitem__(grid)
 
     def launch(self, grid, *args, stream=None):
         """Launches on `args` (as Kernel.launch takes them); `grid` as in kernel[grid]."""
@@ -183,8 +171,7 @@ class JitKernel:
         if callable(grid):
             # The C API has no stream with a grid function: the runtime's stream is set
             # for the launch, when it is not the one already.
-            if raw != self._rt._stream_set:
-                self._rt.set_stream(raw)
+            self._rt._follow_stream(raw)
             fn = _GridFunction(self._lib, grid)
             status = self._lib.kiln_jit_launch_with_grid_fn(self._handle, fn.c, None, packed, len(args))
             if fn.error is not None:

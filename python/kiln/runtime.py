@@ -31,7 +31,7 @@ import numpy as np
 
 from . import _arguments
 from ._capi import ARG_BLOCK_MASK, DTYPES, MASK_PARAMS, Arg, Error, Grid, check, open_library
-from ._launch import c_launcher, make_launcher, make_plan
+from ._launch import Launchable
 
 _NUMPY_DTYPES = {np.dtype(np.bool_): "bool", np.dtype(np.int8): "i8", np.dtype(np.int16): "i16",
                  np.dtype(np.int32): "i32", np.dtype(np.int64): "i64", np.dtype(np.uint8): "u8",
@@ -103,6 +103,12 @@ class Runtime:
         instead (kiln/_arguments.py, StreamSource)."""
         self._check(self._lib.kiln_runtime_set_stream(self._handle, stream or None))
         self._stream_set = stream or None
+
+    def _follow_stream(self, raw):
+        """set_stream(raw) unless it is the stream set already: for the calls of the C
+        API that take no stream of their own (graphs, JIT launches with a grid function)."""
+        if raw != self._stream_set:
+            self.set_stream(raw)
 
     def alloc(self, nbytes, dtype="none"):
         """A device buffer of `nbytes` bytes of `dtype` elements (a name of DTYPES)."""
@@ -291,7 +297,7 @@ class BlockMask:
         return f"BlockMask(shape={self.shape}, block={self.block}, counts={self.counts})"
 
 
-class Kernel:
+class Kernel(Launchable):
     """A loaded kernel: its parameters and launches."""
 
     def __init__(self, runtime, handle):
@@ -307,30 +313,13 @@ class Kernel:
             runtime._check(lib.kiln_kernel_block_mask(handle, i, ctypes.byref(name), ctypes.byref(bm),
                                                       ctypes.byref(bn), ctypes.byref(first)))
             self.block_masks.append((name.value.decode(), (bm.value, bn.value), first.value))
-        self._plan = make_plan(runtime, self.params, bool(self.block_masks))
-        self._launchers = {}
-        self._streams = runtime._streams
-        self._launch_fn = c_launcher(lib, "kiln_launch")
-        self._launch_on_fn = c_launcher(lib, "kiln_launch_on_stream", (ctypes.c_void_p,))
+        self._init_launching(self.params, bool(self.block_masks), "kiln_launch", "kiln_launch_on_stream")
 
     def const(self, name):
         """The integer `const` parameter `name`, as the kernel was compiled."""
         value = ctypes.c_int64()
         self._rt._check(self._rt._lib.kiln_kernel_const_int(self._handle, name.encode(), ctypes.byref(value)))
         return value.value
-
-    def __getitem__(self, grid):
-        """kernel[grid](*args, stream=None): launches `grid` programs (an int, or a tuple
-        of 1 to 3) as Triton spells it; the fast path of launch (kiln/_launch.py)."""
-        launcher = self._launchers.get(grid)
-        if launcher is None:
-            launcher = self._launchers[grid] = make_launcher(self, grid)
-        return launcher
-
-    def _enqueue(self, grid, packed, count, stream):
-        if stream is None:
-            return self._launch_fn(self._handle, grid, packed, count)
-        return self._launch_on_fn(self._handle, grid, packed, count, stream)
 
     def launch(self, grid, *args, stream=None):
         """Runs `grid` programs ((x,), (x, y) or (x, y, z)) on `args`, in the order of the
@@ -423,8 +412,7 @@ class Graph:
         raw = None
         if mode != "cuda-graph":
             raw = self._rt._streams.current() if stream is None else _arguments.explicit_stream(stream)
-        if raw != self._rt._stream_set:
-            self._rt.set_stream(raw)
+        self._rt._follow_stream(raw)
         self._rt._check(lib.kiln_graph_launch(self._handle, packed, len(args), GRAPH_MODES[mode]))
         _arguments.copy_back(self._rt, copies)
 
