@@ -10,6 +10,8 @@
 #   Kiln, Buffers       kernel[1](...) on Buffers over the same memory (no tensor to look at)
 #   Kiln, general path  kernel.launch((1,), ...) on the Buffers: ctypes fields filled one
 #                       by one, the path every argument kind can take
+#   Kiln, Python        the tensors and Buffers rows again through the launchers written
+#     launcher          in Python (kiln/_launch.py) instead of the C ones (_fastlaunch.c)
 #
 # Each row runs LAUNCHES launches after 2000 to warm up and reports the mean host time of
 # a call, timed in batches of 100 with the GPU idle before each (the queue never fills),
@@ -96,6 +98,8 @@ def main():
     torch.cuda.synchronize()
     if not torch.equal(out, x + y):
         problems.append("Kiln on torch tensors: wrong result")
+    which = "C" if kiln._launch.COMPILED else "Python"
+    print(f"kernel[grid] written in {which}")
     rows.append(time_row("Kiln: kernel[1](x, y, out, n) on torch tensors", lambda: kernel[1](x, y, out, N),
                          args.launches))
 
@@ -107,6 +111,16 @@ def main():
                          args.launches))
     rows.append(time_row("Kiln: kernel.launch((1,), ...) on Buffers", lambda: kernel.launch((1,), bx, by, bout, N),
                          args.launches))
+
+    # The same launches through the launchers written in Python (the package without its
+    # C extension, or KILN_COMPILED_LAUNCHER=0), measured beside the C ones.
+    if kiln._launch.COMPILED:
+        kiln._launch._fastlaunch = None
+        kernel._launchers.clear()
+        rows.append(time_row("Kiln, Python launcher: kernel[1](x, y, out, n) on torch tensors",
+                             lambda: kernel[1](x, y, out, N), args.launches))
+        rows.append(time_row("Kiln, Python launcher: kernel[1](...) on Buffers", lambda: kernel[1](bx, by, bout, N),
+                             args.launches))
 
     # Where a Python launch's time goes, besides the C launch (kiln-launch-bench's rows):
     # one foreign call with no work in it, and torch's current stream.

@@ -4,7 +4,8 @@
 #   bench/launch_bench.sh prepare [BUILD_DIR]   on the build machine (default BUILD_DIR:
 #       build): builds kiln-launch-bench and libkiln_runtime.so, compiles
 #       examples/vector_add.kiln and stdlib/softmax.kiln for sm_90a to bundles, and puts
-#       them, with the commit, into <repo>/build-launch (ignored by git)
+#       them, with the commit and the `kiln` package (its compiled launcher built here),
+#       into <repo>/build-launch (ignored by git)
 #   bench/launch_bench.sh run                   on the GPU machine, in a copy of the
 #       repository that has build-launch/: first the `kiln` package inside torch
 #       programs (tests/gpu/python_checks.py), then the C and C++ rows
@@ -27,6 +28,7 @@ prepare() {
   "$build/tools/dslc" "$repo/examples/vector_add.kiln" --target=sm_90a --emit=bundle -o "$out/vector_add.kbin"
   "$build/tools/dslc" "$repo/stdlib/softmax.kiln" --kernel softmax --target=sm_90a --emit=bundle \
     -o "$out/softmax.kbin"
+  "$repo/scripts/stage-python-package.sh" "$out/python"
   commit="$(git -C "$repo" rev-parse --short HEAD)"
   git -C "$repo" diff --quiet HEAD -- runtime python bench || commit="$commit+changes"
   echo "$commit" > "$out/commit"
@@ -36,7 +38,8 @@ prepare() {
 run() {
   local launches="${KILN_LAUNCHES:-20000}" status=0
   echo "launch-bench: build $(cat "$out/commit")"
-  export KILN_RUNTIME_LIBRARY="$out/libkiln_runtime.so" PYTHONPATH="$repo/python${PYTHONPATH:+:$PYTHONPATH}"
+  export KILN_RUNTIME_LIBRARY="$out/libkiln_runtime.so" PYTHONPATH="$out/python${PYTHONPATH:+:$PYTHONPATH}"
+  python3 -c 'import kiln._launch as l; print("launch-bench: kernel[grid] written in", "C" if l.COMPILED else "Python")'
   python3 "$repo/tests/gpu/python_checks.py" --bundles "$out" || status=1
   echo
   "$out/kiln-launch-bench" "$out/vector_add.kbin" "$launches" || status=1

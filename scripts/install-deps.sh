@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ ccache pkg-config python3 python3-numpy python3-pip python3-venv python3-setuptools python3-matplotlib
+  cmake ninja-build g++ ccache pkg-config python3 python3-numpy python3-pip python3-venv python3-setuptools python3-dev python3-matplotlib
   llvm-22-dev llvm-22-tools libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev
   antlr4 libantlr4-runtime-dev
   libze-dev

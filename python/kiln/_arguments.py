@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from ._capi import ARG_BOOL, ARG_BUFFER, ARG_FLOAT, ARG_INT, FLOAT_DTYPES, Error
+from ._capi import ARG_BOOL, ARG_BUFFER, ARG_FLOAT, ARG_INT, ARG_UINT, FLOAT_DTYPES, Error
 
 MISMATCH = "KILN_ERROR_ARGUMENT_MISMATCH"
 CU_STREAM_LEGACY = 1  # the driver's handle for the legacy default stream, torch's stream 0
@@ -171,7 +171,10 @@ def numpy_buffer(runtime, arg, name, dtype):
 
 
 def f32(value, _pack=np.float32):
-    return float(_pack(value))
+    """A Python number rounded to f32 (the fast launchers' converter; a value beyond f32's
+    range gives infinity, which they send to scalar() to be refused)."""
+    with np.errstate(over="ignore"):
+        return float(_pack(value))
 
 
 def scalar(arg, name, dtype):
@@ -181,11 +184,24 @@ def scalar(arg, name, dtype):
         return ARG_BOOL, int(arg)
     if dtype in FLOAT_DTYPES and isinstance(arg, (int, float, np.number)):
         # Rounded to the parameter's type first: the C API takes only values it
-        # represents exactly, and a Python float is an f64.
-        rounded = {"f32": np.float32, "f16": np.float16}.get(dtype, float)(arg)
-        return ARG_FLOAT, float(rounded)
+        # represents exactly, and a Python float is an f64. A finite value beyond the
+        # type's range is refused rather than passed as infinity.
+        try:
+            value = float(arg)
+        except OverflowError:
+            value = math.inf
+        narrow = {"f32": np.float32, "f16": np.float16}.get(dtype)
+        if narrow is not None:
+            with np.errstate(over="ignore"):
+                value = float(narrow(value))
+        if math.isinf(value) and not (isinstance(arg, (float, np.floating)) and math.isinf(arg)):
+            raise Error(MISMATCH, f"parameter '{name}: {dtype}': {arg!r} is beyond the range of {dtype}")
+        return ARG_FLOAT, value
     if isinstance(arg, (int, np.integer)):
-        return ARG_INT, int(arg)
+        value = int(arg)
+        if not -2 ** 63 <= value < 2 ** 64:
+            raise Error(MISMATCH, f"parameter '{name}: {dtype}': {value} does not fit in 64 bits")
+        return (ARG_UINT, value) if value >= 2 ** 63 else (ARG_INT, value)
     if isinstance(arg, (float, np.floating)):
         return ARG_FLOAT, float(arg)  # the C API names the mismatch
     raise Error(MISMATCH, f"parameter '{name}' takes a number, got {type(arg).__name__}")
@@ -217,6 +233,8 @@ def fill(slot, runtime, arg, name, dtype, pointer, keep, copies):
         slot.value.b = value
     elif kind == ARG_FLOAT:
         slot.value.f = value
+    elif kind == ARG_UINT:
+        slot.value.u = value
     else:
         slot.value.i = value
 

@@ -9,9 +9,17 @@ with one struct call into bytes (so concurrent launches from several threads sha
 nothing) and makes one foreign call. Anything the fast converters
 do not take (a NumPy array to copy, a block mask, a NumPy scalar) goes through the general
 path (Kernel.launch), which accepts every argument kind and names what it refuses.
+
+Where the package was built with its C extension (kiln/_fastlaunch.c, the stable ABI),
+kernel[grid] is a Launcher written in C instead: the same fast cases, the same plan, the
+same converters and general path for everything else, about a microsecond less per launch
+(bench/launch_bench.py). KILN_COMPILED_LAUNCHER=0 keeps the Python launchers.
 """
 
 import ctypes
+import functools
+import math
+import os
 import struct
 import sys
 
@@ -23,6 +31,14 @@ _SLOT = {"pointer": "i4xQQ", "int": "i4xqQ", "float": "i4xdQ", "bool": "i4xi4xQ"
 
 
 _MISSING = object()  # an argument not passed to a written launcher
+
+try:
+    from . import _fastlaunch
+except ImportError:  # built without a C compiler or Python's headers: the Python launchers
+    _fastlaunch = None
+if os.environ.get("KILN_COMPILED_LAUNCHER", "1") == "0":
+    _fastlaunch = None
+COMPILED = _fastlaunch is not None  # whether kernel[grid] is written in C
 
 
 class _Slow(Exception):
@@ -66,10 +82,15 @@ def _converter(runtime, name, dtype, pointer):
             raise _Slow
         return "bool", ARG_BOOL, bool_value
     if dtype in ("f32", "f16", "bf16", "f64", "f8e4m3", "f8e5m2"):
-        def float_value(arg, rounded=f32 if dtype == "f32" else float):
+        def float_value(arg, rounded=f32 if dtype == "f32" else float, isinf=math.isinf):
             if type(arg) is float or type(arg) is int:
-                return rounded(arg)
-            raise _Slow
+                try:
+                    value = rounded(arg)
+                except OverflowError:  # an int beyond f64: scalar() refuses it
+                    raise _Slow from None
+                if not isinf(value) or type(arg) is float and isinf(arg):
+                    return value
+            raise _Slow  # a finite value beyond the type's range: scalar() refuses it
         if dtype in ("f32", "f64"):
             return "float", ARG_FLOAT, float_value
         return None  # the general path rounds f16 and checks the narrow formats
@@ -141,12 +162,14 @@ def make_launcher(kernel, grid):
         return launch
     from .runtime import Buffer
     n = plan.count
+    torch = sys.modules.get("torch")
+    stream_getter = kernel._streams.getter()
+    if _fastlaunch is not None and n <= 64:
+        return _compiled_launcher(kernel, dims, plan, torch, stream_getter, Buffer)
     # With torch imported, a torch tensor seen before is taken inline: its dtype and
     # contiguity read, its (address, size, dtype) looked up in the runtime's wraps (a hit
     # means the driver placed that memory on this runtime's device); and torch's current
     # stream is read directly.
-    torch = sys.modules.get("torch")
-    stream_getter = kernel._streams.getter()
     # Named parameters, so no tuple is built; a missing or extra argument leaves the last
     # one at MISSING or fills `extra`, and kernel.launch says what is wrong.
     names = "".join(f"a{i}=MISSING, " for i in range(n))
@@ -172,26 +195,49 @@ def make_launcher(kernel, grid):
             lines.append(f"        v{i} = a{i} if type(a{i}) is int else c{i}(a{i})")
         else:
             lines.append(f"        v{i} = c{i}(a{i})")
-    if not n:
-        lines.append("        pass")
     packed = ", ".join(f"{code}, v{i}, 0" for i, code in enumerate(plan.codes))
-    lines += ["    except Slow:",
+    lines += [f"        args = pack({packed})",
+              "    except (Slow, StructError):  # StructError: an int beyond 64 bits",
               f"        return general(dims, *{everything}, stream=stream)"]
     if stream_getter is not None:
         lines.append("    raw = (raw_stream(device) or 1) if stream is None else explicit(stream)")
     else:
         lines.append("    raw = current() if stream is None else explicit(stream)")
-    lines += [f"    status = enqueue(grid, pack({packed}), {n}, raw)",
+    lines += [f"    status = enqueue(grid, args, {n}, raw)",
               "    if status:",
               "        fail(lib, status)"]
     namespace = {"general": general, "dims": dims, "Buffer": Buffer, "Slow": _Slow, "MISSING": _MISSING,
                  "current": kernel._streams.current, "explicit": explicit_stream, "enqueue": kernel._enqueue,
-                 "grid": Grid(*dims), "pack": plan.struct.pack, "fail": check, "lib": kernel._rt._lib,
+                 "grid": Grid(*dims), "pack": plan.struct.pack, "StructError": struct.error, "fail": check, "lib": kernel._rt._lib,
                  "Tensor": torch.Tensor if torch is not None else None, "wraps": kernel._rt._wraps,
                  "raw_stream": stream_getter, "device": kernel._rt.device, **torch_dtypes}
     namespace.update({f"c{i}": convert for i, convert in enumerate(plan.convert)})
     exec(compile("\n".join(lines), f"<kiln launcher of {kernel.name}>", "exec"), namespace)  # noqa: S102
     return namespace["launch"]
+
+
+# The C Launcher's codes for a parameter's slot (kiln/_fastlaunch.c).
+_C_SLOT = {"pointer": 0, "int": 1, "bool": 4}
+
+
+def _compiled_launcher(kernel, dims, plan, torch, stream_getter, buffer_type):
+    """make_launcher's launcher written in C: the same inline cases (a Buffer, a torch
+    tensor seen before, a Python scalar), the plan's converters for the rest, the general
+    launch for a wrong count or an argument no converter takes."""
+    slots = bytes(_C_SLOT.get(slot, 2 if dtype == "f32" else 3)
+                  for slot, (_, dtype, _) in zip(plan.slots, plan.params))
+    tensor_dtypes = tuple(torch_dtype(dtype) if torch is not None and slot == "pointer" else None
+                          for slot, (_, dtype, _) in zip(plan.slots, plan.params))
+    launch, launch_on = kernel._entry_points
+    general = kernel.launch
+
+    def general_launch(*args, stream=None):
+        return general(dims, *args, stream=stream)
+    return _fastlaunch.launcher(
+        launch, launch_on, kernel._handle, dims, slots, tuple(plan.convert), tensor_dtypes, buffer_type,
+        torch.Tensor if torch is not None else None, kernel._rt._wraps, _Slow,
+        stream_getter, kernel._rt.device, kernel._streams.current, explicit_stream, general_launch,
+        functools.partial(check, kernel._rt._lib))
 
 
 class Launchable:
@@ -207,6 +253,9 @@ class Launchable:
         self._streams = self._rt._streams
         self._launch_fn = c_launcher(lib, launch)
         self._launch_on_fn = c_launcher(lib, launch_on_stream, (ctypes.c_void_p,))
+        # The entry points' addresses, which a C Launcher calls directly.
+        self._entry_points = tuple(ctypes.cast(lib[name], ctypes.c_void_p).value
+                                   for name in (launch, launch_on_stream))
 
     def __getitem__(self, grid):
         """kernel[grid](*args, stream=None): launches `grid` programs (an int, or a tuple

@@ -149,7 +149,13 @@ prepare() {
     cp -L "$path" "$out/zstd/$soname"
   done < <(needed_libs "$zstd_bin")
   git -C "$repo" rev-parse HEAD >"$out/commit.txt" 2>/dev/null || true
-  if (( python )); then echo python >"$out/mode"; else echo programs >"$out/mode"; fi
+  rm -rf "$out/python"
+  if (( python )); then
+    echo python >"$out/mode"
+    "$repo/scripts/stage-python-package.sh" "$out/python"
+  else
+    echo programs >"$out/mode"
+  fi
 
   local bytes
   bytes="$(du -sb "$out" | cut -f1)"
@@ -514,7 +520,7 @@ EOF
     done
     pyjit() {
       LD_LIBRARY_PATH="$tmp/pylib${system_ld:+:$system_ld}" KILN_LIBRARY="$bin/libkiln.so" KILN_DSLC="$bin/dslc" \
-        PYTHONPATH="$repo/python" python3 "$@"
+        PYTHONPATH="$out/python" python3 "$@"
     }
     local example before after
     for example in vector_add softmax autotune_add; do

@@ -92,7 +92,8 @@ def main():
         add = kiln.load(os.path.join(args.bundles, "vector_add.kbin"))
         softmax = kiln.load(os.path.join(args.bundles, "softmax.kbin"))
         block = softmax.const("BLOCK")
-    print(f"kiln on {kiln.runtime().device_name} ({kiln.runtime().target}); torch {torch.__version__}")
+    print(f"kiln on {kiln.runtime().device_name} ({kiln.runtime().target}); torch {torch.__version__}; "
+          f"kernel[grid] written in {'C' if kiln._launch.COMPILED else 'Python'}")
 
     n = 1_000_003
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")

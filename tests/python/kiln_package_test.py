@@ -9,7 +9,9 @@ grid functions, compile errors as kiln.Error with the diagnostic's code), device
 address (__cuda_array_interface__ and DLPack; dtype, device, contiguity refused with the
 parameter named), NumPy arrays copied in and back, scalars, streams (the one given, the
 legacy default stream for 0, a stream asked about once), kiln.load of a kernel and of a
-graph bundle, and explain_fusion's remarks.
+graph bundle, and explain_fusion's remarks. Every check runs twice: with kernel[grid]
+written in C (kiln/_fastlaunch.c) and with the launchers written in Python
+(KILN_COMPILED_LAUNCHER=0), which must accept and refuse the same arguments.
 
     kiln_package_test.py --build BUILD --repo REPO [--fake-cuda libkiln_fake_cuda.so]
 """
@@ -17,6 +19,7 @@ graph bundle, and explain_fusion's remarks.
 import argparse
 import ctypes
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -109,6 +112,11 @@ CHECKS = textwrap.dedent(r'''
     tuned = kiln.compile(os.path.join(REPO, "examples", "autotune_add.kiln"))
     expect("compile: an @autotune kernel lists its configs", len(tuned.configs) > 1)
 
+    # ---- kernel[grid]: written in C where the extension was built, else in Python ----
+    compiled = os.environ.get("KILN_COMPILED_LAUNCHER", "1") != "0"
+    expect(f"kernel[grid] is written in {'C' if compiled else 'Python'}",
+           kiln._launch.COMPILED == compiled and (type(add[1]).__name__ == "Launcher") == compiled)
+
     # ---- launches: device arrays, NumPy, scalars ----
     x, y, out = (rt.alloc(4000, "f32") for _ in range(3))
     add[4](DeviceArray(x.address, (1000,)), DeviceArray(y.address, (1000,)), DeviceArray(out.address, (1000,)), 1000)
@@ -148,6 +156,47 @@ CHECKS = textwrap.dedent(r'''
            "KILN_ERROR_ARGUMENT_MISMATCH", "parameter 'x' is *f32, got a NumPy array of float64")
     add[4](x, y, out, np.int32(5))
     expect("a NumPy scalar", param(3, "<i") == 5)
+    raises("an int out of i32's range", lambda: add[1](x, y, out, 2 ** 40), "KILN_ERROR_ARGUMENT_MISMATCH",
+           "'n: i32'")
+    raises("an int out of i64's range", lambda: add[1](x, y, out, 2 ** 70), "KILN_ERROR_ARGUMENT_MISMATCH",
+           "'n: i32'")
+    try:
+        add[1](x, y, out, 1, strem=0)
+        expect("an unknown keyword is refused", False)
+    except TypeError as e:
+        expect("an unknown keyword is refused", "strem" in str(e))
+    mixed = kiln.compile("kernel mixed(x: *f32, s: f32, d: f64, flip: bool, n: i64) {\n"
+                         "    if flip { store(x, s + d.to(f32) + n.to(f32)); }\n}\n")
+    mixed[1](x, 0.1, 0.1, True, -3)
+    expect("scalars: f32 rounded, f64, bool, i64",
+           (param(1, "<f"), param(2, "<d"), param(3, "<B"), param(4, "<q")) == (struct.unpack("<f", struct.pack(
+               "<f", 0.1))[0], 0.1, 1, -3))
+    mixed[1](x, 3, 1e300, False, 2 ** 40)
+    expect("scalars: an int for a float, no flip, a large i64",
+           (param(1, "<f"), param(2, "<d"), param(3, "<B"), param(4, "<q")) == (3.0, 1e300, 0, 2 ** 40))
+    raises("an f32 that overflows", lambda: mixed[1](x, 1e300, 0.0, True, 0), "KILN_ERROR_ARGUMENT_MISMATCH",
+           "'s: f32'")
+    import gc, tracemalloc, weakref
+
+    def keeps_no_memory(what, launch):
+        """20000 launches after 1000 to warm up: what Python allocates stays allocated
+        only if a launch leaks (a reference kept, a tuple never freed)."""
+        for _ in range(1000):
+            launch()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(20000):
+            launch()
+        grown = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        expect(f"20000 launches {what} keep no memory (grew {grown} bytes)", grown < 4096)
+    keeps_no_memory("on Buffers", lambda: add[4](x, y, out, 1000))
+    dropped = kiln.load(os.path.join(WORK, "vector_add.kbin"))
+    dropped[2](x, y, out, 1000)
+    gone = weakref.ref(dropped)
+    del dropped
+    gc.collect()
+    expect("a kernel and its launchers are freed once dropped", gone() is None)
 
     # ---- grid functions ----
     add[lambda meta: (kiln.cdiv(1000, meta["BLOCK"]),)](x, y, out, 1000)
@@ -253,6 +302,7 @@ CHECKS = textwrap.dedent(r'''
            "KILN_ERROR_ARGUMENT_MISMATCH", "on the CPU")
     raises("a tensor on another device", lambda: fresh[4](Tensor(x.address + 64, 900, device=1), ty, tout, 1000),
            "KILN_ERROR_ARGUMENT_MISMATCH", "on device 1, but the runtime is on device 0")
+    keeps_no_memory("on tensors seen before", lambda: fresh[4](tx, ty, tout, 1000))
     add[4](tx, ty, tout, 1000)
     expect("a JIT kernel on torch's current stream", fake.fake_cuda_last_stream() == side and param(0) == x.address)
     del sys.modules["torch"]
@@ -277,9 +327,11 @@ def main():
         env = dict(os.environ, KILN_BUILD_DIR=build)
         for name in ("KILN_LIBRARY", "KILN_RUNTIME_LIBRARY"):
             env.pop(name, None)
-        # A copy of the package's folder: the build writes into the folder it installs.
+        # A copy of the package's folder, without what an earlier build left in it: the
+        # build writes into the folder it installs, and would reuse its own stale output.
         source = os.path.join(work, "python")
-        subprocess.run(["cp", "-r", os.path.join(args.repo, "python"), source], check=True)
+        shutil.copytree(os.path.join(args.repo, "python"), source,
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "*.so", "lib"))
         install = subprocess.run([python, "-m", "pip", "install", "--no-index", "--no-build-isolation", "--quiet",
                                   source], env=env, capture_output=True, text=True)
         if install.returncode != 0:
@@ -296,8 +348,12 @@ def main():
                    KILN_CACHE_DIR=os.path.join(work, "cache"), KILN_DSLC=dslc)
         # Run from the work folder so that the installed package, not ./python, is imported.
         script = f"REPO = {args.repo!r}\nWORK = {work!r}\n" + CHECKS
-        done = subprocess.run([python, "-c", script], env=env, cwd=work)
-        return done.returncode
+        status = 0
+        for compiled in ("1", "0"):  # kernel[grid] written in C, then in Python
+            print(f"-- KILN_COMPILED_LAUNCHER={compiled}", flush=True)
+            env["KILN_COMPILED_LAUNCHER"] = compiled
+            status |= subprocess.run([python, "-c", script], env=env, cwd=work).returncode
+        return status
 
 
 if __name__ == "__main__":
