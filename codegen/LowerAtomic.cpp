@@ -214,7 +214,7 @@ static Regs checkAtomic(Lowering &L, const ir::Op &op, const Regs &ptrs, const R
   const std::optional<Layout> tile = pt.isScalar() ? std::nullopt : std::optional(L.layoutOf(op.result()->type));
   return L.boundsCheck(
       op, ptrs, mask, [&](int64_t i) { return tile ? L.roundValid(*tile, i / tile->vec) : L.isThread0(); },
-      dtypeBytes(pt.dtype), check::CheckKind::Atomic);
+      dtypeBytes(pt.dtype), check::CheckKind::Atomic).ok;
 }
 
 /// Applies `one(lane)` to every lane the op owns and returns the results.

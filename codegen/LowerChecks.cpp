@@ -10,7 +10,11 @@
 //
 //   d = address - base;  in bounds  <=>  d < extent  and  d + bytes <= extent
 //
-// (unsigned, so an address below the base is a huge d). A lane out of bounds is masked
+// (unsigned, so an address below the base is a huge d). Through one buffer -- nearly
+// every access -- that is one compare per lane, and one per vector where the lanes are
+// contiguous and the mask is constant over each vector (checkOneBuffer), so a
+// memory-bound kernel keeps its vector loads and pays a compare and a branch per vector.
+// A lane out of bounds is masked
 // off, so no access leaves its buffer: a load gives 0 (or its `other`) there. The first
 // active lane out of bounds of the launch claims the record with a CAS and writes what
 // the access was, its source line and column, the program id and the element offset.
@@ -52,9 +56,113 @@ void Lowering::bindCheckParams() {
   checkRecord->setName("check.record");
 }
 
-Regs Lowering::boundsCheck(const ir::Op &op, const Regs &ptrs, const Regs *mask,
-                           const std::function<llvm::Value *(int64_t)> &validAt, unsigned bytes,
-                           check::CheckKind kind) {
+void Lowering::recordViolation(const ir::Op &op, check::CheckKind kind, size_t param, llvm::Value *offset) {
+  auto word = [&](unsigned w) { return b.CreateConstGEP1_32(b.getInt32Ty(), checkRecord, w); };
+  auto *claim = b.CreateAtomicCmpXchg(word(check::kFlagWord), i32(0), i32(1), llvm::Align(4),
+                                      llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic,
+                                      llvm::SyncScope::System);
+  guardedVoid(b.CreateExtractValue(claim, 1), [&] {
+    const Location &loc = op.loc();
+    b.CreateStore(i32(static_cast<int64_t>(kind)), word(check::kKindWord));
+    b.CreateStore(i32(loc.valid() ? loc.line : 0), word(check::kLineWord));
+    b.CreateStore(i32(loc.valid() ? loc.col : 0), word(check::kColumnWord));
+    for (unsigned a = 0; a < 3; ++a)
+      b.CreateStore(b.CreateZExtOrTrunc(readProgramId(a), b.getInt32Ty()), word(check::kPidWord + a));
+    b.CreateStore(i32(static_cast<int64_t>(param)), word(check::kParamWord));
+    b.CreateStore(b.CreateTrunc(offset, b.getInt32Ty()), word(check::kOffsetWord));
+    b.CreateStore(b.CreateTrunc(b.CreateLShr(offset, i64(32)), b.getInt32Ty()), word(check::kOffsetWord + 1));
+    if (taskNumber)
+      b.CreateStore(taskNumber, word(check::kTaskWord));
+    b.CreateStore(i32(1), word(check::kDoneWord));
+  });
+}
+
+// One buffer: a lane at d = address - base is in bounds iff d < limit, where limit =
+// extent - bytes + 1 (0 when the buffer is shorter than one element): one unsigned
+// compare, an address below the buffer being a huge d. Lane j of a chunk lies j * bytes
+// after the chunk's first, so it is in bounds iff d0 < limit_j = limit - j * bytes (0
+// below that): a compare from the chunk's one d0 against a bound computed once per
+// access. limit_j falls with j, so the last lane's compare decides the whole chunk --
+// and d0 < limit_j keeps d0 + j * bytes from wrapping. Where the mask is constant over
+// a chunk, that compare is all the common path computes; each lane's own test, and
+// which lane was first out of bounds, are emitted only on the paths that need them.
+static Lowering::CheckedLanes checkOneBuffer(Lowering &L, const ir::Op &op, const Regs &ptrs, const Regs *mask,
+                                             const std::function<llvm::Value *(int64_t)> &validAt,
+                                             unsigned bytes, check::CheckKind kind, int64_t width,
+                                             bool maskPerChunk, size_t param) {
+  auto &b = L.b;
+  llvm::Type *i64t = b.getInt64Ty();
+  llvm::Value *low = b.CreatePtrToInt(L.get(L.kernel.params()[param].get()).v[0], i64t);
+  llvm::Value *extent = L.checkExtents[param];
+  const int64_t n = static_cast<int64_t>(ptrs.v.size());
+  if (width < 1 || n % width != 0)
+    width = 1;
+  std::vector<llvm::Value *> limits;
+  for (int64_t j = 0; j < width; ++j) {
+    const int64_t skip = static_cast<int64_t>(bytes) * (j + 1) - 1; // limit_j = extent - skip
+    limits.push_back(b.CreateSelect(b.CreateICmpUGT(extent, L.i64(skip)), b.CreateSub(extent, L.i64(skip)),
+                                    L.i64(0)));
+  }
+  const bool chunkUniform = !mask || maskPerChunk || width == 1;
+  std::vector<llvm::Value *> firsts;
+  for (int64_t base = 0; base < n; base += width)
+    firsts.push_back(b.CreateSub(b.CreatePtrToInt(ptrs.v[base], i64t), low));
+  auto inside = [&, firsts, limits, width](int64_t i) {
+    return b.CreateICmpULT(firsts[i / width], limits[i % width]);
+  };
+  // A lane the mask turns off may hold a poison pointer (its index arithmetic wrapped),
+  // so its test is selected, never and'ed, in: select(false, poison, x) is x.
+  auto active = [&, mask](int64_t i) {
+    llvm::Value *on = mask ? mask->v[i] : b.getTrue();
+    if (llvm::Value *valid = validAt(i))
+      on = b.CreateSelect(on, valid, b.getFalse());
+    return on;
+  };
+  auto masked = [&b, mask](int64_t i, llvm::Value *test) {
+    return mask ? b.CreateSelect(mask->v[i], test, b.getFalse()) : test;
+  };
+  Lowering::CheckedLanes out;
+  llvm::Value *anyBad = nullptr;
+  auto addBad = [&](llvm::Value *on, llvm::Value *in) {
+    llvm::Value *bad = b.CreateSelect(on, b.CreateNot(in), b.getFalse());
+    anyBad = anyBad ? b.CreateOr(anyBad, bad) : bad;
+  };
+  if (chunkUniform) {
+    for (int64_t base = 0; base < n; base += width) {
+      llvm::Value *last = inside(base + width - 1);
+      out.wholeChunk.push_back(masked(base, last));
+      addBad(active(base), last);
+    }
+    if (width == 1)
+      out.ok.v = out.wholeChunk;
+    else
+      out.laneOk = [inside, masked](int64_t i) { return masked(i, inside(i)); };
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      llvm::Value *in = inside(i);
+      out.ok.v.push_back(masked(i, in));
+      addBad(active(i), in);
+    }
+  }
+  L.guardedVoid(anyBad, [&] {
+    // The first bad lane's element offset: walking the lanes backwards, the last select
+    // leaves it. With a mask constant over a chunk, a chunk's lanes share its activity.
+    llvm::Value *offset = L.i64(0);
+    for (int64_t i = n - 1; i >= 0; --i) {
+      const int64_t base = i - i % width;
+      llvm::Value *bad = b.CreateSelect(active(chunkUniform ? base : i), b.CreateNot(inside(i)), b.getFalse());
+      llvm::Value *d = b.CreateAdd(firsts[base / width], L.i64(static_cast<int64_t>(bytes) * (i - base)));
+      offset = b.CreateSelect(bad, b.CreateSDiv(d, L.i64(bytes)), offset);
+    }
+    L.recordViolation(op, kind, param, offset);
+  });
+  return out;
+}
+
+Lowering::CheckedLanes Lowering::boundsCheck(const ir::Op &op, const Regs &ptrs, const Regs *mask,
+                                             const std::function<llvm::Value *(int64_t)> &validAt,
+                                             unsigned bytes, check::CheckKind kind, int64_t width,
+                                             bool maskPerChunk) {
   // The parameters the access may go through, with an extent.
   const BaseSet set = prov.bases(op.operand(0));
   std::vector<size_t> bases;
@@ -62,12 +170,16 @@ Regs Lowering::boundsCheck(const ir::Op &op, const Regs &ptrs, const Regs *mask,
     if (checkExtents[i] && (set == kAnyBase || i >= 63 || (set >> i) & 1))
       bases.push_back(i);
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
-  Regs ok;
+  CheckedLanes out;
   if (bases.empty()) { // the workspace alone: trusted
     for (int64_t i = 0; i < n; ++i)
-      ok.v.push_back(mask ? mask->v[i] : b.getTrue());
-    return ok;
+      out.ok.v.push_back(mask ? mask->v[i] : b.getTrue());
+    return out;
   }
+  if (bases.size() == 1)
+    return checkOneBuffer(*this, op, ptrs, mask, validAt, bytes, kind, width, maskPerChunk, bases.front());
+  // Several buffers (a select between parameters, or an origin not known): each lane is
+  // tested against each, d < extent and d + bytes <= extent.
   llvm::Type *i64t = b.getInt64Ty();
   std::vector<llvm::Value *> lows;
   for (size_t p : bases)
@@ -85,8 +197,7 @@ Regs Lowering::boundsCheck(const ir::Op &op, const Regs &ptrs, const Regs *mask,
       if (!firstD)
         firstD = d;
     }
-    // A lane the mask turns off may hold a poison pointer (its index arithmetic wrapped),
-    // so the lane's test is selected, never and'ed, in: select(false, poison, x) is x.
+    // As above: a masked-off lane's test is selected in, never and'ed.
     llvm::Value *active = mask ? mask->v[i] : b.getTrue();
     if (llvm::Value *valid = validAt(i))
       active = b.CreateSelect(active, valid, b.getFalse());
@@ -95,31 +206,11 @@ Regs Lowering::boundsCheck(const ir::Op &op, const Regs &ptrs, const Regs *mask,
     llvm::Value *offset = b.CreateSDiv(firstD, i64(bytes));
     badOffset = badOffset ? b.CreateSelect(bad, offset, badOffset) : b.CreateSelect(bad, offset, i64(0));
     anyBad = anyBad ? b.CreateOr(anyBad, bad) : bad;
-    ok.v.push_back(mask ? b.CreateSelect(mask->v[i], inside, b.getFalse()) : inside);
+    out.ok.v.push_back(mask ? b.CreateSelect(mask->v[i], inside, b.getFalse()) : inside);
   }
-  std::reverse(ok.v.begin(), ok.v.end());
-
-  guardedVoid(anyBad, [&] {
-    auto word = [&](unsigned w) { return b.CreateConstGEP1_32(b.getInt32Ty(), checkRecord, w); };
-    auto *claim = b.CreateAtomicCmpXchg(word(check::kFlagWord), i32(0), i32(1), llvm::Align(4),
-                                        llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic,
-                                        llvm::SyncScope::System);
-    guardedVoid(b.CreateExtractValue(claim, 1), [&] {
-      const Location &loc = op.loc();
-      b.CreateStore(i32(static_cast<int64_t>(kind)), word(check::kKindWord));
-      b.CreateStore(i32(loc.valid() ? loc.line : 0), word(check::kLineWord));
-      b.CreateStore(i32(loc.valid() ? loc.col : 0), word(check::kColumnWord));
-      for (unsigned a = 0; a < 3; ++a)
-        b.CreateStore(b.CreateZExtOrTrunc(readProgramId(a), b.getInt32Ty()), word(check::kPidWord + a));
-      b.CreateStore(i32(static_cast<int64_t>(bases.front())), word(check::kParamWord));
-      b.CreateStore(b.CreateTrunc(badOffset, b.getInt32Ty()), word(check::kOffsetWord));
-      b.CreateStore(b.CreateTrunc(b.CreateLShr(badOffset, i64(32)), b.getInt32Ty()), word(check::kOffsetWord + 1));
-      if (taskNumber)
-        b.CreateStore(taskNumber, word(check::kTaskWord));
-      b.CreateStore(i32(1), word(check::kDoneWord));
-    });
-  });
-  return ok;
+  std::reverse(out.ok.v.begin(), out.ok.v.end());
+  guardedVoid(anyBad, [&] { recordViolation(op, kind, bases.front(), badOffset); });
+  return out;
 }
 
 } // namespace kiln::codegen::detail

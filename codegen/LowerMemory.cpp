@@ -367,9 +367,6 @@ static AccessShape accessShape(Lowering &L, const ir::Op &op, int64_t maskOperan
     const AxisInfo &m = L.axis.info(op.operand(static_cast<unsigned>(maskOperand)));
     s.maskPerVector = m.constancy.back() % s.width == 0;
   }
-  // Checked mode masks each lane by its own bounds test (LowerChecks.cpp).
-  if (L.opts.checked)
-    s.maskPerVector = s.width == 1;
   return s;
 }
 
@@ -504,13 +501,16 @@ Regs Lowering::readTile(const ir::Op &op, const Regs &ptrs, const Regs *mask, co
   auto otherAt = [&](int64_t i) { return other ? other->v[i] : zero; };
   const CacheHints hints = cacheHintsOf(*this, op);
   const AccessShape s = accessShape(*this, op, 1, chunk);
-  // Checked mode: lanes out of bounds are masked off (LowerChecks.cpp).
-  Regs inBounds;
+  // Checked mode: lanes out of bounds are masked off (LowerChecks.cpp); a vector whose
+  // lanes are all in bounds is loaded whole after one test.
+  CheckedLanes checked;
   if (opts.checked) {
-    inBounds = boundsCheck(op, ptrs, mask, [](int64_t) -> llvm::Value * { return nullptr; }, dtypeBytes(pt.dtype),
-                           check::CheckKind::Load);
-    mask = &inBounds;
+    checked = boundsCheck(op, ptrs, mask, [](int64_t) -> llvm::Value * { return nullptr; }, dtypeBytes(pt.dtype),
+                          check::CheckKind::Load, s.width, s.maskPerVector);
+    mask = &checked.ok;
   }
+  const bool maskPerVector = s.maskPerVector && !opts.checked;
+  auto laneMask = [&](int64_t i) { return opts.checked ? checked.at(i) : mask->v[i]; };
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
   // Registers of an invalid round are loaded like the element they copy (in bounds
   // whenever the program's own accesses are), so loads need no validity guard.
@@ -526,7 +526,17 @@ Regs Lowering::readTile(const ir::Op &op, const Regs &ptrs, const Regs *mask, co
       Values others;
       for (int64_t j = 0; j < w; ++j)
         others.push_back(otherAt(base + j));
-      if (loadsAsWords(elem, w) && s.maskPerVector) {
+      auto lanesOneByOne = [&] {
+        Values lanes;
+        for (int64_t j = 0; j < w; ++j)
+          lanes.push_back(guarded(
+              laneMask(base + j), [&] { return vectorLoad(*this, ptrs, base + j, 1, elem, hints); },
+              {others[j]})[0]);
+        return lanes;
+      };
+      if (!checked.wholeChunk.empty() && w > 1) {
+        got = ifElse(checked.wholeChunk[base / w], whole, lanesOneByOne);
+      } else if (loadsAsWords(elem, w) && maskPerVector) {
         // The words are merged with `other` before they are widened: half the values
         // cross the join, and they stay packed until used.
         Values otherWords;
@@ -534,17 +544,10 @@ Regs Lowering::readTile(const ir::Op &op, const Regs &ptrs, const Regs *mask, co
           otherWords.push_back(packWord(*this, others[j], others[j + 1]));
         got = unpackWords(
             *this, guarded(mask->v[base], [&] { return loadWords(*this, ptrs, base, w, hints); }, otherWords));
-      } else if (w == 1 || s.maskPerVector) {
+      } else if (w == 1 || maskPerVector) {
         got = guarded(mask->v[base], whole, others);
       } else {
-        got = ifElse(andAll(*this, *mask, base, w), whole, [&] {
-          Values lanes;
-          for (int64_t j = 0; j < w; ++j)
-            lanes.push_back(guarded(
-                mask->v[base + j], [&] { return vectorLoad(*this, ptrs, base + j, 1, elem, hints); },
-                {others[j]})[0]);
-          return lanes;
-        });
+        got = ifElse(andAll(*this, *mask, base, w), whole, lanesOneByOne);
       }
     }
     for (int64_t j = 0; j < w; ++j)
@@ -561,23 +564,28 @@ void Lowering::lowerStore(const ir::Op &op) {
   const Regs &vals = get(op.operand(1));
   const Regs *mask = op.numOperands() > 2 ? &get(op.operand(2)) : nullptr;
   const CacheHints hints = cacheHintsOf(*this, op);
-  // Checked mode: lanes out of bounds are masked off (LowerChecks.cpp).
-  Regs inBounds;
+  const std::optional<Layout> tile = pt.isScalar() ? std::nullopt : std::optional(layoutOf(pt));
+  const AccessShape s = tile ? accessShape(*this, op, 2, tile->vec) : AccessShape{};
+  // Checked mode: lanes out of bounds are masked off (LowerChecks.cpp); a vector whose
+  // lanes are all in bounds is stored whole after one test. A vector lies in one round
+  // of its thread's registers (its width divides the layout's vec), so one validity test
+  // holds for all of its lanes.
+  CheckedLanes checked;
   if (opts.checked) {
-    const std::optional<Layout> tile = pt.isScalar() ? std::nullopt : std::optional(layoutOf(pt));
-    inBounds = boundsCheck(
+    checked = boundsCheck(
         op, ptrs, mask,
         [&](int64_t i) { return tile ? roundValid(*tile, i / tile->vec) : isThread0(); }, dtypeBytes(pt.dtype),
-        check::CheckKind::Store);
-    mask = &inBounds;
+        check::CheckKind::Store, s.width, s.maskPerVector);
+    mask = &checked.ok;
   }
   if (pt.isScalar()) {
     llvm::Value *cond = andMaybe(*this, isThread0(), mask ? mask->v[0] : nullptr);
     guardedVoid(cond, [&] { vectorStore(*this, ptrs, vals, 0, 1, elem, hints); });
     return;
   }
-  const Layout l = layoutOf(pt);
-  const AccessShape s = accessShape(*this, op, 2, l.vec);
+  const Layout l = *tile;
+  const bool maskPerVector = s.maskPerVector && !opts.checked;
+  auto laneMask = [&](int64_t i) { return opts.checked ? checked.at(i) : mask->v[i]; };
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
   for (int64_t base = 0; base < n; base += s.width) {
     const int64_t w = s.width;
@@ -585,15 +593,17 @@ void Lowering::lowerStore(const ir::Op &op) {
     auto whole = [&] { vectorStore(*this, ptrs, vals, base, w, elem, hints); };
     if (!mask) {
       guardedVoid(valid, whole);
-    } else if (w == 1 || s.maskPerVector) {
+    } else if (w == 1 || maskPerVector) {
       guardedVoid(andMaybe(*this, valid, mask->v[base]), whole);
     } else {
-      llvm::Value *all = andMaybe(*this, valid, andAll(*this, *mask, base, w));
+      llvm::Value *all = andMaybe(*this, valid,
+                                  checked.wholeChunk.empty() ? andAll(*this, *mask, base, w)
+                                                             : checked.wholeChunk[base / w]);
       ifElse(
           all, [&] { whole(); return Values{}; },
           [&] {
             for (int64_t j = 0; j < w; ++j)
-              guardedVoid(andMaybe(*this, valid, mask->v[base + j]),
+              guardedVoid(andMaybe(*this, valid, laneMask(base + j)),
                           [&] { vectorStore(*this, ptrs, vals, base + j, 1, elem, hints); });
             return Values{};
           });

@@ -503,11 +503,29 @@ public:
   /// false, with a diagnostic, where checked mode does not apply.
   bool addCheckParams(std::vector<llvm::Type *> &paramTypes);
   void bindCheckParams();
-  /// Per lane of `ptrs`, i1: the lane is active (`mask`, when given) and its access of
-  /// `bytes` lies in a buffer it may point into. The first active lane (`validAt(i)`,
-  /// null when always valid) out of bounds of the launch is written to the check record.
-  Regs boundsCheck(const ir::Op &op, const Regs &ptrs, const Regs *mask,
-                   const std::function<llvm::Value *(int64_t)> &validAt, unsigned bytes, check::CheckKind kind);
+  /// A checked access's lanes (LowerChecks.cpp).
+  struct CheckedLanes {
+    /// Per lane, i1: active (`mask`, when given) and in bounds. Empty where wholeChunk
+    /// covers chunks of several lanes: laneOk then gives a lane's test.
+    Regs ok;
+    /// Per chunk of `width` lanes: every lane of it active and in bounds, one compare
+    /// for the chunk; empty where that takes the lanes one by one (a mask that varies
+    /// within a chunk, several buffers).
+    std::vector<llvm::Value *> wholeChunk;
+    /// Lane i's test, emitted where the builder stands: only the path that handles a
+    /// chunk lane by lane pays for it.
+    std::function<llvm::Value *(int64_t)> laneOk;
+    llvm::Value *at(int64_t i) const { return ok.v.empty() ? laneOk(i) : ok.v[i]; }
+  };
+  /// Tests every lane of `ptrs` for an access of `bytes` inside a buffer it may point
+  /// into. The first active lane (`validAt(i)`, null when always valid) out of bounds of
+  /// the launch is written to the check record. `width`: the lanes come in chunks of
+  /// that many contiguous elements (a vector access's), over which `validAt` and, with
+  /// `maskPerChunk`, `mask` are constant.
+  CheckedLanes boundsCheck(const ir::Op &op, const Regs &ptrs, const Regs *mask,
+                           const std::function<llvm::Value *(int64_t)> &validAt, unsigned bytes,
+                           check::CheckKind kind, int64_t width = 1, bool maskPerChunk = false);
+  void recordViolation(const ir::Op &op, check::CheckKind kind, size_t param, llvm::Value *offset);
   size_t checkParamBase = 0;
   std::vector<llvm::Value *> checkExtents; ///< per kernel parameter: its extent (null: none)
   llvm::Value *checkRecord = nullptr;

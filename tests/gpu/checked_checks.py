@@ -73,6 +73,20 @@ def main():
                      {"which": 0, "start": 40}, "load out of bounds at ")
     expect_violation("checked: an atomic past the end", "atomic_overrun", "3", {"counts": np.zeros(10, np.int32)},
                      {"n": 10}, "atomic out of bounds at ")
+    # Vector accesses (4 floats), tested a vector at a time: one partly past the end.
+    expect_violation("checked: a vector load partly past the end", "vector_copy", "1",
+                     {"src": rng.standard_normal(1002).astype(np.float32), "dst": np.zeros(1024, np.float32)}, {},
+                     "element 1002 of parameter 'src'")
+    expect_violation("checked: a vector store partly past the end", "vector_copy", "1",
+                     {"src": rng.standard_normal(1024).astype(np.float32), "dst": np.zeros(1002, np.float32)}, {},
+                     "element 1002 of parameter 'dst'")
+    expect_violation("checked: a masked vector load partly past the end", "vector_copy_masked", "1",
+                     {"src": rng.standard_normal(998).astype(np.float32), "dst": np.zeros(1008, np.float32)},
+                     {"n": 1000}, "element 998 of parameter 'src'")
+    src = rng.standard_normal(2048).astype(np.float32)
+    p, outs = run("vector_copy", "2", {"src": src, "dst": np.zeros(2048, np.float32)}, {}, ("--checked",))
+    record(p.returncode == 0 and np.array_equal(outs["dst"], src + np.float32(1)),
+           "checked: vector accesses in bounds", "exit %d" % p.returncode if p.returncode else "2048 values")
     # A graph whose second launch overruns, checked in every mode: as one persistent
     # kernel (its tasks checked, the task named), launch by launch, as a CUDA graph.
     graph = os.path.join(ARGS.work, "graph_overrun.kiln")

@@ -175,6 +175,72 @@ TEST_F(Checked, AnAtomicPastTheEndDoesNotHappen) {
   EXPECT_EQ(at<int32_t>(counts, 10), 0) << "the atomic landed past the extent";
 }
 
+// Vector accesses (4 floats) are tested a vector at a time where the mask allows
+// (codegen/LowerChecks.cpp); a vector partly past the end still has its lanes inside
+// accessed and its lanes outside stopped, and the first lane outside is recorded.
+std::vector<std::byte> iota(size_t n) {
+  std::vector<std::byte> out(n * sizeof(float));
+  for (size_t i = 0; i < n; ++i) {
+    const float v = float(i);
+    std::memcpy(out.data() + i * sizeof(float), &v, sizeof v);
+  }
+  return out;
+}
+
+TEST_F(Checked, AVectorLoadPartlyPastTheEndReadsItsLanesInside) {
+  std::vector<std::byte> src = iota(1002), dst = filled<float>(1032, -1.0f);
+  Record r = runChecked("vector_copy", {bufferArg(src), bufferArg(dst)}, {1002 * 4, 1024 * 4}, {1, 1, 1});
+  EXPECT_EQ(r.words[check::kFlagWord], 1u);
+  EXPECT_EQ(r.words[check::kKindWord], uint32_t(check::CheckKind::Load));
+  EXPECT_EQ(r.words[check::kLineWord], 32u);
+  EXPECT_EQ(r.words[check::kParamWord], 0u);
+  EXPECT_EQ(r.offset(), 1002);
+  for (size_t i = 0; i < 1002; ++i)
+    ASSERT_EQ(at<float>(dst, i), float(i) + 1.0f) << i;
+  for (size_t i = 1002; i < 1024; ++i)
+    ASSERT_EQ(at<float>(dst, i), 1.0f) << "element " << i << ": a lane past src's end loads 0";
+  for (size_t i = 1024; i < 1032; ++i)
+    EXPECT_EQ(at<float>(dst, i), -1.0f) << "element " << i << " past the extent was written";
+}
+
+TEST_F(Checked, AVectorStorePartlyPastTheEndWritesItsLanesInside) {
+  std::vector<std::byte> src = iota(1024), dst = filled<float>(1008, -1.0f);
+  Record r = runChecked("vector_copy", {bufferArg(src), bufferArg(dst)}, {1024 * 4, 1002 * 4}, {1, 1, 1});
+  EXPECT_EQ(r.words[check::kFlagWord], 1u);
+  EXPECT_EQ(r.words[check::kKindWord], uint32_t(check::CheckKind::Store));
+  EXPECT_EQ(r.words[check::kParamWord], 1u);
+  EXPECT_EQ(r.offset(), 1002);
+  for (size_t i = 0; i < 1002; ++i)
+    ASSERT_EQ(at<float>(dst, i), float(i) + 1.0f) << i;
+  for (size_t i = 1002; i < 1008; ++i)
+    EXPECT_EQ(at<float>(dst, i), -1.0f) << "element " << i << " past the extent was written";
+}
+
+TEST_F(Checked, AVectorUnderAMaskPartlyPastTheEnd) {
+  // n = 1000 masks off lanes from 1000 on; src ends at 998, inside the vector 996..999.
+  std::vector<std::byte> src = iota(998), dst = filled<float>(1008, -1.0f);
+  Record r = runChecked("vector_copy_masked", {bufferArg(src), bufferArg(dst), scalarArg<int32_t>(1000)},
+                        {998 * 4, 1008 * 4}, {1, 1, 1});
+  EXPECT_EQ(r.words[check::kFlagWord], 1u);
+  EXPECT_EQ(r.words[check::kKindWord], uint32_t(check::CheckKind::Load));
+  EXPECT_EQ(r.words[check::kLineWord], 39u);
+  EXPECT_EQ(r.offset(), 998);
+  for (size_t i = 0; i < 998; ++i)
+    ASSERT_EQ(at<float>(dst, i), float(i) + 1.0f) << i;
+  EXPECT_EQ(at<float>(dst, 998), 6.0f) << "a lane past src's end reads `other`";
+  EXPECT_EQ(at<float>(dst, 999), 6.0f);
+  for (size_t i = 1000; i < 1008; ++i)
+    EXPECT_EQ(at<float>(dst, i), -1.0f) << "element " << i << " is masked off";
+}
+
+TEST_F(Checked, VectorAccessesInsideRecordNothing) {
+  std::vector<std::byte> src = iota(2048), dst = filled<float>(2048, -1.0f);
+  Record r = runChecked("vector_copy", {bufferArg(src), bufferArg(dst)}, {2048 * 4, 2048 * 4}, {2, 1, 1});
+  EXPECT_EQ(r.words[check::kFlagWord], 0u);
+  for (size_t i = 0; i < 2048; ++i)
+    ASSERT_EQ(at<float>(dst, i), float(i) + 1.0f) << i;
+}
+
 #endif // KILN_HAVE_SEMA
 
 } // namespace
