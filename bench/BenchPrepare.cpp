@@ -1,6 +1,6 @@
 //===- BenchPrepare.cpp - Compiles the benchmark workloads to bundles -----===//
 //
-// kiln-bench-prepare [--root REPO] [--target sm_90a] OUTDIR
+// kiln-bench-prepare [--root REPO] [--target sm_90a] [--checked] OUTDIR
 //
 // Compiles every workload of Workloads.cpp from its Kiln source (relative to REPO,
 // default the source tree this tool was built from) into OUTDIR/<name>.kbin, with the
@@ -9,6 +9,8 @@
 // benchmark launches it: its const values, its warps and the integer parameters the
 // launch guarantees to be multiples of 16 (recorded in the bundle, so the runtime
 // refuses a launch that breaks them). The GPU machine then needs only kiln-bench.
+// --checked compiles the workloads in checked mode (docs/checked.md), to measure what
+// it costs; the L2 flush kernel stays unchecked.
 //
 //===----------------------------------------------------------------------===//
 #include "bench/L2Flush.h"
@@ -46,7 +48,7 @@ static bool divisibilityByIndex(const ir::Kernel &kernel, const bench::Workload 
 }
 
 static bool prepare(const bench::Workload &w, const fs::path &root, const fs::path &out,
-                    codegen::Target target) {
+                    codegen::Target target, bool checked) {
   auto sources = std::make_shared<SourceManager>();
   DiagnosticEngine diags(*sources, std::cerr);
   SemaOptions sema;
@@ -73,6 +75,7 @@ static bool prepare(const bench::Workload &w, const fs::path &root, const fs::pa
   if (w.numStages > 0)
     kernel->numStages = w.numStages;
   codegen::CodegenOptions options;
+  options.checked = checked;
   if (!divisibilityByIndex(*kernel, w, options.paramDivisibility))
     return false;
   std::optional<codegen::CodegenResult> result =
@@ -95,9 +98,12 @@ int main(int argc, char **argv) {
   fs::path root = KILN_SOURCE_DIR;
   std::string targetName = "sm_90a";
   fs::path out;
+  bool checked = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--root" && i + 1 < argc)
+    if (arg == "--checked")
+      checked = true;
+    else if (arg == "--root" && i + 1 < argc)
       root = argv[++i];
     else if (arg == "--target" && i + 1 < argc)
       targetName = argv[++i];
@@ -108,17 +114,17 @@ int main(int argc, char **argv) {
   }
   std::optional<codegen::Target> target = codegen::parseTarget(targetName);
   if (out.empty() || !target || !codegen::isNvptxTarget(*target)) {
-    std::cerr << "usage: kiln-bench-prepare [--root REPO] [--target sm_80|sm_90|sm_90a] OUTDIR\n";
+    std::cerr << "usage: kiln-bench-prepare [--root REPO] [--target sm_80|sm_90|sm_90a] [--checked] OUTDIR\n";
     return 2;
   }
   fs::create_directories(out);
   int failures = 0;
-  if (!prepare(bench::l2FlushKernel(), root, out, *target)) {
+  if (!prepare(bench::l2FlushKernel(), root, out, *target, false)) {
     std::cerr << "l2_flush: FAILED\n";
     ++failures;
   }
   for (const bench::Workload &w : bench::workloads())
-    if (!prepare(w, root, out, *target)) {
+    if (!prepare(w, root, out, *target, checked)) {
       std::cerr << w.name << ": FAILED\n";
       ++failures;
     }

@@ -184,6 +184,17 @@ static bool branchInLoopsBetween(const ir::Op &op, const ir::Block *home) {
   return false;
 }
 
+/// True when `op` sits in a loop nested in `home`.
+static bool loopBetween(const ir::Op &op, const ir::Block *home) {
+  for (const ir::Op *p = op.parentOp(); p; p = p->parentOp()) {
+    if (p->kind() == OpKind::For)
+      return true;
+    if (p->parentBlock() == home)
+      break;
+  }
+  return false;
+}
+
 void FragmentPlan::tryAOperand(const ir::Value *v) {
   const Type &t = v->type;
   if (!sixteenBitFloat(t.dtype) || t.pointer || t.shape.size() != 2 || t.shape[1] % 16 != 0)
@@ -203,8 +214,10 @@ void FragmentPlan::tryAOperand(const ir::Value *v) {
     // the iterations of a loop whose body branches: it gives those registers to values
     // of the loop (the next iteration's A fragments, loads) and never restores them, so
     // the second iteration multiplies garbage (seen in the SASS of sparse attention's
-    // loop with its full-block version). Such a value is staged in shared memory.
-    if (facts->wgmma && branchInLoopsBetween(*user, home))
+    // loop with its full-block version). Such a value is staged in shared memory. In
+    // checked mode every loop with an access branches: there a Q held across the key
+    // loop of an attention gave wrong results on the H200 (64 x 128 blocks).
+    if (facts->wgmma && (branchInLoopsBetween(*user, home) || (facts->loopsBranch && loopBetween(*user, home))))
       return;
     FragForm f{Kind::AOperand, t.shape[0], t.shape[1], facts->tiling};
     if (form && !(*form == f))

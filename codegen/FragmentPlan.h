@@ -95,12 +95,15 @@ class FragmentPlan {
 public:
   /// What the plan needs to know of a dot lowered on tensor cores with an f32 result
   /// and every warp owning a block (nullopt for every other dot): its tiling, whether
-  /// its B operand may be staged K-major (room in its scratch), and whether it runs on
-  /// wgmma (asynchronous, reading a register A operand while it runs).
+  /// its B operand may be staged K-major (room in its scratch), whether it runs on
+  /// wgmma (asynchronous, reading a register A operand while it runs), and whether the
+  /// lowering puts branches in every loop around it whatever the Tile IR says (checked
+  /// mode tests each access under a branch).
   struct DotFacts {
     MmaTiling tiling;
     bool transposedBFits = false;
     bool wgmma = false;
+    bool loopsBranch = false;
   };
   using DotQuery = std::function<std::optional<DotFacts>(const ir::Op &dot)>;
   /// True when a value can be recomputed at any element index for free (constants,

@@ -107,7 +107,7 @@ std::optional<FragmentPlan::DotFacts> Lowering::dotFacts(const ir::Op &dot) cons
   // same size either way.
   const int64_t K = dot.operand(0)->type.shape[1], N = dot.operand(1)->type.shape[1];
   const bool wgmma = dotPath(dot) == DotPath::Wgmma;
-  return FragmentPlan::DotFacts{t, wgmma || N <= K, wgmma};
+  return FragmentPlan::DotFacts{t, wgmma || N <= K, wgmma, opts.checked};
 }
 
 Regs &Lowering::getFrag(const ir::Value *v) {
