@@ -163,8 +163,9 @@ void FragmentPlan::analyzeDot(const ir::Op &op) {
 }
 
 /// True when a loop between `op` and `home` (the block where a value it reads is
-/// defined) has an `if` anywhere in its body.
-static bool branchInLoopsBetween(const ir::Op &op, const ir::Block *home) {
+/// defined) branches: has an `if` anywhere in its body, or any loop at all when the
+/// lowering branches in every loop (`loopsBranch`: checked mode).
+static bool branchInLoopsBetween(const ir::Op &op, const ir::Block *home, bool loopsBranch) {
   std::function<bool(const ir::Block &)> hasIf = [&](const ir::Block &b) {
     for (const auto &o : b.ops()) {
       if (o->kind() == OpKind::If)
@@ -176,18 +177,7 @@ static bool branchInLoopsBetween(const ir::Op &op, const ir::Block *home) {
     return false;
   };
   for (const ir::Op *p = op.parentOp(); p; p = p->parentOp()) {
-    if (p->kind() == OpKind::For && hasIf(*p->region(0)))
-      return true;
-    if (p->parentBlock() == home)
-      break;
-  }
-  return false;
-}
-
-/// True when `op` sits in a loop nested in `home`.
-static bool loopBetween(const ir::Op &op, const ir::Block *home) {
-  for (const ir::Op *p = op.parentOp(); p; p = p->parentOp()) {
-    if (p->kind() == OpKind::For)
+    if (p->kind() == OpKind::For && (loopsBranch || hasIf(*p->region(0))))
       return true;
     if (p->parentBlock() == home)
       break;
@@ -217,7 +207,7 @@ void FragmentPlan::tryAOperand(const ir::Value *v) {
     // loop with its full-block version). Such a value is staged in shared memory. In
     // checked mode every loop with an access branches: there a Q held across the key
     // loop of an attention gave wrong results on the H200 (64 x 128 blocks).
-    if (facts->wgmma && (branchInLoopsBetween(*user, home) || (facts->loopsBranch && loopBetween(*user, home))))
+    if (facts->wgmma && branchInLoopsBetween(*user, home, facts->loopsBranch))
       return;
     FragForm f{Kind::AOperand, t.shape[0], t.shape[1], facts->tiling};
     if (form && !(*form == f))

@@ -81,13 +81,13 @@ void Lowering::recordViolation(const ir::Op &op, check::CheckKind kind, size_t p
 // extent - bytes + 1 (0 when the buffer is shorter than one element): one unsigned
 // compare, an address below the buffer being a huge d. Lane j of a chunk lies j * bytes
 // after the chunk's first, so it is in bounds iff d0 < limit_j = limit - j * bytes (0
-// below that): a compare from the chunk's one d0 against a bound computed once per
-// access. limit_j falls with j, so the last lane's compare decides the whole chunk --
-// and d0 < limit_j keeps d0 + j * bytes from wrapping. Where the mask is constant over
-// a chunk, that compare is all the common path computes; each lane's own test, and
-// which lane was first out of bounds, are emitted only on the paths that need them.
-// (A bound per lane held for the whole access cost registers: a checked matrix-vector
-// product needed 206 on sm_90a against 100 unchecked, halving its occupancy.)
+// below that). limit_j falls with j, so the last lane's bound decides the whole chunk:
+// base <= address < base + limit_(width-1), two compares of the chunk's address
+// against two values of the access. Where the mask is constant over a chunk, those are
+// all the common path computes; each lane's own test, and which lane was first out of
+// bounds, are emitted only on the paths that need them. (Bounds per lane, or a d0 per
+// chunk, held across a loop cost registers: a checked matrix-vector product needed 206
+// on sm_90a against 100 unchecked, halving its occupancy.)
 static Lowering::CheckedLanes checkOneBuffer(Lowering &L, const ir::Op &op, const Regs &ptrs, const Regs *mask,
                                              const std::function<llvm::Value *(int64_t)> &validAt,
                                              unsigned bytes, check::CheckKind kind, int64_t width,
@@ -109,9 +109,7 @@ static Lowering::CheckedLanes checkOneBuffer(Lowering &L, const ir::Op &op, cons
   auto firstD = [&b, &ptrs, low, i64t, width](int64_t i) {
     return b.CreateSub(b.CreatePtrToInt(ptrs.v[i - i % width], i64t), low);
   };
-  // The whole chunk: low <= address < low + limit_(width-1), two compares of the
-  // chunk's address against values of the access (kept in registers across a loop), so
-  // no d0 stays live until the paths that take the chunk lane by lane.
+  // The whole chunk: low <= address < low + limit_(width-1).
   llvm::Value *endLast = b.CreateAdd(low, limitFor(width - 1));
   auto wholeInside = [&b, &ptrs, low, endLast, i64t](int64_t base) {
     llvm::Value *address = b.CreatePtrToInt(ptrs.v[base], i64t);

@@ -510,7 +510,6 @@ Regs Lowering::readTile(const ir::Op &op, const Regs &ptrs, const Regs *mask, co
     mask = &checked.ok;
   }
   const bool maskPerVector = s.maskPerVector && !opts.checked;
-  auto laneMask = [&](int64_t i) { return opts.checked ? checked.at(i) : mask->v[i]; };
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
   // Registers of an invalid round are loaded like the element they copy (in bounds
   // whenever the program's own accesses are), so loads need no validity guard.
@@ -530,7 +529,7 @@ Regs Lowering::readTile(const ir::Op &op, const Regs &ptrs, const Regs *mask, co
         Values lanes;
         for (int64_t j = 0; j < w; ++j)
           lanes.push_back(guarded(
-              laneMask(base + j), [&] { return vectorLoad(*this, ptrs, base + j, 1, elem, hints); },
+              checked.laneMask(base + j, *mask), [&] { return vectorLoad(*this, ptrs, base + j, 1, elem, hints); },
               {others[j]})[0]);
         return lanes;
       };
@@ -585,7 +584,6 @@ void Lowering::lowerStore(const ir::Op &op) {
   }
   const Layout l = *tile;
   const bool maskPerVector = s.maskPerVector && !opts.checked;
-  auto laneMask = [&](int64_t i) { return opts.checked ? checked.at(i) : mask->v[i]; };
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
   for (int64_t base = 0; base < n; base += s.width) {
     const int64_t w = s.width;
@@ -603,7 +601,7 @@ void Lowering::lowerStore(const ir::Op &op) {
           all, [&] { whole(); return Values{}; },
           [&] {
             for (int64_t j = 0; j < w; ++j)
-              guardedVoid(andMaybe(*this, valid, laneMask(base + j)),
+              guardedVoid(andMaybe(*this, valid, checked.laneMask(base + j, *mask)),
                           [&] { vectorStore(*this, ptrs, vals, base + j, 1, elem, hints); });
             return Values{};
           });

@@ -508,14 +508,15 @@ public:
     /// Per lane, i1: active (`mask`, when given) and in bounds. Empty where wholeChunk
     /// covers chunks of several lanes: laneOk then gives a lane's test.
     Regs ok;
-    /// Per chunk of `width` lanes: every lane of it active and in bounds, one compare
+    /// Per chunk of `width` lanes: every lane of it active and in bounds, tested once
     /// for the chunk; empty where that takes the lanes one by one (a mask that varies
     /// within a chunk, several buffers).
     std::vector<llvm::Value *> wholeChunk;
     /// Lane i's test, emitted where the builder stands: only the path that handles a
     /// chunk lane by lane pays for it.
     std::function<llvm::Value *(int64_t)> laneOk;
-    llvm::Value *at(int64_t i) const { return ok.v.empty() ? laneOk(i) : ok.v[i]; }
+    /// Lane i's mask for an access: its test in checked mode, else `mask`'s lane.
+    llvm::Value *laneMask(int64_t i, const Regs &mask) const { return laneOk ? laneOk(i) : mask.v[i]; }
   };
   /// Tests every lane of `ptrs` for an access of `bytes` inside a buffer it may point
   /// into. The first active lane (`validAt(i)`, null when always valid) out of bounds of

@@ -187,33 +187,44 @@ std::vector<std::byte> iota(size_t n) {
   return out;
 }
 
+/// The record of one violation of `kind` at element `offset`.
+void expectRecorded(const Record &r, check::CheckKind kind, int64_t offset) {
+  EXPECT_EQ(r.words[check::kFlagWord], 1u);
+  EXPECT_EQ(r.words[check::kKindWord], uint32_t(kind));
+  EXPECT_EQ(r.offset(), offset);
+}
+
+/// vector_copy's dst[i] = src[i] + 1 for the first `count` elements (src = iota).
+void expectCopied(const std::vector<std::byte> &dst, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    ASSERT_EQ(at<float>(dst, i), float(i) + 1.0f) << i;
+}
+
+/// Elements [from, to) of dst still hold the -1 they were filled with.
+void expectUntouched(const std::vector<std::byte> &dst, size_t from, size_t to, const char *why) {
+  for (size_t i = from; i < to; ++i)
+    EXPECT_EQ(at<float>(dst, i), -1.0f) << "element " << i << why;
+}
+
 TEST_F(Checked, AVectorLoadPartlyPastTheEndReadsItsLanesInside) {
   std::vector<std::byte> src = iota(1002), dst = filled<float>(1032, -1.0f);
   Record r = runChecked("vector_copy", {bufferArg(src), bufferArg(dst)}, {1002 * 4, 1024 * 4}, {1, 1, 1});
-  EXPECT_EQ(r.words[check::kFlagWord], 1u);
-  EXPECT_EQ(r.words[check::kKindWord], uint32_t(check::CheckKind::Load));
+  expectRecorded(r, check::CheckKind::Load, 1002);
   EXPECT_EQ(r.words[check::kLineWord], 32u);
   EXPECT_EQ(r.words[check::kParamWord], 0u);
-  EXPECT_EQ(r.offset(), 1002);
-  for (size_t i = 0; i < 1002; ++i)
-    ASSERT_EQ(at<float>(dst, i), float(i) + 1.0f) << i;
+  expectCopied(dst, 1002);
   for (size_t i = 1002; i < 1024; ++i)
     ASSERT_EQ(at<float>(dst, i), 1.0f) << "element " << i << ": a lane past src's end loads 0";
-  for (size_t i = 1024; i < 1032; ++i)
-    EXPECT_EQ(at<float>(dst, i), -1.0f) << "element " << i << " past the extent was written";
+  expectUntouched(dst, 1024, 1032, " past the extent was written");
 }
 
 TEST_F(Checked, AVectorStorePartlyPastTheEndWritesItsLanesInside) {
   std::vector<std::byte> src = iota(1024), dst = filled<float>(1008, -1.0f);
   Record r = runChecked("vector_copy", {bufferArg(src), bufferArg(dst)}, {1024 * 4, 1002 * 4}, {1, 1, 1});
-  EXPECT_EQ(r.words[check::kFlagWord], 1u);
-  EXPECT_EQ(r.words[check::kKindWord], uint32_t(check::CheckKind::Store));
+  expectRecorded(r, check::CheckKind::Store, 1002);
   EXPECT_EQ(r.words[check::kParamWord], 1u);
-  EXPECT_EQ(r.offset(), 1002);
-  for (size_t i = 0; i < 1002; ++i)
-    ASSERT_EQ(at<float>(dst, i), float(i) + 1.0f) << i;
-  for (size_t i = 1002; i < 1008; ++i)
-    EXPECT_EQ(at<float>(dst, i), -1.0f) << "element " << i << " past the extent was written";
+  expectCopied(dst, 1002);
+  expectUntouched(dst, 1002, 1008, " past the extent was written");
 }
 
 TEST_F(Checked, AVectorUnderAMaskPartlyPastTheEnd) {
@@ -221,24 +232,19 @@ TEST_F(Checked, AVectorUnderAMaskPartlyPastTheEnd) {
   std::vector<std::byte> src = iota(998), dst = filled<float>(1008, -1.0f);
   Record r = runChecked("vector_copy_masked", {bufferArg(src), bufferArg(dst), scalarArg<int32_t>(1000)},
                         {998 * 4, 1008 * 4}, {1, 1, 1});
-  EXPECT_EQ(r.words[check::kFlagWord], 1u);
-  EXPECT_EQ(r.words[check::kKindWord], uint32_t(check::CheckKind::Load));
+  expectRecorded(r, check::CheckKind::Load, 998);
   EXPECT_EQ(r.words[check::kLineWord], 39u);
-  EXPECT_EQ(r.offset(), 998);
-  for (size_t i = 0; i < 998; ++i)
-    ASSERT_EQ(at<float>(dst, i), float(i) + 1.0f) << i;
+  expectCopied(dst, 998);
   EXPECT_EQ(at<float>(dst, 998), 6.0f) << "a lane past src's end reads `other`";
   EXPECT_EQ(at<float>(dst, 999), 6.0f);
-  for (size_t i = 1000; i < 1008; ++i)
-    EXPECT_EQ(at<float>(dst, i), -1.0f) << "element " << i << " is masked off";
+  expectUntouched(dst, 1000, 1008, " is masked off");
 }
 
 TEST_F(Checked, VectorAccessesInsideRecordNothing) {
   std::vector<std::byte> src = iota(2048), dst = filled<float>(2048, -1.0f);
   Record r = runChecked("vector_copy", {bufferArg(src), bufferArg(dst)}, {2048 * 4, 2048 * 4}, {2, 1, 1});
   EXPECT_EQ(r.words[check::kFlagWord], 0u);
-  for (size_t i = 0; i < 2048; ++i)
-    ASSERT_EQ(at<float>(dst, i), float(i) + 1.0f) << i;
+  expectCopied(dst, 2048);
 }
 
 #endif // KILN_HAVE_SEMA
