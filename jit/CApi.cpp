@@ -8,6 +8,7 @@
 #include "codegen/BundleBuilder.h"
 #include "ir/transforms/SplitCostModel.h"
 #include "jit/Choice.h"
+#include "jit/Graph.h"
 #include "jit/Kernel.h"
 #include "jit/kiln_jit.h"
 #include "runtime/DTypes.h"
@@ -73,16 +74,34 @@ SemaOptions semaOptions(const kiln_compile_options *options) {
   return out;
 }
 
+/// The fusion choices of `options`. Throws Failure for a split beyond the most segments.
+FusionChoices fusionChoices(const kiln_compile_options *options) {
+  int64_t split = options ? options->reduction_split : 0;
+  if (split > ir::kMaxSegments)
+    throw Failure{KILN_ERROR_INVALID_VALUE, "reduction_split " + std::to_string(split) +
+                                                " is above the most segments, " + std::to_string(ir::kMaxSegments)};
+  return FusionChoices{split, options && options->fuse_quantized != 0};
+}
+
 kiln_status compile(kiln_jit *jit, const Source &source, const char *kernel, const kiln_compile_options *options,
                     kiln_jit_kernel **out) {
   return guarded([&] {
-    int64_t split = options ? options->reduction_split : 0;
-    if (split > ir::kMaxSegments)
-      return fail(KILN_ERROR_INVALID_VALUE, "reduction_split " + std::to_string(split) + " is above the most segments, " +
-                                                std::to_string(ir::kMaxSegments));
-    FusionChoices fusion{split, options && options->fuse_quantized != 0};
+    FusionChoices fusion = fusionChoices(options);
     auto family = std::make_unique<KernelFamily>(jit->state, source, kernel, semaOptions(options), fusion);
     *out = new kiln_jit_kernel{std::move(family)};
+    return KILN_SUCCESS;
+  });
+}
+
+kiln_status compileGraph(kiln_jit *jit, const Source &source, const char *graph, const kiln_compile_options *options,
+                         kiln_graph **out) {
+  return guarded([&] {
+    if (options && options->num_warps)
+      return fail(KILN_ERROR_INVALID_VALUE,
+                  "num_warps is " + std::to_string(options->num_warps) + ", but a graph takes none: its kernels " +
+                      "keep their own @num_warps (its persistent kernel runs them all with the largest)");
+    FusionChoices fusion = fusionChoices(options);
+    *out = jit::compileGraph(*jit->state, source, graph, semaOptions(options), fusion);
     return KILN_SUCCESS;
   });
 }
@@ -170,6 +189,22 @@ kiln_status kiln_jit_compile_string(kiln_jit *jit, const char *source, const cha
     return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_compile_string: null jit, source, kernel name or `out`");
   *out = nullptr;
   return compile(jit, Source{source_name ? source_name : "<string>", std::string(source)}, kernel, options, out);
+}
+
+kiln_status kiln_jit_compile_graph_file(kiln_jit *jit, const char *path, const char *graph,
+                                        const kiln_compile_options *options, kiln_graph **out) {
+  if (!jit || !path || !graph || !out)
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_compile_graph_file: null jit, path, graph name or `out`");
+  *out = nullptr;
+  return compileGraph(jit, Source{path, std::nullopt}, graph, options, out);
+}
+
+kiln_status kiln_jit_compile_graph_string(kiln_jit *jit, const char *source, const char *source_name,
+                                          const char *graph, const kiln_compile_options *options, kiln_graph **out) {
+  if (!jit || !source || !graph || !out)
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_jit_compile_graph_string: null jit, source, graph name or `out`");
+  *out = nullptr;
+  return compileGraph(jit, Source{source_name ? source_name : "<string>", std::string(source)}, graph, options, out);
 }
 
 void kiln_jit_kernel_destroy(kiln_jit_kernel *kernel) {

@@ -3,6 +3,7 @@
 #include "jit/Compile.h"
 
 #include "codegen/BundleBuilder.h"
+#include "codegen/GraphBundleBuilder.h"
 #include "ir/transforms/Pipeline.h"
 
 #include <cstdio>
@@ -45,6 +46,36 @@ std::string attrKeyText(const ir::Attr &value) {
 
 } // namespace
 
+/// The frontend for entry point `name` of `source` into `module`; false, with the
+/// errors in `diags`, when it fails.
+static bool compileEntry(const Source &source, const std::string &name, const SemaOptions &options,
+                         ir::Module &module, DiagnosticEngine &diags) {
+  SemaOptions forEntry = options;
+  forEntry.kernel = name;
+  std::optional<uint32_t> file = registerSource(source, module, diags);
+  return file && compileToTileIR(*file, module, diags, forEntry);
+}
+
+/// The key lines every input of an entry point's Tile IR gives: the compiler, the
+/// program text and file names, the entry and its const values, the pipeline that runs
+/// on it and the caller's fusion choices.
+static void addEntryKey(KeyText &key, const ir::Module &module, const ir::Kernel &entry, const char *pipeline,
+                        const FusionChoices &fusion) {
+  key.add("compiler", compilerFingerprint()).add("bundle-format", rt::kBundleFormatVersion);
+  key.add("sources", codegen::sourceHash(module));
+  for (uint32_t f = 0; f < module.sources->size(); ++f)
+    key.add("file", module.sources->name(f)); // bundles and PTX debug lines name them
+  key.add("kernel", entry.name);
+  for (const auto &[name, value] : entry.constValues)
+    key.add("const", name + " " + attrKeyText(value));
+  key.add("num_warps", entry.numWarps).add("num_stages", entry.numStages).add("pipeline", pipeline);
+  // Absent by default, so the keys of earlier entries still match.
+  if (fusion.reductionSplit)
+    key.add("reduction_split", fusion.reductionSplit);
+  if (fusion.fuseQuantized)
+    key.add("fuse_quantized", 1);
+}
+
 std::unique_ptr<LoweredKernel> lowerKernel(const Source &source, const std::string &kernel,
                                            const SemaOptions &options, const FusionChoices &fusion,
                                            std::string &diagnostics) {
@@ -53,31 +84,39 @@ std::unique_ptr<LoweredKernel> lowerKernel(const Source &source, const std::stri
   lowered->module = std::make_unique<ir::Module>();
   ir::Module &module = *lowered->module;
   DiagnosticText diags(*module.sources);
-  SemaOptions forKernel = options;
-  forKernel.kernel = kernel;
-  std::optional<uint32_t> file = registerSource(source, module, diags.engine);
-  if (!file || !compileToTileIR(*file, module, diags.engine, forKernel) || !(lowered->kernel = module.findKernel(kernel))) {
-    if (module.findGraph(kernel))
-      diags.engine.error(module.findGraph(kernel)->loc, DiagCode::Unsupported)
-          << "'" << kernel << "' is a graph, which the JIT does not compile yet (dslc run runs it on the interpreter)";
+  if (!compileEntry(source, kernel, options, module, diags.engine) || !(lowered->kernel = module.findKernel(kernel))) {
+    if (const ir::Kernel *graph = module.findGraph(kernel))
+      diags.engine.error(graph->loc, DiagCode::Unsupported)
+              .hint("compile it with kiln_jit_compile_graph_file (Jit::compile_graph_file in C++; kiln.compile "
+                    "returns a graph in Python)")
+          << "'" << kernel << "' is a graph, not a kernel";
     diagnostics = diags.stream.str();
     return nullptr;
   }
-  const ir::Kernel &k = *lowered->kernel;
   KeyText &key = lowered->key;
-  key.add("kiln-jit-cache", 1).add("compiler", compilerFingerprint()).add("bundle-format", rt::kBundleFormatVersion);
-  key.add("sources", codegen::sourceHash(module));
-  for (uint32_t f = 0; f < module.sources->size(); ++f)
-    key.add("file", module.sources->name(f)); // bundles and PTX debug lines name them
-  key.add("kernel", k.name);
-  for (const auto &[name, value] : k.constValues)
-    key.add("const", name + " " + attrKeyText(value));
-  key.add("num_warps", k.numWarps).add("num_stages", k.numStages).add("pipeline", "default");
-  // Absent by default, so the keys of earlier entries still match.
-  if (fusion.reductionSplit)
-    key.add("reduction_split", fusion.reductionSplit);
-  if (fusion.fuseQuantized)
-    key.add("fuse_quantized", 1);
+  key.add("kiln-jit-cache", 1);
+  addEntryKey(key, module, *lowered->kernel, "default", fusion);
+  return lowered;
+}
+
+std::unique_ptr<LoweredGraph> lowerGraph(const Source &source, const std::string &graph, const SemaOptions &options,
+                                         const FusionChoices &fusion, std::string &diagnostics) {
+  auto lowered = std::make_unique<LoweredGraph>();
+  lowered->fusion = fusion;
+  lowered->module = std::make_unique<ir::Module>();
+  ir::Module &module = *lowered->module;
+  DiagnosticText diags(*module.sources);
+  if (!compileEntry(source, graph, options, module, diags.engine) || !(lowered->graph = module.findGraph(graph))) {
+    if (const ir::Kernel *kernel = module.findKernel(graph))
+      diags.engine.error(kernel->loc, DiagCode::Unsupported)
+              .hint("compile it with kiln_jit_compile_file (Jit::compile_file in C++)")
+          << "'" << graph << "' is a kernel, not a graph";
+    diagnostics = diags.stream.str();
+    return nullptr;
+  }
+  KeyText &key = lowered->key;
+  key.add("kiln-jit-graph", 1).add("graph-bundle-format", rt::kGraphBundleFormatVersion);
+  addEntryKey(key, module, *lowered->graph, "graph", fusion);
   return lowered;
 }
 
@@ -127,6 +166,29 @@ std::optional<rt::Bundle> generateBundle(LoweredKernel &lowered, codegen::Target
     return std::nullopt;
   }
   return codegen::makeBundle(module, *lowered.kernel, target, options, *result);
+}
+
+std::optional<rt::GraphBundle> generateGraphBundle(LoweredGraph &lowered, codegen::Target target,
+                                                   const codegen::CodegenOptions &options, std::string &diagnostics) {
+  ir::Module &module = *lowered.module;
+  DiagnosticText diags(*module.sources);
+  // As dslc --emit=bundle builds a graph: a persistent worker runs every kind of task, so
+  // the kernels share one num_warps, and a task is one program, so a reduction stays in
+  // one unless the caller split it.
+  codegen::unifyNumWarps(module);
+  ir::PipelineOptions pipeline;
+  pipeline.reductionSplit.forced = lowered.fusion.reductionSplit ? lowered.fusion.reductionSplit : 1;
+  pipeline.fusionPolicy.quantized = lowered.fusion.fuseQuantized;
+  ir::setPipelineTarget(pipeline, codegen::targetName(target));
+  std::optional<rt::GraphBundle> bundle;
+  // SPIR-V gives no forward-progress guarantee between work-groups: there the bundle
+  // holds the kernels alone, which run launch by launch.
+  if (ir::runPipeline(module, pipeline, diags.engine))
+    bundle = codegen::buildGraphBundle(module, *lowered.graph, target, options, codegen::isNvptxTarget(target),
+                                       diags.engine);
+  if (!bundle)
+    diagnostics = diags.stream.str();
+  return bundle;
 }
 
 } // namespace kiln::jit

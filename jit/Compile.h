@@ -6,6 +6,9 @@
 //                   and it is where nearly every error in a program is found.
 //   generateBundle: Tile IR -> pipeline -> LLVM -> PTX or SPIR-V -> a bundle. The
 //                   expensive half, skipped whenever the cache has the result.
+// A graph goes the same way (lowerGraph, generateGraphBundle) into the graph bundle
+// `dslc --emit=bundle --kernel GRAPH` writes: every kernel it launches and, on NVPTX,
+// its persistent kernel.
 // Errors come back as the compiler's diagnostics, rendered as dslc prints them.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +19,7 @@
 #include "frontend/Sema.h"
 #include "jit/CacheKey.h"
 #include "runtime/Bundle.h"
+#include "runtime/GraphBundle.h"
 
 #include <memory>
 #include <optional>
@@ -52,6 +56,20 @@ std::unique_ptr<LoweredKernel> lowerKernel(const Source &source, const std::stri
                                            const SemaOptions &options, const FusionChoices &fusion,
                                            std::string &diagnostics);
 
+/// One graph after the frontend: the graph and every kernel it launches.
+struct LoweredGraph {
+  std::unique_ptr<ir::Module> module;
+  ir::Kernel *graph = nullptr;
+  FusionChoices fusion;
+  /// As LoweredKernel's, for the graph and the kernels it launches.
+  KeyText key;
+};
+
+/// Runs the frontend on `source` for graph `graph`. On errors (a kernel named instead
+/// of a graph among them) returns null and sets `diagnostics` to their text.
+std::unique_ptr<LoweredGraph> lowerGraph(const Source &source, const std::string &graph, const SemaOptions &options,
+                                         const FusionChoices &fusion, std::string &diagnostics);
+
 /// Kernel `kernel`'s @autotune configs (nullopt without @autotune). Returns false on
 /// errors in the program, with their text in `diagnostics`.
 bool listConfigs(const Source &source, const std::string &kernel, const SemaOptions &options,
@@ -64,5 +82,12 @@ KeyText codegenKey(codegen::Target target, const codegen::CodegenOptions &option
 /// and sets `diagnostics`.
 std::optional<rt::Bundle> generateBundle(LoweredKernel &lowered, codegen::Target target,
                                          const codegen::CodegenOptions &options, std::string &diagnostics);
+
+/// Runs the pipeline as a graph's code needs it (one num_warps for every kernel, each
+/// reduction in one program unless the caller split them) and builds the graph bundle
+/// for `target`, with its persistent kernel on NVPTX targets. `lowered` is spent: call
+/// once. On errors returns nullopt and sets `diagnostics`.
+std::optional<rt::GraphBundle> generateGraphBundle(LoweredGraph &lowered, codegen::Target target,
+                                                   const codegen::CodegenOptions &options, std::string &diagnostics);
 
 } // namespace kiln::jit

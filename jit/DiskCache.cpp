@@ -50,6 +50,16 @@ static bool occupied(const std::string &path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
+void DiskCache::reportUnreadable(const std::string &path, const std::string &error, bool ioError) {
+  // A missing file is an ordinary miss. Anything else in its place that cannot be read
+  // (a FIFO, a directory, a file without permission) is noted and missed too: the store
+  // that follows replaces it, or says why it cannot.
+  if (!ioError)
+    reportUnusable(path, "is damaged (" + reasonOf(error, path) + ")");
+  else if (occupied(path))
+    reportUnusable(path, "cannot be read (" + reasonOf(error, path) + ")");
+}
+
 void DiskCache::reportUnusable(const std::string &path, const std::string &problem) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (reported_.insert(path).second)
@@ -78,13 +88,7 @@ std::optional<rt::Bundle> DiskCache::loadBundle(const std::string &key, const Ex
   bool ioError = false;
   std::optional<rt::Bundle> bundle = rt::readBundle(path, error, &ioError);
   if (!bundle) {
-    // A missing file is an ordinary miss. Anything else in its place that cannot be read
-    // (a FIFO, a directory, a file without permission) is noted and missed too: the
-    // store that follows replaces it, or says why it cannot.
-    if (!ioError)
-      reportUnusable(path, "is damaged (" + reasonOf(error, path) + ")");
-    else if (occupied(path))
-      reportUnusable(path, "cannot be read (" + reasonOf(error, path) + ")");
+    reportUnreadable(path, error, ioError);
     return std::nullopt;
   }
   // A whole bundle of anything else under this key is damage too (a file copied over).
@@ -121,6 +125,40 @@ void DiskCache::storeBundle(const std::string &key, const rt::Bundle &bundle) {
   if (bytes.empty())
     return; // the bundle came from the compiler; the runtime's loading reports the problem
   store(key, "kbin", bytes);
+}
+
+std::optional<rt::GraphBundle> DiskCache::loadGraph(const std::string &key, const ExpectedGraph &expected) {
+  if (!enabled())
+    return std::nullopt;
+  std::string path = pathOf(key, "kgraph"), error;
+  bool ioError = false;
+  std::optional<rt::GraphBundle> graph = rt::readGraphBundle(path, error, &ioError);
+  if (!graph) {
+    reportUnreadable(path, error, ioError);
+    return std::nullopt;
+  }
+  std::string other;
+  if (graph->name != expected.graphName)
+    other = "graph '" + graph->name + "', not '" + expected.graphName + "'";
+  else if (graph->target != expected.target)
+    other = "code for " + std::string(rt::targetName(graph->target)) + ", not " +
+            std::string(rt::targetName(expected.target));
+  else if (graph->sourceHash != expected.sourceHash)
+    other = "a graph compiled from another program text";
+  if (!other.empty()) {
+    reportUnusable(path, "is damaged (it holds " + other + ")");
+    return std::nullopt;
+  }
+  return graph;
+}
+
+void DiskCache::storeGraph(const std::string &key, const rt::GraphBundle &graph) {
+  if (!enabled())
+    return;
+  std::string error;
+  std::vector<uint8_t> bytes = rt::serializeGraphBundle(graph, error);
+  if (!bytes.empty()) // else the runtime's loading reports the problem
+    store(key, "kgraph", bytes);
 }
 
 std::optional<std::string> DiskCache::loadText(const std::string &key, const char *ext,

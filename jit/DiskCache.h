@@ -4,6 +4,7 @@
 //
 //   <dir>/<first two hex digits of the key>/<key>.kbin   a compiled kernel (a bundle)
 //   <dir>/<first two hex digits of the key>/<key>.tune   an @autotune choice (text)
+//   <dir>/<first two hex digits of the key>/<key>.kgraph a compiled graph (a graph bundle)
 //
 // Every file is written whole to a temporary name beside its final one and renamed over
 // it, so a reader (in any process) sees either no file or a complete one, and several
@@ -27,6 +28,7 @@
 
 #include "jit/Log.h"
 #include "runtime/Bundle.h"
+#include "runtime/GraphBundle.h"
 
 #include <chrono>
 #include <functional>
@@ -74,6 +76,18 @@ public:
   std::optional<rt::Bundle> loadBundle(const std::string &key, const Expected &expected);
   void storeBundle(const std::string &key, const rt::Bundle &bundle);
 
+  /// What a graph bundle under a key must be: the graph, target and program text the
+  /// key was computed from (its kernels are checked whole by the graph bundle's parser).
+  struct ExpectedGraph {
+    std::string graphName;
+    rt::Target target = rt::Target::SM90;
+    std::string sourceHash;
+  };
+  /// The graph bundle stored under `key`, if there is one that is whole and is
+  /// `expected`; anything else is reported (once) and missed, as bundles are.
+  std::optional<rt::GraphBundle> loadGraph(const std::string &key, const ExpectedGraph &expected);
+  void storeGraph(const std::string &key, const rt::GraphBundle &graph);
+
   /// A text entry (the tuning records). `check` says whether the content is sound; an
   /// entry that fails it is reported like a damaged bundle.
   std::optional<std::string> loadText(const std::string &key, const char *ext,
@@ -84,6 +98,9 @@ private:
   void store(const std::string &key, const char *ext, const std::vector<uint8_t> &bytes);
   /// Removes the temporary files in `subdir` older than kStaleTemporaryAge.
   static void removeStaleTemporaries(const std::string &subdir);
+  /// Reports a read of the entry at `path` that gave nothing: `ioError` as readBundle's.
+  /// A missing file is an ordinary miss and reported not at all.
+  void reportUnreadable(const std::string &path, const std::string &error, bool ioError);
   /// Notes (once per entry) that the entry at `path` `problem` and is compiled again.
   void reportUnusable(const std::string &path, const std::string &problem);
   /// Warns that an entry could not be written, once for the directory or once per entry.

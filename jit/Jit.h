@@ -8,6 +8,8 @@
 //   kiln::Jit jit(rt);                                  // cache: $KILN_CACHE_DIR or ~/.cache/kiln
 //   auto k = jit.compile_file("softmax.kiln", "softmax", {{"BLOCK", 1024}});
 //   k.launch({rows, 1, 1}, x, y, n_cols, n_cols);       // typed args checked against the signature
+//   kiln::Graph g = jit.compile_graph_file("decode.kiln", "decode");  // a graph: one call runs it
+//   g.launch(kiln::GraphMode::Auto, x, w, h, y, n);
 //
 // An @autotune kernel's configs differ in how much one program covers, so its grid is a
 // function of the config that runs, as Triton's `grid = lambda META: ...`:
@@ -299,6 +301,25 @@ public:
     detail::checkJit(
         kiln_jit_compile_string(h_, source.c_str(), source_name.c_str(), kernel.c_str(), &c.options, &k));
     return JitKernel(k, log_);
+  }
+
+  /// Graph `graph` of a Kiln file, with every kernel it launches (kiln_jit_compile_graph_file):
+  /// a kiln::Graph as Runtime::load_graph gives, run in any mode. `defines` set the
+  /// graph's `const` parameters; CompileOptions::num_warps must be 0.
+  Graph compile_graph_file(const std::string &path, const std::string &graph, const CompileOptions &options = {}) {
+    Converted c(options);
+    kiln_graph *g = nullptr;
+    detail::checkJit(kiln_jit_compile_graph_file(h_, path.c_str(), graph.c_str(), &c.options, &g));
+    return Graph(g);
+  }
+  /// The same from source text; `source_name` names it in diagnostics.
+  Graph compile_graph_string(const std::string &source, const std::string &graph, const CompileOptions &options = {},
+                             const std::string &source_name = "<string>") {
+    Converted c(options);
+    kiln_graph *g = nullptr;
+    detail::checkJit(
+        kiln_jit_compile_graph_string(h_, source.c_str(), source_name.c_str(), graph.c_str(), &c.options, &g));
+    return Graph(g);
   }
 
   /// One way to compute a result, for choose(): its name and the launches it makes.

@@ -19,7 +19,7 @@ JitState::JitState(kiln_runtime *runtime, std::string cacheDir, Log log)
 
 JitState::~JitState() { kiln_runtime_destroy(runtime); }
 
-static Failure compileFailure(std::string diagnostics) {
+Failure compileFailure(std::string diagnostics) {
   while (!diagnostics.empty() && diagnostics.back() == '\n')
     diagnostics.pop_back();
   return Failure{KILN_ERROR_COMPILE, std::move(diagnostics)};

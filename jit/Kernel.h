@@ -32,6 +32,9 @@ struct Failure {
   std::string message;
 };
 
+/// KILN_ERROR_COMPILE with the compiler's diagnostics, their last newline dropped.
+Failure compileFailure(std::string diagnostics);
+
 /// What every kernel of one kiln_jit shares.
 struct JitState {
   JitState(kiln_runtime *runtime, std::string cacheDir, Log log);

@@ -104,6 +104,21 @@ kiln_status kiln_jit_compile_string(kiln_jit *jit, const char *source, const cha
                                     const kiln_compile_options *options, kiln_jit_kernel **out);
 void kiln_jit_kernel_destroy(kiln_jit_kernel *kernel);
 
+/* Compiles graph `graph` of the Kiln file at `path` (docs/graphs.md) with every kernel
+ * it launches, into what `dslc --emit=bundle --kernel GRAPH` writes (the persistent
+ * kernel included on CUDA), cached on disk as kernels are, and loads it for the JIT's
+ * runtime: run it with kiln_graph_launch in any mode, release it with
+ * kiln_graph_destroy (it keeps its runtime alive, not the JIT). The whole graph compiles
+ * here, so source and code-generation errors come back from this call. `options` may be
+ * NULL; its defines set the graph's `const` parameters, num_warps must be 0 (each kernel
+ * keeps its own; the persistent kernel runs them all with the largest), and
+ * reduction_split 0 keeps each reduction in one program, as a task is one program. */
+kiln_status kiln_jit_compile_graph_file(kiln_jit *jit, const char *path, const char *graph,
+                                        const kiln_compile_options *options, kiln_graph **out);
+/* The same from source text, named in diagnostics as kiln_jit_compile_string's is. */
+kiln_status kiln_jit_compile_graph_string(kiln_jit *jit, const char *source, const char *source_name,
+                                          const char *graph, const kiln_compile_options *options, kiln_graph **out);
+
 /* The signature (runtime parameters only: `const` ones are compiled in). */
 const char *kiln_jit_kernel_name(const kiln_jit_kernel *kernel);
 size_t kiln_jit_kernel_num_params(const kiln_jit_kernel *kernel);

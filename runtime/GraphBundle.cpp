@@ -557,10 +557,14 @@ std::optional<GraphBundle> parseGraphBundle(std::span<const uint8_t> in, std::st
   return g;
 }
 
-std::optional<GraphBundle> readGraphBundle(const std::string &path, std::string &error) {
+std::optional<GraphBundle> readGraphBundle(const std::string &path, std::string &error, bool *ioError) {
+  if (ioError)
+    *ioError = true;
   std::optional<std::vector<uint8_t>> bytes = readContainerBytes(kGraphFormat, path, error);
   if (!bytes)
     return std::nullopt;
+  if (ioError)
+    *ioError = false;
   std::optional<GraphBundle> g = parseGraphBundle(*bytes, error);
   if (!g)
     error = "'" + path + "': " + error;

@@ -141,8 +141,9 @@ std::string validateGraphBundle(const GraphBundle &graph);
 std::vector<uint8_t> serializeGraphBundle(const GraphBundle &graph, std::string &error);
 /// Parses and validates file bytes; nullopt with `error` on any problem.
 std::optional<GraphBundle> parseGraphBundle(std::span<const uint8_t> bytes, std::string &error);
-/// Reads and parses `path` (errors are prefixed with the path).
-std::optional<GraphBundle> readGraphBundle(const std::string &path, std::string &error);
+/// Reads and parses `path` (errors are prefixed with the path). `ioError`, when given,
+/// says whether the file could not be read at all (as readBundle's).
+std::optional<GraphBundle> readGraphBundle(const std::string &path, std::string &error, bool *ioError = nullptr);
 /// Writes atomically, as writeBundleAtomic does.
 bool writeGraphBundleAtomic(const std::string &path, const GraphBundle &graph, std::string &error);
 /// Whether `bytes` start as a graph bundle does (nothing else is checked).

@@ -65,8 +65,9 @@ def cdiv(a, b):
 
 def compile(path_or_source, kernel=None, target=None, num_warps=0, include_dirs=(), **consts):
     """Compiles `kernel` of a Kiln file (or of source text) for the runtime's device
-    through the JIT, `const` parameters from `consts`; kernel= may be left out when the
-    source has one kernel. `target` None, or the device's own ("sm_90a"): the JIT builds
+    through the JIT, `const` parameters from `consts`: a JitKernel, or a Graph when the
+    name is a graph's. kernel= may be left out when the source has one graph (its
+    kernels are its parts) or else one kernel. `target` None, or the device's own ("sm_90a"): the JIT builds
     for the device it launches on; dslc --emit=bundle --target=... builds for others."""
     rt = runtime()
     if target is not None and target != rt.target:

@@ -140,6 +140,8 @@ JIT_SIGNATURES = {
     "kiln_jit_cache_dir": ([_P], _STR),
     "kiln_jit_compile_file": ([_P, _STR, _STR, ctypes.POINTER(CompileOptions), _PP], _I),
     "kiln_jit_compile_string": ([_P, _STR, _STR, _STR, ctypes.POINTER(CompileOptions), _PP], _I),
+    "kiln_jit_compile_graph_file": ([_P, _STR, _STR, ctypes.POINTER(CompileOptions), _PP], _I),
+    "kiln_jit_compile_graph_string": ([_P, _STR, _STR, _STR, ctypes.POINTER(CompileOptions), _PP], _I),
     "kiln_jit_kernel_destroy": ([_P], None),
     "kiln_jit_kernel_name": ([_P], _STR),
     "kiln_jit_kernel_num_params": ([_P], _S),

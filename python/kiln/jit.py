@@ -4,7 +4,13 @@
     k[rows](x, y, cols)                                      # torch tensors, NumPy arrays, Buffers
     k[lambda meta: (kiln.cdiv(n, meta["BLOCK"]),)](x, y, n)  # a grid per @autotune config
 
-The JIT keeps compiled kernels and @autotune choices in its disk cache (the same one C++
+A graph (`graph decode(...) { launch ... }`) compiles the same way into a Graph, whose
+one call runs all its launches (one persistent kernel on CUDA):
+
+    step = kiln.compile("decode.kiln", kernel="decode_chain", LAYERS=8)
+    step(w, g, h, y, 4096, 1e-5)
+
+The JIT keeps compiled kernels and graphs and @autotune choices in its disk cache (the same one C++
 programs use, $KILN_CACHE_DIR, else ~/.cache/kiln), so a second run of a program compiles
 nothing; an @autotune kernel times its configs on its first launch per key value.
 """
@@ -16,8 +22,10 @@ import re
 from . import _arguments
 from ._capi import DTYPES, Arg, CompileOptions, Define, Error, GRID_FN, Grid, JitOptions, check
 from ._launch import Launchable, grid_dims
+from .runtime import Graph
 
 _KERNEL = re.compile(r"^\s*kernel\s+([A-Za-z_]\w*)", re.MULTILINE)
+_GRAPH = re.compile(r"^\s*graph\s+([A-Za-z_]\w*)", re.MULTILINE)
 
 
 def _define_value(value):
@@ -38,6 +46,16 @@ def source_and_name(path_or_source):
         with open(text, encoding="utf-8") as f:
             return text, f.read()
     return None, text
+
+
+def only_entry(text, what):
+    """The entry point compile() takes when called without kernel=: the one graph of
+    `text` (a graph file's kernels are its parts), else its one kernel."""
+    graphs = _GRAPH.findall(text)
+    if len(graphs) > 1:
+        raise Error("KILN_ERROR_INVALID_VALUE", f"{what} defines {len(graphs)} graphs ({', '.join(graphs)}); "
+                                                "name the one to compile with kernel=")
+    return graphs[0] if graphs else only_kernel(text, what)
 
 
 def only_kernel(text, what):
@@ -76,23 +94,49 @@ class Jit:
 
     def compile(self, path_or_source, kernel=None, num_warps=0, include_dirs=(), **consts):
         """A JitKernel of `kernel` in the file or source text, its `const` parameters set
-        from `consts` (BLOCK=1024). Source errors raise Error with status
-        KILN_ERROR_COMPILE, the diagnostic's code and the located diagnostics."""
+        from `consts` (BLOCK=1024), or a Graph when `kernel` names a graph (as
+        compile_graph). Source errors raise Error with status KILN_ERROR_COMPILE, the
+        diagnostic's code and the located diagnostics."""
         path, text = source_and_name(path_or_source)
-        name = kernel or only_kernel(text, path or "the source")
+        name = kernel or only_entry(text, path or "the source")
+        if name in _GRAPH.findall(text):
+            return self._compile_graph(path, text, name, num_warps, include_dirs, consts)
+        try:
+            return self._compile("kiln_jit_compile", path, text, name, num_warps, include_dirs, consts,
+                                 lambda handle: JitKernel(self, handle))
+        except Error as e:
+            # A graph defined in an imported file: the JIT says so (E0109) and names it.
+            if e.code != "E0109" or f"'{name}' is a graph, not a kernel" not in e.message:
+                raise
+        return self._compile_graph(path, text, name, num_warps, include_dirs, consts)
+
+    def compile_graph(self, path_or_source, graph, include_dirs=(), **consts):
+        """A Graph of `graph` in the file or source text, with every kernel it launches
+        (kiln_jit_compile_graph_file): compiled whole by this call, cached on disk, and
+        run with one call, graph(*args, mode="auto"); `consts` set the graph's `const`
+        parameters."""
+        path, text = source_and_name(path_or_source)
+        return self._compile_graph(path, text, graph, 0, include_dirs, consts)
+
+    def _compile_graph(self, path, text, name, num_warps, include_dirs, consts):
+        return self._compile("kiln_jit_compile_graph", path, text, name, num_warps, include_dirs, consts,
+                             lambda handle: Graph(self._rt, handle))
+
+    def _compile(self, entry, path, text, name, num_warps, include_dirs, consts, wrap):
+        """Calls `entry`_file (a path) or `entry`_string (source text) and wraps the handle."""
         defines = (Define * max(len(consts), 1))(*[Define(k.encode(), _define_value(v).encode())
                                                    for k, v in consts.items()])
         dirs = (ctypes.c_char_p * max(len(include_dirs), 1))(*[os.fsencode(d) for d in include_dirs])
         options = CompileOptions(defines, len(consts), dirs, len(include_dirs), int(num_warps), 0, 0)
         handle = ctypes.c_void_p()
         if path is not None:
-            status = self._lib.kiln_jit_compile_file(self._handle, os.fsencode(path), name.encode(),
-                                                     ctypes.byref(options), ctypes.byref(handle))
+            status = getattr(self._lib, entry + "_file")(self._handle, os.fsencode(path), name.encode(),
+                                                         ctypes.byref(options), ctypes.byref(handle))
         else:
-            status = self._lib.kiln_jit_compile_string(self._handle, text.encode(), b"<string>", name.encode(),
-                                                       ctypes.byref(options), ctypes.byref(handle))
+            status = getattr(self._lib, entry + "_string")(self._handle, text.encode(), b"<string>", name.encode(),
+                                                           ctypes.byref(options), ctypes.byref(handle))
         check(self._lib, status)
-        return JitKernel(self, handle.value)
+        return wrap(handle.value)
 
     def __del__(self):
         if self._handle:

@@ -13,7 +13,9 @@ tensors, then checked against torch on fresh random inputs:
   - the same memory as __cuda_array_interface__ and DLPack objects, and NumPy arrays
     copied in and back;
   - a tensor of another dtype, on the CPU, or not contiguous: kiln.Error naming the
-    parameter.
+    parameter;
+  - with --jit, graphs compiled by kiln.compile, run in each mode (persistent,
+    cuda-graph, launches) against torch in f64, then again from the disk cache.
 Prints PASS/FAIL lines; exit status 1 on any failure.
 
     python_checks.py --bundles build-launch    (PYTHONPATH has the repository's python/)
@@ -67,6 +69,47 @@ class DLPackOnly:
         return self.t.__dlpack_device__()
 
 
+def residual_stack_reference(x, layers, eps):
+    """examples/graph.kiln's residual_stack in float64: per layer, a row RMS norm, then
+    x += silu(h)."""
+    x = x.double()
+    for _ in range(layers):
+        h = x / torch.sqrt((x * x).mean(dim=1, keepdim=True) + eps)
+        x = x + h * torch.sigmoid(h)
+    return x
+
+
+def check_jit_graphs(repo):
+    """Graphs compiled by the JIT (kiln.compile of a graph's name), run in each mode on
+    torch tensors against torch, then loaded again from the disk cache."""
+    path = os.path.join(repo, "examples", "graph.kiln")
+    rows, n, layers, eps = 300, 250, 4, 1e-5
+    for attempt in ("compiled", "from the disk cache"):
+        stack = kiln.compile(path, kernel="residual_stack", LAYERS=layers)
+        for mode in ("persistent", "cuda-graph", "launches"):
+            x0 = torch.randn(rows, n, device="cuda")
+            x, h = x0.clone(), torch.empty_like(x0)
+            stack(x, h, rows, n, eps, mode=mode)
+            kiln.runtime().synchronize()  # cuda-graph mode replays on the runtime's own stream
+            torch.cuda.synchronize()
+            stack.check()
+            want = residual_stack_reference(x0, layers, eps)
+            err = ((x.double() - want).abs() / (1 + want.abs())).max().item()
+            expect(f"a JIT graph ({attempt}), mode {mode}: residual_stack against torch in f64",
+                   stack.last_run()["mode"] == mode and err < 1e-5, f"max relative difference {err:.2e}")
+    chain = kiln.compile(os.path.join(repo, "tests", "graphs", "chain.kiln"), kernel="chain")
+    m = 100_003
+    for twice in (1, 0):
+        x = torch.randn(m, device="cuda")
+        tmp, out = torch.empty_like(x), torch.empty(2 * m, device="cuda")
+        chain(x, tmp, out, m, twice)
+        torch.cuda.synchronize()
+        chain.check()
+        six = (x * 2) * 3
+        want = torch.cat([six * 2 if twice else six, six])
+        expect(f"a JIT graph with views of one buffer and an `if` (twice={twice})", torch.equal(out, want))
+
+
 def main():
     parser = argparse.ArgumentParser()
     how = parser.add_mutually_exclusive_group(required=True)
@@ -88,6 +131,7 @@ def main():
         tuned[lambda meta: (kiln.cdiv(m, meta["BLOCK"]),)](tx, ty, tout, m)
         torch.cuda.synchronize()
         expect("an @autotune kernel, its grid from the config that runs", torch.equal(tout, tx + ty))
+        check_jit_graphs(repo)
     else:
         add = kiln.load(os.path.join(args.bundles, "vector_add.kbin"))
         softmax = kiln.load(os.path.join(args.bundles, "softmax.kbin"))

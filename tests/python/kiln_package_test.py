@@ -9,7 +9,8 @@ grid functions, compile errors as kiln.Error with the diagnostic's code), device
 address (__cuda_array_interface__ and DLPack; dtype, device, contiguity refused with the
 parameter named), NumPy arrays copied in and back, scalars, streams (the one given, the
 legacy default stream for 0, a stream asked about once), kiln.load of a kernel and of a
-graph bundle, and explain_fusion's remarks. Every check runs twice: with kernel[grid]
+graph bundle, graphs compiled by the JIT (kiln.compile of a graph's name), and
+explain_fusion's remarks. Every check runs twice: with kernel[grid]
 written in C (kiln/_fastlaunch.c) and with the launchers written in Python
 (KILN_COMPILED_LAUNCHER=0), which must accept and refuse the same arguments.
 
@@ -240,6 +241,36 @@ CHECKS = textwrap.dedent(r'''
     expect("a graph runs on the stream given", fake.fake_cuda_last_stream() == s3)
     graph(x, tmp, out, 1000, 1, mode="cuda-graph")
     expect("a graph's cuda-graph mode runs on the runtime's own stream", graph.last_run()["mode"] == "cuda-graph")
+    # ---- graphs through the JIT ----
+    chain_path = os.path.join(REPO, "tests", "graphs", "chain.kiln")
+    jgraph = kiln.compile(chain_path, kernel="chain")
+    expect("kiln.compile of a graph's name: a Graph", isinstance(jgraph, kiln.Graph) and jgraph.name == "chain"
+           and [p[0] for p in jgraph.params] == ["x", "tmp", "out", "n", "twice"] and jgraph.has_persistent)
+    jgraph(x, tmp, out, 1000, 1, mode="launches")
+    expect("a JIT graph runs launch by launch", jgraph.last_run()["launches"] == 4)
+    jgraph(x, tmp, out, 1000, 0)
+    expect("a JIT graph runs as one persistent kernel", jgraph.last_run()["mode"] == "persistent"
+           and last_grid()[0] == jgraph.last_run()["workers"])
+    only = kiln.compile(chain_path)
+    expect("kiln.compile without kernel=: a file's one graph", isinstance(only, kiln.Graph) and only.name == "chain")
+    text = open(chain_path).read()
+    expect("kiln.compile of source text naming a graph", kiln.compile(text, kernel="chain").name == "chain")
+    imported = f'import "{chain_path}";\n'
+    expect("a graph defined in an imported file", isinstance(kiln.compile(imported, kernel="chain"), kiln.Graph))
+    expect("Jit.compile_graph", kiln.jit().compile_graph(chain_path, "chain").name == "chain")
+    raises("Jit.compile_graph of a kernel", lambda: kiln.jit().compile_graph(chain_path, "scale"),
+           "KILN_ERROR_COMPILE", "'scale' is a kernel, not a graph", code="E0109")
+    raises("a graph with num_warps", lambda: kiln.compile(chain_path, kernel="chain", num_warps=8),
+           "KILN_ERROR_INVALID_VALUE", "a graph takes none")
+    raises("a graph's source error", lambda: kiln.compile(text.replace("out + i * n", "outt + i * n"),
+                                                          kernel="chain"),
+           "KILN_ERROR_COMPILE", "undefined name 'outt'", code="E0200")
+    raises("two graphs and no kernel=", lambda: kiln.compile(text + text.replace("graph chain", "graph other")),
+           "KILN_ERROR_INVALID_VALUE", "defines 2 graphs")
+    kgraphs = [f for _, _, files in os.walk(kiln.jit().cache_dir) for f in files if f.endswith(".kgraph")]
+    # One entry each: from the file, from its text (named "<string>"), through an import.
+    expect("a JIT graph is kept in the disk cache", len(kgraphs) == 3)
+
     raises("kiln.load: a missing file", lambda: kiln.load(os.path.join(WORK, "nothing.kbin")), "KILN_ERROR_IO",
            "nothing.kbin")
 
