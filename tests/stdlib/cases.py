@@ -177,9 +177,9 @@ def _silu_rms(x, g, eps):
 
 # n a multiple of 16 (the kernel promises it): several column blocks with a ragged tail,
 # exact blocks, and rows that end inside the last program.
-for _suffix, _n, _defines_nm in ((".ragged", 400, {"BK": 128, "NP": 512}),
-                                 (".exact", 512, {"BK": 256, "NP": 512, "ROWS": 16}),
-                                 (".one_block", 48, {"BK": 64, "NP": 64, "ROWS": 4})):
+for _suffix, _n, _defines_nm in ((".ragged", 400, {"BK": 128}),
+                                 (".exact", 512, {"BK": 256, "ROWS": 16}),
+                                 (".one_block", 48, {"BK": 64, "ROWS": 4})):
     # Also with the weights streamed one iteration ahead (ir/transforms/PrefetchLoads.cpp).
     for _norm, _stages in ((True, 1), (False, 1), (True, 2), (False, 2)):
         CASES.append(Case(
@@ -211,7 +211,7 @@ def _silu(v):
 
 # The projections: the norm fused in front (a ragged last program of rows), the gate and
 # up rows paired by the SiLU epilogue, a plain product of one column block; with a residual.
-for _suffix, _m, _k, _defines_dm in ((".norm_residual", 100, 256, {"IN": 1, "RESIDUAL": True, "BK": 128, "NP": 256}),
+for _suffix, _m, _k, _defines_dm in ((".norm_residual", 100, 256, {"IN": 1, "RESIDUAL": True, "BK": 128}),
                                      (".glu", 64, 96, {"GLU": True, "BK": 64, "ROWS": 8}),
                                      (".plain", 33, 48, {"BK": 64, "ROWS": 8})):
     CASES.append(Case(
