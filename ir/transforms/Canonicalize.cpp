@@ -7,7 +7,8 @@
 //    produced at run time — there is one definition of each op's semantics.
 //  * simplification: identities that hold bit for bit in the dtype (x * 1, x - 0,
 //    x + 0 on integers, x || true and x && false on bools, cast to the same type,
-//    select on a constant condition, shape ops of splats, ...). Float identities that change -0.0 or NaN payloads
+//    select on a constant condition, shape ops of splats, a reshape of a reshape, a
+//    reduction over an axis of one element, ...). Float identities that change -0.0 or NaN payloads
 //    (x + 0.0, x * 0) are not applied.
 //
 //===----------------------------------------------------------------------===//
@@ -143,9 +144,25 @@ private:
     case OpKind::Bitcast:
       return a->type == type ? a : nullptr;
     case OpKind::Broadcast:
-    case OpKind::Reshape:
     case OpKind::ExpandDims:
       return a->type == type ? a : nullptr;
+    case OpKind::Reshape:
+      if (a->type == type)
+        return a;
+      // reshape(reshape(x)) is one reshape of x: row-major order is kept by both.
+      if (const Op *inner = a->definingOp(); inner && inner->kind() == OpKind::Reshape) {
+        Value *x = inner->operand(0);
+        return x->type == type ? x : builder.createValue(OpKind::Reshape, op.loc(), {x}, type);
+      }
+      return nullptr;
+    case OpKind::Reduce:
+      // A reduction over an axis of one element is that element, whatever the kind
+      // (elements are combined from the first on, with no identity): a reshape, which
+      // moves no data, where a reduction would go through shared memory. Kept where the
+      // result is rank 0, a uniform value of another layout.
+      if (a->type.shape.at(static_cast<size_t>(op.intAttr("axis"))) == 1 && !type.shape.empty())
+        return builder.createValue(OpKind::Reshape, op.loc(), {a}, type);
+      return nullptr;
     case OpKind::Select:
       if (const Attr *c = constantAttr(a))
         return (std::holds_alternative<bool>(*c) ? std::get<bool>(*c) : std::get<int64_t>(*c) != 0)

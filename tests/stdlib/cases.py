@@ -177,9 +177,13 @@ def _silu_rms(x, g, eps):
 
 # n a multiple of 16 (the kernel promises it): several column blocks with a ragged tail,
 # exact blocks, and rows that end inside the last program.
+# FOLD 8 (the default) sums 8 adjacent columns' products in registers; FOLD 1 keeps a
+# partial sum per column, FOLD 4 in between.
 for _suffix, _n, _defines_nm in ((".ragged", 400, {"BK": 128}),
                                  (".exact", 512, {"BK": 256, "ROWS": 16}),
-                                 (".one_block", 48, {"BK": 64, "ROWS": 4})):
+                                 (".one_block", 48, {"BK": 64, "ROWS": 4}),
+                                 (".fold1", 400, {"BK": 128, "FOLD": 1}),
+                                 (".fold4", 512, {"BK": 256, "ROWS": 16, "FOLD": 4})):
     # Also with the weights streamed one iteration ahead (ir/transforms/PrefetchLoads.cpp).
     for _norm, _stages in ((True, 1), (False, 1), (True, 2), (False, 2)):
         CASES.append(Case(
@@ -213,7 +217,8 @@ def _silu(v):
 # up rows paired by the SiLU epilogue, a plain product of one column block; with a residual.
 for _suffix, _m, _k, _defines_dm in ((".norm_residual", 100, 256, {"IN": 1, "RESIDUAL": True, "BK": 128}),
                                      (".glu", 64, 96, {"GLU": True, "BK": 64, "ROWS": 8}),
-                                     (".plain", 33, 48, {"BK": 64, "ROWS": 8})):
+                                     (".plain", 33, 48, {"BK": 64, "ROWS": 8}),
+                                     (".glu_fold8", 64, 96, {"IN": 1, "GLU": True, "BK": 32, "ROWS": 8, "FOLD": 8})):
     CASES.append(Case(
         name="stdlib.decode_matvec" + _suffix, file="stdlib/llama_decode.kiln", kernel="decode_matvec",
         sizes={"m": _m, "k": _k, "programs": -(-_m // _defines_dm.get("ROWS", 16)),
