@@ -43,6 +43,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/MmaFragments.h"
 #include "codegen/Wgmma.h"
+#include "support/CheckRecord.h"
 
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -208,10 +209,10 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
       if (i == 0 && fragPlan.consumes(*op, 0))
         continue;
       // A load that must read memory afresh (.cv) is not streamed: cp.async has no such
-      // form. Other hints are dropped by a streamed load (cp.async takes its own).
+      // form. Other hints are dropped by a streamed load (cp.async takes its own). In
+      // checked mode each copy is tested against its buffer first (copyOperand).
       const ir::Op *ld = stagedOperand(*this, *op, i)->definingOp();
-      // Checked mode checks every load's lanes, which a copy into shared memory skips.
-      if (!ld || opts.checked || ld->kind() != OpKind::Load || ld->parentBlock() != &body ||
+      if (!ld || ld->kind() != OpKind::Load || ld->parentBlock() != &body ||
           ld->numOperands() != 1 || usesIn(body, ld->result()) != 1 || copyWidth(*this, *ld) == 0 ||
           ir::readsAfresh(*ld))
         return p;
@@ -270,7 +271,10 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
 }
 
 /// cp.async copies of `load`'s tile into shared memory at i16 index `base`, placed as
-/// stageOperand places it.
+/// stageOperand places it. In checked mode every copy is first tested against the
+/// buffer its load goes through, as the load itself would be (LowerChecks.cpp: the first
+/// piece out of bounds is recorded); one that fails copies no byte and fills its piece
+/// with zeros (cp.async's source size 0), so the dot goes on without reading outside.
 static void copyOperand(Lowering &L, const ir::Op &load, llvm::Value *base,
                         const OperandPlacement &place) {
   auto &b = L.b;
@@ -286,16 +290,35 @@ static void copyOperand(Lowering &L, const ir::Op &load, llvm::Value *base,
   const int64_t wideWidth = accessVectorWidth(L.axis.info(load.operand(0)), load.operand(0)->type.shape,
                                               wide.vec, dtypeBytes(t.dtype));
   int budget = Lowering::kRecomputeBudget;
-  const bool recompute = wideWidth > w && L.canRematerialize(load.operand(0), budget);
+  // Checked mode tests the copies through the pointers of the kernel's own layout.
+  const bool recompute = !L.opts.checked && wideWidth > w && L.canRematerialize(load.operand(0), budget);
   if (recompute) {
     l = wide;
     w = wideWidth;
   }
   const int64_t bytes = w * 2;
+  const Regs *ptrs = recompute ? nullptr : &L.get(load.operand(0));
+  Lowering::CheckedLanes checked;
+  if (L.opts.checked)
+    checked = L.boundsCheck(load, *ptrs, nullptr, [](int64_t) -> llvm::Value * { return nullptr; }, 2,
+                            check::CheckKind::Load, w);
+  // A copy's test: its chunk's where one test covers it, else its lanes' together.
+  auto copyOk = [&](int64_t lane) -> llvm::Value * {
+    if (!checked.wholeChunk.empty())
+      return checked.wholeChunk[lane / w];
+    llvm::Value *all = nullptr;
+    for (int64_t k = 0; k < w; ++k) {
+      llvm::Value *ok = checked.laneMask(lane + k, checked.ok);
+      all = all ? b.CreateAnd(all, ok) : ok;
+    }
+    return all;
+  };
   const llvm::Intrinsic::ID id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16
                                  : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8
                                               : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4;
-  const Regs *ptrs = recompute ? nullptr : &L.get(load.operand(0));
+  const llvm::Intrinsic::ID sizedId = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+                                      : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+                                                   : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
   for (int64_t round = 0; round < l.numRounds(); ++round) {
     // Registers of an invalid round copy the last chunk again, to the same place.
     llvm::Value *e = L.elementIndex(l, round * l.vec);
@@ -305,7 +328,12 @@ static void copyOperand(Lowering &L, const ir::Op &load, llvm::Value *base,
       llvm::Value *at = place.index(L, base, row, b.CreateAdd(col, L.i32(j)));
       llvm::Value *from = recompute ? L.rematerialize(load.operand(0), b.CreateAdd(e, L.i32(j)))
                                     : ptrs->v[round * l.vec + j];
-      b.CreateIntrinsic(id, {}, {L.sharedAddr(0, at, b.getInt16Ty()), from});
+      llvm::Value *to = L.sharedAddr(0, at, b.getInt16Ty());
+      if (L.opts.checked)
+        b.CreateIntrinsic(sizedId, {},
+                          {to, from, b.CreateSelect(copyOk(round * l.vec + j), L.i32(bytes), L.i32(0))});
+      else
+        b.CreateIntrinsic(id, {}, {to, from});
     }
   }
 }

@@ -87,6 +87,23 @@ def main():
     p, outs = run("vector_copy", "2", {"src": src, "dst": np.zeros(2048, np.float32)}, {}, ("--checked",))
     record(p.returncode == 0 and np.array_equal(outs["dst"], src + np.float32(1)),
            "checked: vector accesses in bounds", "exit %d" % p.returncode if p.returncode else "2048 values")
+    # A GEMM whose operands stream into shared memory by cp.async, each copy checked:
+    # b four rows short, its last copies outside; in bounds, the same result as unchecked.
+    a16 = rng.standard_normal((128, 96)).astype(np.float16)
+    b16 = rng.standard_normal((96, 64)).astype(np.float16)
+    expect_violation("checked: a streamed GEMM operand past the end", "streamed_matmul", "2",
+                     {"a": a16, "b": b16.reshape(-1)[:-8].copy(), "c": np.zeros((128, 64), np.float32)}, {"k": 96},
+                     "element 6136 of parameter 'b'")
+    results = {}
+    for mode, extra in (("unchecked", ()), ("checked", ("--checked",))):
+        p, outs = run("streamed_matmul", "2", {"a": a16, "b": b16, "c": np.zeros((128, 64), np.float32)}, {"k": 96},
+                      extra)
+        results[mode] = outs["c"] if p.returncode == 0 else None
+    err = (float(np.abs(results["checked"] - a16.astype(np.float64) @ b16.astype(np.float64)).max())
+           if results["checked"] is not None else float("nan"))
+    record(results["checked"] is not None and results["unchecked"] is not None
+           and np.array_equal(results["checked"], results["unchecked"]) and err < 1e-3,
+           "checked: a streamed GEMM in bounds", "equal to unchecked, largest difference from f64 %.2g" % err)
     # A graph whose second launch overruns, checked in every mode: as one persistent
     # kernel (its tasks checked, the task named), launch by launch, as a CUDA graph.
     graph = os.path.join(ARGS.work, "graph_overrun.kiln")
