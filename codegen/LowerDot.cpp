@@ -300,8 +300,8 @@ static void copyOperand(Lowering &L, const ir::Op &load, llvm::Value *base,
   const Regs *ptrs = recompute ? nullptr : &L.get(load.operand(0));
   Lowering::CheckedLanes checked;
   if (L.opts.checked)
-    checked = L.boundsCheck(load, *ptrs, nullptr, [](int64_t) -> llvm::Value * { return nullptr; }, 2,
-                            check::CheckKind::Load, w);
+    checked = L.boundsCheck(load, *ptrs, nullptr, [](int64_t) -> llvm::Value * { return nullptr; },
+                            static_cast<unsigned>(dtypeBytes(t.dtype)), check::CheckKind::Load, w);
   // A copy's test: its chunk's where one test covers it, else its lanes' together.
   auto copyOk = [&](int64_t lane) -> llvm::Value * {
     if (!checked.wholeChunk.empty())

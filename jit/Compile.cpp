@@ -103,6 +103,9 @@ std::unique_ptr<LoweredGraph> lowerGraph(const Source &source, const std::string
                                          const FusionChoices &fusion, std::string &diagnostics) {
   auto lowered = std::make_unique<LoweredGraph>();
   lowered->fusion = fusion;
+  // A task is one program: no split is a split over one, so both share one key.
+  if (!lowered->fusion.reductionSplit)
+    lowered->fusion.reductionSplit = 1;
   lowered->module = std::make_unique<ir::Module>();
   ir::Module &module = *lowered->module;
   DiagnosticText diags(*module.sources);
@@ -116,7 +119,7 @@ std::unique_ptr<LoweredGraph> lowerGraph(const Source &source, const std::string
   }
   KeyText &key = lowered->key;
   key.add("kiln-jit-graph", 1).add("graph-bundle-format", rt::kGraphBundleFormatVersion);
-  addEntryKey(key, module, *lowered->graph, "graph", fusion);
+  addEntryKey(key, module, *lowered->graph, "graph", lowered->fusion);
   return lowered;
 }
 
@@ -177,7 +180,7 @@ std::optional<rt::GraphBundle> generateGraphBundle(LoweredGraph &lowered, codege
   // one unless the caller split it.
   codegen::unifyNumWarps(module);
   ir::PipelineOptions pipeline;
-  pipeline.reductionSplit.forced = lowered.fusion.reductionSplit ? lowered.fusion.reductionSplit : 1;
+  pipeline.reductionSplit.forced = lowered.fusion.reductionSplit;
   pipeline.fusionPolicy.quantized = lowered.fusion.fuseQuantized;
   ir::setPipelineTarget(pipeline, codegen::targetName(target));
   std::optional<rt::GraphBundle> bundle;

@@ -145,6 +145,12 @@ std::optional<rt::GraphBundle> DiskCache::loadGraph(const std::string &key, cons
             std::string(rt::targetName(expected.target));
   else if (graph->sourceHash != expected.sourceHash)
     other = "a graph compiled from another program text";
+  else if (!sameSignature(graph->params, expected.params))
+    other = "the signature " + rt::signatureString(graph->name, graph->params) + ", not " +
+            rt::signatureString(expected.graphName, expected.params);
+  else if (std::any_of(graph->kernels.begin(), graph->kernels.end(),
+                       [&](const rt::Bundle &k) { return k.checked != expected.checked; }))
+    other = std::string("kernels compiled ") + (expected.checked ? "unchecked" : "in checked mode");
   if (!other.empty()) {
     reportUnusable(path, "is damaged (it holds " + other + ")");
     return std::nullopt;

@@ -76,12 +76,15 @@ public:
   std::optional<rt::Bundle> loadBundle(const std::string &key, const Expected &expected);
   void storeBundle(const std::string &key, const rt::Bundle &bundle);
 
-  /// What a graph bundle under a key must be: the graph, target and program text the
-  /// key was computed from (its kernels are checked whole by the graph bundle's parser).
+  /// What a graph bundle under a key must be: the graph, target, program text, signature
+  /// and checked mode the key was computed from (its kernels are checked whole by the
+  /// graph bundle's parser).
   struct ExpectedGraph {
     std::string graphName;
     rt::Target target = rt::Target::SM90;
     std::string sourceHash;
+    std::vector<rt::BundleParam> params; ///< the graph's signature (names, dtypes, pointers)
+    bool checked = false;                ///< its kernels compiled in checked mode
   };
   /// The graph bundle stored under `key`, if there is one that is whole and is
   /// `expected`; anything else is reported (once) and missed, as bundles are.

@@ -16,7 +16,9 @@ static constexpr std::chrono::milliseconds kSlowCompileNote{1000};
 
 kiln_graph *compileGraph(JitState &jit, const Source &source, const std::string &graph, const SemaOptions &options,
                          const FusionChoices &fusion) {
-  std::lock_guard<std::mutex> lock(jit.mutex);
+  // No lock, as for a kernel's compile: what the JIT's state holds for compiling does not
+  // change after its creation and the disk cache is safe to share, so launches on other
+  // threads go on while a graph compiles, and the log callback may call the JIT.
   std::string diagnostics;
   std::unique_ptr<LoweredGraph> lowered = lowerGraph(source, graph, options, fusion, diagnostics);
   if (!lowered)
@@ -25,9 +27,16 @@ kiln_graph *compileGraph(JitState &jit, const Source &source, const std::string 
   // view that is not (codegen/GraphBundleBuilder.h); the runtime refuses a call that
   // breaks it.
   const codegen::CodegenOptions codegen = genericFacts().applyTo(jit.codegen);
-  const std::string key = KeyText(lowered->key).append(codegenKey(jit.target, codegen)).digest();
-  const DiskCache::ExpectedGraph expected{graph, codegen::bundleTarget(jit.target),
-                                         codegen::sourceHash(*lowered->module)};
+  // The persistent kernel's own options, which no kernel's code depends on.
+  const std::string key = KeyText(lowered->key)
+                              .append(codegenKey(jit.target, codegen))
+                              .add("workers_per_sm", codegen.workersPerSM)
+                              .add("task_prefetch", codegen.taskPrefetch ? 1 : 0)
+                              .digest();
+  DiskCache::ExpectedGraph expected{graph, codegen::bundleTarget(jit.target), codegen::sourceHash(*lowered->module),
+                                    {}, codegen.checked};
+  for (const auto &p : lowered->graph->params())
+    expected.params.push_back(rt::BundleParam{p->nameHint, p->type.dtype, p->type.pointer, 1});
   std::optional<rt::GraphBundle> bundle = jit.cache.loadGraph(key, expected);
   if (!bundle) {
     const auto start = std::chrono::steady_clock::now();

@@ -160,8 +160,11 @@ private:
       // (elements are combined from the first on, with no identity): a reshape, which
       // moves no data, where a reduction would go through shared memory. Kept where the
       // result is rank 0, a uniform value of another layout.
-      if (a->type.shape.at(static_cast<size_t>(op.intAttr("axis"))) == 1 && !type.shape.empty())
-        return builder.createValue(OpKind::Reshape, op.loc(), {a}, type);
+      if (a->type.shape.at(static_cast<size_t>(op.intAttr("axis"))) == 1 && !type.shape.empty()) {
+        Value *reshaped = builder.createValue(OpKind::Reshape, op.loc(), {a}, type);
+        reshaped->nameHint = op.result()->nameHint;
+        return reshaped;
+      }
       return nullptr;
     case OpKind::Select:
       if (const Attr *c = constantAttr(a))

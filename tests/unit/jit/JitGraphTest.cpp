@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "JitFixture.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sys/stat.h>
 
@@ -119,6 +120,23 @@ TEST_F(JitGraph, ADamagedEntryIsNotedAndCompiledAgain) {
   notes = logged(KILN_JIT_NOTE);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_TRUE(contains(notes[0], "it holds graph 'other', not 'residual_stack'")) << notes[0];
+
+  // So is the same graph compiled in checked mode: its key differs, its bundle would run.
+  Jit::Options checkedJit;
+  checkedJit.checked = true;
+  const auto before = graphs();
+  makeJit(checkedJit)->compile_graph_file(kGraphExample, "residual_stack", layers(2));
+  std::string checkedFile;
+  for (const std::string &f : graphs())
+    if (std::find(before.begin(), before.end(), f) == before.end())
+      checkedFile = f;
+  ASSERT_FALSE(checkedFile.empty());
+  std::filesystem::copy_file(checkedFile, files[0], std::filesystem::copy_options::overwrite_existing);
+  messages.clear();
+  makeJit()->compile_graph_file(kGraphExample, "residual_stack", layers(2));
+  notes = logged(KILN_JIT_NOTE);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(contains(notes[0], "it holds kernels compiled in checked mode")) << notes[0];
 }
 
 TEST_F(JitGraph, ErrorsAreLocatedAndSayWhatToCallInstead) {
