@@ -74,6 +74,21 @@ std::vector<rt::ConstValue> bundleConsts(const ir::Kernel &kernel) {
   return out;
 }
 
+std::vector<rt::BundleBlockMask> bundleBlockMasks(const ir::Kernel &kernel, std::vector<rt::BundleParam> &params) {
+  // A mask's five parameters are among `params`; the bundle says which, so that a
+  // launcher can build them from the one mask its caller passes. Their names are the
+  // mask's (NAME.rows, ...) whatever the IR calls them: Tile IR text has no dots in
+  // value names.
+  std::vector<rt::BundleBlockMask> out;
+  for (const ir::BlockMaskParam &m : kernel.blockMasks) {
+    out.push_back(rt::BundleBlockMask{m.name, static_cast<uint32_t>(m.blockRows), static_cast<uint32_t>(m.blockCols),
+                                      m.firstParam, m.extents});
+    for (unsigned i = 0; i < kBlockMaskParams && m.firstParam + i < params.size(); ++i)
+      params[m.firstParam + i].name = m.name + kBlockMaskParamSuffixes[i];
+  }
+  return out;
+}
+
 rt::Bundle makeBundle(const ir::Module &module, const ir::Kernel &kernel, Target target,
                       const CodegenOptions &options, const CodegenResult &result) {
   rt::Bundle b;
@@ -86,16 +101,7 @@ rt::Bundle makeBundle(const ir::Module &module, const ir::Kernel &kernel, Target
     b.params.push_back(rt::BundleParam{p.nameHint, p.type.dtype, p.type.pointer,
                                        p.type.pointer && options.assumeAlignedPointers ? 16u : 1u});
   }
-  // A mask's five parameters are among those above; the bundle says which, so that a
-  // launcher can build them from the one mask its caller passes.
-  // Their names are the mask's (NAME.rows, ...) whatever the IR calls them: Tile IR
-  // text has no dots in value names.
-  for (const ir::BlockMaskParam &m : kernel.blockMasks) {
-    b.blockMasks.push_back(rt::BundleBlockMask{m.name, static_cast<uint32_t>(m.blockRows),
-                                               static_cast<uint32_t>(m.blockCols), m.firstParam, m.extents});
-    for (unsigned i = 0; i < kBlockMaskParams && m.firstParam + i < b.params.size(); ++i)
-      b.params[m.firstParam + i].name = m.name + kBlockMaskParamSuffixes[i];
-  }
+  b.blockMasks = bundleBlockMasks(kernel, b.params);
   b.gridSplit = static_cast<uint32_t>(kernel.gridSplit.segments);
   b.workspaceBytes = kernel.gridSplit.usesWorkspace() ? static_cast<uint64_t>(kernel.gridSplit.workspaceBytes) : 0;
   b.clusterSplit = kernel.gridSplit.cluster;

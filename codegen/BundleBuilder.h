@@ -39,6 +39,10 @@ std::string sourceHash(const ir::Module &module);
 /// The const values of `kernel` as a bundle records them.
 std::vector<rt::ConstValue> bundleConsts(const ir::Kernel &kernel);
 
+/// `kernel`'s block masks (a kernel's or a graph's) as a bundle lists them; the names
+/// of their parameters in `params` become NAME.rows ... NAME.bitmaps.
+std::vector<rt::BundleBlockMask> bundleBlockMasks(const ir::Kernel &kernel, std::vector<rt::BundleParam> &params);
+
 /// Packs `result`, generated from `kernel` of `module` for `target` with `options`, into
 /// a bundle with one code section. The divisibility the code assumes (16-byte aligned
 /// pointers, CodegenOptions::paramDivisibility) is recorded per parameter, so the

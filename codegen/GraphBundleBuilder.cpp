@@ -366,6 +366,7 @@ std::optional<rt::GraphBundle> buildGraphBundle(const ir::Module &module, const 
   out.name = graph.name;
   for (const auto &p : graph.params())
     out.params.push_back(rt::BundleParam{p->nameHint, p->type.dtype, p->type.pointer, 1});
+  out.blockMasks = bundleBlockMasks(graph, out.params);
   out.target = bundleTarget(target);
   out.compilerVersion = compilerVersion();
   out.sourceHash = sourceHash(module);

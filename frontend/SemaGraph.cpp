@@ -6,8 +6,10 @@
 // `if`s and `launch`es. Each `launch K[grid](args, C = v)` is checked against K's
 // signature here and names one instance of K: K specialized with the const values the
 // launch gives (its defaults otherwise), compiled into the module's kernels once per
-// distinct set of values. Everything else a kernel body may do (tiles, memory,
-// program_id, dynamic loops) is refused in a graph, located at the construct.
+// distinct set of values. A graph's `block_mask` parameter is five runtime parameters,
+// as a kernel's, passed whole to a kernel's block_mask parameter. Everything else a
+// kernel body may do (tiles, memory, program_id, dynamic loops) is refused in a graph,
+// located at the construct.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/SemaInternal.h"
@@ -94,16 +96,10 @@ void Sema::checkLaunch(const ast::LaunchStmt &st) {
 
   // The arguments: the runtime parameters in order, then `NAME = value` for consts.
   std::vector<const ast::Param *> runtime;
-  for (const auto &p : k.params) {
-    if (p.isConst)
-      continue;
-    if (p.type && p.type->kind == ast::TypeExprKind::BlockMask) {
-      error(st.kernelLoc, DiagCode::Unsupported,
-            "kernel '" + k.name + "' takes the block mask '" + p.name + "', which a graph cannot pass yet");
-      return;
-    }
-    runtime.push_back(&p);
-  }
+  for (const auto &p : k.params)
+    if (!p.isConst)
+      runtime.push_back(&p);
+  std::vector<PendingMaskArgument> maskArgs;
   std::vector<std::pair<std::string, std::string>> consts;
   size_t positional = 0;
   bool ok = true;
@@ -114,6 +110,28 @@ void Sema::checkLaunch(const ast::LaunchStmt &st) {
         continue; // counted, reported below
       }
       const ast::Param &p = *runtime[positional++];
+      if (p.type && p.type->kind == ast::TypeExprKind::BlockMask) {
+        // A block mask of the graph, passed whole: its five parts. Whether its block
+        // sizes are the parameter's is known once the instance is specialized (they
+        // may name the kernel's consts).
+        Val v = evalExpr(*a.value);
+        if (v.isPoison()) {
+          ok = false;
+          continue;
+        }
+        if (v.kind != Val::Kind::Mask) {
+          error(a.value->loc, DiagCode::BlockMaskUse,
+                "argument '" + p.name + "' of kernel " + k.name + " takes a block mask, got " + describe(v),
+                "declare one on the graph, mask: block_mask<64, 64>, and pass it by name");
+          ok = false;
+          continue;
+        }
+        const MaskParam &m = masks[v.mask];
+        for (ir::Value *part : {m.rows, m.cols, m.rowStart, m.blocks, m.bitmaps})
+          operands.push_back(part);
+        maskArgs.push_back(PendingMaskArgument{p.name, m.name, m.blockRows, m.blockCols, a.value->loc});
+        continue;
+      }
       Val v = evalValue(*a.value);
       std::optional<Type> want = p.type ? resolveType(*p.type) : std::nullopt;
       if (v.isPoison() || !want) {
@@ -190,16 +208,16 @@ void Sema::checkLaunch(const ast::LaunchStmt &st) {
     known |= inst.name == name;
   if (!known)
     launchInstances.push_back(LaunchInstance{&k, std::move(ordered), name, st.loc});
+  for (PendingMaskArgument &m : maskArgs) {
+    m.instance = name;
+    pendingMaskArguments.push_back(std::move(m));
+  }
   emit(OpKind::Launch, st.loc, operands, {}, {{"kernel", name}});
 }
 
 void Sema::compileGraph(const ast::FunctionItem &g) {
-  for (const auto &p : g.params)
-    if (p.type && p.type->kind == ast::TypeExprKind::BlockMask) {
-      error(p.loc, DiagCode::Unsupported, "a graph cannot take a block mask yet ('" + p.name + "')");
-      return;
-    }
   launchInstances.clear();
+  pendingMaskArguments.clear();
   loweringGraph = true;
   std::unique_ptr<ir::Kernel> graph = specialize(g);
   loweringGraph = false;
@@ -235,6 +253,20 @@ void Sema::compileGraph(const ast::FunctionItem &g) {
       continue;
     }
     kernel->name = inst.name;
+    // The masks the graph passes it must have the block sizes its parameters declare.
+    for (const PendingMaskArgument &m : pendingMaskArguments) {
+      if (m.instance != inst.name)
+        continue;
+      for (const ir::BlockMaskParam &p : kernel->blockMasks)
+        if (p.name == m.param && (p.blockRows != m.blockRows || p.blockCols != m.blockCols)) {
+          error(m.loc, DiagCode::BlockMaskUse,
+                "parameter '" + m.param + "' of kernel " + inst.name + " takes a block_mask<" +
+                    std::to_string(p.blockRows) + ", " + std::to_string(p.blockCols) + ">, but '" + m.mask +
+                    "' is a block_mask<" + std::to_string(m.blockRows) + ", " + std::to_string(m.blockCols) + ">",
+                "declare the graph's mask with the kernel's block sizes");
+          ok = false;
+        }
+    }
     module.kernels.push_back(std::move(kernel));
   }
   if (!ok)

@@ -196,6 +196,15 @@ public:
     Location launch; ///< the first launch of it
   };
   std::vector<LaunchInstance> launchInstances; ///< of the graph being lowered
+  /// A graph's block mask passed to a kernel's block_mask parameter: checked against the
+  /// parameter's block sizes once the instance is specialized.
+  struct PendingMaskArgument {
+    std::string param, mask;
+    int64_t blockRows = 0, blockCols = 0;
+    Location loc;
+    std::string instance = {};
+  };
+  std::vector<PendingMaskArgument> pendingMaskArguments;
   bool loweringGraph = false;                  ///< `launch` statements are lowered
   /// While an instance is specialized: its const values, instead of the -D options,
   /// and a note at the launch that asked for them, added to every error.

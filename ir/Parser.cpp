@@ -322,9 +322,19 @@ private:
     return k;
   }
 
-  /// `graph @name(params) loc { ops }`.
+  /// `graph @name(params) [attributes {block_masks = {...}}] loc { ops }`.
   std::unique_ptr<Kernel> parseGraph() {
     std::unique_ptr<Kernel> g = parseEntryStart("a graph name such as @decode");
+    if (atIdent("attributes")) {
+      take();
+      expect(Tok::LBrace, "'{' starting the graph attributes");
+      const Token &key = expect(Tok::Ident, "a graph attribute name");
+      if (key.text != "block_masks")
+        fail(key, "unknown graph attribute '" + key.text + "' (a graph has block_masks only)");
+      expect(Tok::Equal, "'=' after the attribute name");
+      parseBlockMasks(*g);
+      expect(Tok::RBrace, "'}' ending the graph attributes");
+    }
     if (auto loc = parseOptionalLoc())
       g->loc = *loc;
     expect(Tok::LBrace, "'{' starting the graph body");

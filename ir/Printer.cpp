@@ -196,35 +196,47 @@ public:
     os_ << ")";
   }
 
-  /// `graph @name(params) loc { ... }`: a graph has no launch settings of its own.
+  /// `graph @name(params) loc { ... }`: a graph has no launch settings of its own, only
+  /// the block masks among its parameters.
   void printGraph(const Kernel &g) {
     printEntryStart("graph", g);
+    if (!g.blockMasks.empty()) {
+      os_ << " attributes {";
+      printBlockMasks(g);
+      os_ << "}";
+    }
     printLoc(g.loc);
     os_ << " {\n";
     printOps(*g.body, 1);
     os_ << "}\n";
   }
 
+  /// block_masks = {mask = [first parameter, BM, BN(, ROWS, COLS)?], ...}
+  void printBlockMasks(const Kernel &k) {
+    os_ << "block_masks = {";
+    for (size_t i = 0; i < k.blockMasks.size(); ++i) {
+      const BlockMaskParam &m = k.blockMasks[i];
+      os_ << (i ? ", " : "") << keyName(m.name) << " = [" << m.firstParam << ", " << m.blockRows << ", "
+          << m.blockCols;
+      if (m.extents)
+        for (const MaskExtent &e : *m.extents) {
+          os_ << ", ";
+          if (e.param >= 0 && unsigned(e.param) < k.body->numArguments())
+            os_ << namer_.name(k.body->argument(unsigned(e.param)));
+          else
+            os_ << e.value;
+        }
+      os_ << "]";
+    }
+    os_ << "}";
+  }
+
   void printKernel(const Kernel &k) {
     printEntryStart("kernel", k);
     os_ << " attributes {";
     if (!k.blockMasks.empty()) {
-      os_ << "block_masks = {";
-      for (size_t i = 0; i < k.blockMasks.size(); ++i) {
-        const BlockMaskParam &m = k.blockMasks[i];
-        os_ << (i ? ", " : "") << keyName(m.name) << " = [" << m.firstParam << ", " << m.blockRows << ", "
-            << m.blockCols;
-        if (m.extents)
-          for (const MaskExtent &e : *m.extents) {
-            os_ << ", ";
-            if (e.param >= 0 && unsigned(e.param) < k.body->numArguments())
-              os_ << namer_.name(k.body->argument(unsigned(e.param)));
-            else
-              os_ << e.value;
-          }
-        os_ << "]";
-      }
-      os_ << "}, ";
+      printBlockMasks(k);
+      os_ << ", ";
     }
     os_ << "consts = {";
     for (size_t i = 0; i < k.constValues.size(); ++i)

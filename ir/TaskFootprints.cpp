@@ -162,7 +162,9 @@ public:
 private:
   void record(const Op &op, bool reads, bool writes, std::vector<TaskFootprint> &out) {
     const Value *ptr = op.operand(0);
-    std::optional<std::pair<unsigned, Range>> known = pointer(ptr);
+    // A block's bitmap is read at an offset its slot operand gives, not at the pointer.
+    std::optional<std::pair<unsigned, Range>> known =
+        op.kind() == OpKind::BlockElements ? std::nullopt : pointer(ptr);
     if (known) {
       out.push_back(TaskFootprint{&op, known->first, reads, writes, known->second});
       return;

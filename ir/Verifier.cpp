@@ -67,6 +67,76 @@ private:
       if (multiple < 1 || multiple > (int64_t{1} << 30) || (multiple & (multiple - 1)) != 0)
         error(k.loc, where + ": multiple_of " + std::to_string(multiple) + " is not a power of two in 1..2^30");
     }
+    verifyBlockMasks(k, where);
+    const Op *term = k.body->terminator();
+    if (!term || term->kind() != OpKind::Return)
+      error(k.body->empty() ? k.loc : k.body->ops().back()->loc(),
+            where + ": body must end in 'return'");
+    verifyBlock(*k.body);
+  }
+
+  static void walkOps(const Block &block, const std::function<void(const Op &)> &fn) {
+    for (const auto &op : block.ops()) {
+      fn(*op);
+      for (const auto &r : op->regions())
+        walkOps(*r, fn);
+    }
+  }
+
+  /// A graph: scalar parameters, a body that returns, and launches of the module's
+  /// kernels whose arguments match their parameters one for one.
+  void verifyGraph(const Module &module, const Kernel &g) {
+    std::string where = "graph @" + g.name;
+    if (module.findKernel(g.name))
+      error(g.loc, where + ": a kernel of the module has the same name");
+    for (const auto &p : g.params())
+      if (!p->type.isScalar())
+        error(g.loc, where + ": parameter of type " + p->type.str() + " must be a scalar or a pointer");
+    verifyBlockMasks(g, where);
+    const Op *term = g.body->terminator();
+    if (!term || term->kind() != OpKind::Return)
+      error(g.body->empty() ? g.loc : g.body->ops().back()->loc(), where + ": body must end in 'return'");
+    verifyBlock(*g.body);
+    walkOps(*g.body, [&](const Op &op) {
+      if (op.kind() != OpKind::Launch || !op.hasAttr("kernel"))
+        return;
+      const std::string &name = op.stringAttr("kernel");
+      const Kernel *k = module.findKernel(name);
+      if (!k)
+        return opError(op, "launches @" + name + ", which is not a kernel of the module");
+      const size_t given = op.numOperands() - 3;
+      if (given != k->numLaunchParams())
+        return opError(op, "passes " + std::to_string(given) + " arguments to @" + name + ", which takes " +
+                               std::to_string(k->numLaunchParams()));
+      for (size_t i = 0; i < given; ++i)
+        if (op.operand(unsigned(i + 3))->type != k->params()[i]->type)
+          opError(op, "argument " + std::to_string(i + 1) + " of @" + name + " is " +
+                          op.operand(unsigned(i + 3))->type.str() + ", its parameter " +
+                          k->params()[i]->type.str());
+      // A kernel's mask gets the five parameters of one mask of the graph, in order,
+      // with the same block sizes: nothing at run time checks the parts passed alone.
+      for (const BlockMaskParam &km : k->blockMasks) {
+        const BlockMaskParam *passed = nullptr;
+        for (const BlockMaskParam &gm : g.blockMasks) {
+          bool all = gm.firstParam + 5 <= g.params().size() && km.firstParam + 5 <= given;
+          for (unsigned i = 0; all && i < 5; ++i)
+            all = op.operand(3 + km.firstParam + i) == g.params()[gm.firstParam + i].get();
+          if (all)
+            passed = &gm;
+        }
+        if (!passed)
+          opError(op, "passes @" + name + "'s block mask '" + km.name +
+                          "' something other than a block mask of the graph");
+        else if (passed->blockRows != km.blockRows || passed->blockCols != km.blockCols)
+          opError(op, "passes the graph's block mask '" + passed->name + "' to @" + name + "'s '" + km.name +
+                          "', whose block sizes differ");
+      }
+    });
+  }
+
+  /// Each block mask names five parameters (i32, i32, *i32, *i32, *u32) of `k`, a kernel
+  /// or a graph, with valid block sizes and declared extents.
+  void verifyBlockMasks(const Kernel &k, const std::string &where) {
     for (const BlockMaskParam &m : k.blockMasks) {
       auto pow2 = [](int64_t v) { return v >= 1 && v <= 256 && (v & (v - 1)) == 0; };
       if (!pow2(m.blockRows) || !pow2(m.blockCols))
@@ -95,51 +165,6 @@ private:
             error(k.loc, where + ": block mask '" + m.name + "' declares an extent by one of its own parameters");
         }
     }
-    const Op *term = k.body->terminator();
-    if (!term || term->kind() != OpKind::Return)
-      error(k.body->empty() ? k.loc : k.body->ops().back()->loc(),
-            where + ": body must end in 'return'");
-    verifyBlock(*k.body);
-  }
-
-  static void walkOps(const Block &block, const std::function<void(const Op &)> &fn) {
-    for (const auto &op : block.ops()) {
-      fn(*op);
-      for (const auto &r : op->regions())
-        walkOps(*r, fn);
-    }
-  }
-
-  /// A graph: scalar parameters, a body that returns, and launches of the module's
-  /// kernels whose arguments match their parameters one for one.
-  void verifyGraph(const Module &module, const Kernel &g) {
-    std::string where = "graph @" + g.name;
-    if (module.findKernel(g.name))
-      error(g.loc, where + ": a kernel of the module has the same name");
-    for (const auto &p : g.params())
-      if (!p->type.isScalar())
-        error(g.loc, where + ": parameter of type " + p->type.str() + " must be a scalar or a pointer");
-    const Op *term = g.body->terminator();
-    if (!term || term->kind() != OpKind::Return)
-      error(g.body->empty() ? g.loc : g.body->ops().back()->loc(), where + ": body must end in 'return'");
-    verifyBlock(*g.body);
-    walkOps(*g.body, [&](const Op &op) {
-      if (op.kind() != OpKind::Launch || !op.hasAttr("kernel"))
-        return;
-      const std::string &name = op.stringAttr("kernel");
-      const Kernel *k = module.findKernel(name);
-      if (!k)
-        return opError(op, "launches @" + name + ", which is not a kernel of the module");
-      const size_t given = op.numOperands() - 3;
-      if (given != k->numLaunchParams())
-        return opError(op, "passes " + std::to_string(given) + " arguments to @" + name + ", which takes " +
-                               std::to_string(k->numLaunchParams()));
-      for (size_t i = 0; i < given; ++i)
-        if (op.operand(unsigned(i + 3))->type != k->params()[i]->type)
-          opError(op, "argument " + std::to_string(i + 1) + " of @" + name + " is " +
-                          op.operand(unsigned(i + 3))->type.str() + ", its parameter " +
-                          k->params()[i]->type.str());
-    });
   }
 
   /// A split kernel takes its workspace, whole 32-bit words, as its last parameter; one

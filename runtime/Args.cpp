@@ -237,13 +237,12 @@ static std::string argumentContext(const std::string &kernelName, size_t index, 
   return "kernel '" + kernelName + "', argument " + std::to_string(index + 1) + " ('" + what + "'): ";
 }
 
-// Checks the mask argument `a` against `mask` and packs its five parts into the slots
-// from mask.firstParam on.
-static std::optional<ArgsError> packMask(const std::string &kernelName, const std::vector<BundleParam> &params,
-                                         const BundleBlockMask &mask, size_t argIndex, const kiln_arg &a,
-                                         const BufferResolver &resolve, const MaskResolver &resolveMask,
-                                         PackedArgs &out) {
-  const std::string context = argumentContext(kernelName, argIndex, maskSpelling(mask));
+// The five parts of the mask argument `a` for `mask` (KILN_ARG_BLOCK_MASK, resolved
+// through `resolveMask`): its extents as integers, its three arrays as buffers. Its
+// block sizes must be the parameter's.
+static std::optional<ArgsError> maskParts(const std::string &owner, const std::string &context,
+                                          const BundleBlockMask &mask, const kiln_arg &a,
+                                          const MaskResolver &resolveMask, kiln_arg (&parts)[kBlockMaskParams]) {
   std::string why;
   std::optional<MaskRef> ref;
   if (!resolveMask)
@@ -253,20 +252,34 @@ static std::optional<ArgsError> packMask(const std::string &kernelName, const st
   if (!ref)
     return ArgsError{KILN_ERROR_INVALID_VALUE, context + why};
   if (uint32_t(ref->blockRows) != mask.blockRows || uint32_t(ref->blockCols) != mask.blockCols)
-    return ArgsError{KILN_ERROR_INVALID_VALUE, "kernel '" + kernelName + "' takes " + maskSpelling(mask) +
-                                                   ", but the mask has " + std::to_string(ref->blockRows) + " x " +
+    return ArgsError{KILN_ERROR_INVALID_VALUE, owner + " takes " + maskSpelling(mask) + ", but the mask has " +
+                                                   std::to_string(ref->blockRows) + " x " +
                                                    std::to_string(ref->blockCols) + " blocks"};
-  // The parts go through the same checks as parts passed one by one, so a kernel
-  // compiled with assumptions about them (divisibility) is held to them either way.
-  kiln_arg parts[kBlockMaskParams] = {};
+  parts[0] = parts[1] = kiln_arg{};
   parts[0].kind = parts[1].kind = KILN_ARG_INT;
   parts[0].value.i = ref->rows;
   parts[1].value.i = ref->cols;
   const kiln_buffer *arrays[3] = {ref->rowStart, ref->blocks, ref->bitmaps};
   for (unsigned i = 0; i < 3; ++i) {
+    parts[2 + i] = kiln_arg{};
     parts[2 + i].kind = KILN_ARG_BUFFER;
     parts[2 + i].value.buffer.buffer = arrays[i];
   }
+  return std::nullopt;
+}
+
+// Checks the mask argument `a` against `mask` and packs its five parts into the slots
+// from mask.firstParam on.
+static std::optional<ArgsError> packMask(const std::string &kernelName, const std::vector<BundleParam> &params,
+                                         const BundleBlockMask &mask, size_t argIndex, const kiln_arg &a,
+                                         const BufferResolver &resolve, const MaskResolver &resolveMask,
+                                         PackedArgs &out) {
+  const std::string context = argumentContext(kernelName, argIndex, maskSpelling(mask));
+  kiln_arg parts[kBlockMaskParams];
+  if (auto error = maskParts("kernel '" + kernelName + "'", context, mask, a, resolveMask, parts))
+    return error;
+  // The parts go through the same checks as parts passed one by one, so a kernel
+  // compiled with assumptions about them (divisibility) is held to them either way.
   for (unsigned i = 0; i < kBlockMaskParams; ++i) {
     const size_t slot = mask.firstParam + i;
     const BundleParam &p = params[slot];
@@ -291,9 +304,11 @@ static int64_t slotInteger(const BundleParam &p, uint64_t slot) {
 
 // Checks every mask with declared extents (block_mask<BM, BN, ROWS, COLS>) against them:
 // the rows and cols it was passed, whole or as parts, against the constants or the
-// values of the parameters the kernel names.
-static std::optional<ArgsError> checkMaskExtents(const std::string &kernelName, const std::vector<BundleParam> &params,
-                                                 std::span<const BundleBlockMask> masks, const PackedArgs &out) {
+// values of the parameters `owner` names. `valueOf(i)` is parameter i's integer value.
+template <typename ValueOf>
+static std::optional<ArgsError> checkMaskExtents(const std::string &owner, std::string_view ownerKind,
+                                                 const std::vector<BundleParam> &params,
+                                                 std::span<const BundleBlockMask> masks, ValueOf valueOf) {
   for (const BundleBlockMask &m : masks) {
     if (!m.extents || size_t(m.firstParam) + 2 > params.size())
       continue;
@@ -301,20 +316,42 @@ static std::optional<ArgsError> checkMaskExtents(const std::string &kernelName, 
       const BlockMaskExtent &e = (*m.extents)[i];
       if (e.param >= 0 && size_t(e.param) >= params.size())
         continue; // the bundle's reader refuses this
-      const int64_t actual = slotInteger(params[m.firstParam + i], out.slots[m.firstParam + i]);
-      const int64_t expected = e.param < 0 ? e.value : slotInteger(params[size_t(e.param)], out.slots[size_t(e.param)]);
+      const int64_t actual = valueOf(m.firstParam + i);
+      const int64_t expected = e.param < 0 ? e.value : valueOf(size_t(e.param));
       if (actual == expected)
         continue;
       const char *what = i == 0 ? "rows" : "columns";
       return ArgsError{KILN_ERROR_INVALID_VALUE,
-                       "kernel '" + kernelName + "': block mask '" + m.name + "' has " + std::to_string(actual) + " " +
-                           what + ", but the kernel declares " +
+                       owner + ": block mask '" + m.name + "' has " + std::to_string(actual) + " " + what +
+                           ", but the " + std::string(ownerKind) + " declares " +
                            (e.param < 0 ? std::to_string(expected)
                                         : params[size_t(e.param)].name + " = " + std::to_string(expected)) +
                            " " + what + " for it"};
     }
   }
   return std::nullopt;
+}
+
+// Whether `args` are as many as `params` take, a mask standing for one argument (a
+// KILN_ARG_BLOCK_MASK at its first parameter) or five.
+static std::optional<ArgsError> checkCount(const std::string &owner, const std::string &name,
+                                           const std::vector<BundleParam> &params,
+                                           std::span<const BundleBlockMask> masks, std::span<const kiln_arg> args,
+                                           const std::vector<const BundleBlockMask *> &start) {
+  size_t param = 0, arg = 0;
+  for (; param < params.size() && arg < args.size(); ++arg)
+    param += start[param] && args[arg].kind == KILN_ARG_BLOCK_MASK ? kBlockMaskParams : 1;
+  if (param == params.size() && arg == args.size())
+    return std::nullopt;
+  const size_t numMasks = params.size() - size_t(std::count(start.begin(), start.end(), nullptr));
+  const size_t expected = params.size() - (kBlockMaskParams - 1) * numMasks;
+  return ArgsError{KILN_ERROR_ARGUMENT_MISMATCH,
+                   owner + " takes " + std::to_string(expected) + " argument" + (expected == 1 ? "" : "s") + ", got " +
+                       std::to_string(args.size()) +
+                       (expected == params.size() ? ""
+                                                  : " (a block mask is one argument, or five: its rows, cols, "
+                                                    "row_start, blocks and bitmaps)") +
+                       "; its signature is " + signatureString(name, params, masks)};
 }
 
 std::optional<ArgsError> packLaunchArgs(const std::string &kernelName, const std::vector<BundleParam> &params,
@@ -324,27 +361,13 @@ std::optional<ArgsError> packLaunchArgs(const std::string &kernelName, const std
   out.slots.assign(params.size(), 0);
   out.sizes.assign(params.size(), 0);
   const std::vector<const BundleBlockMask *> start = maskStarts(params, masks);
-  auto takesWhole = [&](size_t param, size_t arg) { return start[param] && args[arg].kind == KILN_ARG_BLOCK_MASK; };
-
+  const std::string owner = "kernel '" + kernelName + "'";
   // The count first: with a mask standing for one or five arguments, it depends on the
   // kinds of the arguments at the masks' positions.
-  size_t param = 0, arg = 0;
-  for (; param < params.size() && arg < args.size(); ++arg)
-    param += takesWhole(param, arg) ? kBlockMaskParams : 1;
-  if (param != params.size() || arg != args.size()) {
-    const size_t numMasks = params.size() - size_t(std::count(start.begin(), start.end(), nullptr));
-    const size_t expected = params.size() - (kBlockMaskParams - 1) * numMasks;
-    return ArgsError{KILN_ERROR_ARGUMENT_MISMATCH,
-                     "kernel '" + kernelName + "' takes " + std::to_string(expected) + " argument" +
-                         (expected == 1 ? "" : "s") + ", got " + std::to_string(args.size()) +
-                         (expected == params.size() ? ""
-                                                    : " (a block mask is one argument, or five: its rows, cols, "
-                                                      "row_start, blocks and bitmaps)") +
-                         "; its signature is " + signatureString(kernelName, params, masks)};
-  }
-
-  for (param = 0, arg = 0; param < params.size(); ++arg) {
-    if (takesWhole(param, arg)) {
+  if (auto error = checkCount(owner, kernelName, params, masks, args, start))
+    return error;
+  for (size_t param = 0, arg = 0; param < params.size(); ++arg) {
+    if (start[param] && args[arg].kind == KILN_ARG_BLOCK_MASK) {
       if (auto error = packMask(kernelName, params, *start[param], arg, args[arg], resolve, resolveMask, out))
         return error;
       param += kBlockMaskParams;
@@ -357,7 +380,41 @@ std::optional<ArgsError> packLaunchArgs(const std::string &kernelName, const std
     out.sizes[param] = p.pointer ? 8 : dtypeSizeBytes(p.dtype);
     ++param;
   }
-  return checkMaskExtents(kernelName, params, masks, out);
+  return checkMaskExtents(owner, "kernel", params, masks,
+                          [&](size_t i) { return slotInteger(params[i], out.slots[i]); });
+}
+
+std::optional<ArgsError> expandMaskArgs(const std::string &graphName, const std::vector<BundleParam> &params,
+                                        std::span<const BundleBlockMask> masks, std::span<const kiln_arg> args,
+                                        const MaskResolver &resolveMask, std::vector<kiln_arg> &out) {
+  out.clear();
+  const std::vector<const BundleBlockMask *> start = maskStarts(params, masks);
+  const std::string owner = "graph '" + graphName + "'";
+  if (auto error = checkCount(owner, graphName, params, masks, args, start))
+    return error;
+  for (size_t param = 0, arg = 0; param < params.size(); ++arg) {
+    if (start[param] && args[arg].kind == KILN_ARG_BLOCK_MASK) {
+      kiln_arg parts[kBlockMaskParams];
+      const std::string context =
+          owner + ", argument " + std::to_string(arg + 1) + " ('" + maskSpelling(*start[param]) + "'): ";
+      if (auto error = maskParts(owner, context, *start[param], args[arg], resolveMask, parts))
+        return error;
+      out.insert(out.end(), std::begin(parts), std::end(parts));
+      param += kBlockMaskParams;
+      continue;
+    }
+    out.push_back(args[arg]);
+    ++param;
+  }
+  // Integer arguments only: one that is not is refused, by name, when the graph's
+  // arguments are read; until then it counts as a value no extent has.
+  auto valueOf = [&](size_t i) -> int64_t {
+    const kiln_arg &a = out[i];
+    return a.kind == KILN_ARG_INT ? a.value.i
+           : a.kind == KILN_ARG_UINT && a.value.u <= uint64_t(INT64_MAX) ? int64_t(a.value.u)
+                                                                         : -1;
+  };
+  return checkMaskExtents(owner, "graph", params, masks, valueOf);
 }
 
 } // namespace kiln::rt

@@ -82,6 +82,15 @@ std::optional<ArgsError> packLaunchArgs(const std::string &kernelName, const std
                                         const BufferResolver &resolve, const MaskResolver &resolveMask,
                                         PackedArgs &out);
 
+/// The arguments of a call of graph `graphName` as one per parameter of `params`: a
+/// KILN_ARG_BLOCK_MASK at a mask's first parameter becomes its five parts (its extents
+/// as integers, its arrays as buffers) after its block sizes are checked; anything else
+/// is copied, to be checked as the graph reads it. Counts and declared extents are
+/// checked as packLaunchArgs checks them. Returns nullopt on success.
+std::optional<ArgsError> expandMaskArgs(const std::string &graphName, const std::vector<BundleParam> &params,
+                                        std::span<const BundleBlockMask> masks, std::span<const kiln_arg> args,
+                                        const MaskResolver &resolveMask, std::vector<kiln_arg> &out);
+
 /// "add(x: *f32, n: i32)", for messages; with `masks`, each mask is spelled once as
 /// "mask: block_mask<BM, BN>" in place of its five parameters.
 std::string signatureString(const std::string &kernelName, const std::vector<BundleParam> &params,

@@ -73,31 +73,24 @@ bool isLowerHex(std::string_view s) {
   return true;
 }
 
-std::string validateBundle(const Bundle &b) {
-  if (!isIdentifier(b.kernelName))
-    return "kernel name '" + b.kernelName.substr(0, 64) + "' is not an identifier";
-  if (!isSymbol(b.entry))
-    return "entry symbol '" + b.entry.substr(0, 64) + "' is not a valid symbol";
-  if (b.params.size() > kMaxParams)
-    return "too many parameters (" + std::to_string(b.params.size()) + ")";
-  if (b.consts.size() > kMaxConsts)
-    return "too many const values (" + std::to_string(b.consts.size()) + ")";
-  if (b.blockMasks.size() > kMaxParams / kBlockMaskParams)
-    return "too many block masks (" + std::to_string(b.blockMasks.size()) + ")";
+std::string validateBlockMasks(const std::vector<BundleParam> &params, std::span<const BundleBlockMask> masks,
+                               std::string_view owner, std::vector<const BundleBlockMask *> &maskOf) {
+  if (masks.size() > kMaxParams / kBlockMaskParams)
+    return "too many block masks (" + std::to_string(masks.size()) + ")";
   // Each mask stands for five parameters of fixed types, named after it: the launchers
   // build exactly those from the caller's mask, so any other shape is a damaged file.
-  std::vector<const BundleBlockMask *> maskOf(b.params.size(), nullptr);
-  for (const BundleBlockMask &m : b.blockMasks) {
+  maskOf.assign(params.size(), nullptr);
+  for (const BundleBlockMask &m : masks) {
     if (!isIdentifier(m.name))
       return "block mask name '" + m.name.substr(0, 64) + "' is not an identifier";
     std::string what = "block mask '" + m.name + "'";
     if (!isValidMaskBlockSize(m.blockRows) || !isValidMaskBlockSize(m.blockCols))
       return what + " has blocks of " + std::to_string(m.blockRows) + " x " + std::to_string(m.blockCols) +
              "; each side must be a power of two from 1 to 256";
-    if (m.firstParam > b.params.size() || b.params.size() - m.firstParam < kBlockMaskParams)
+    if (m.firstParam > params.size() || params.size() - m.firstParam < kBlockMaskParams)
       return what + " needs parameters " + std::to_string(m.firstParam) + ".." +
              std::to_string(uint64_t(m.firstParam) + kBlockMaskParams - 1) + ", but there are " +
-             std::to_string(b.params.size());
+             std::to_string(params.size());
     static constexpr struct {
       DType dtype;
       bool pointer;
@@ -105,7 +98,7 @@ std::string validateBundle(const Bundle &b) {
                                   {DType::I32, true},  {DType::U32, true}};
     for (unsigned i = 0; i < kBlockMaskParams; ++i) {
       size_t index = m.firstParam + i;
-      const BundleParam &p = b.params[index];
+      const BundleParam &p = params[index];
       if (maskOf[index])
         return what + " overlaps block mask '" + maskOf[index]->name + "' at parameter " + std::to_string(index);
       maskOf[index] = &m;
@@ -125,13 +118,28 @@ std::string validateBundle(const Bundle &b) {
         if (e.param < 0)
           continue;
         const size_t index = size_t(e.param);
-        if (index >= b.params.size() || b.params[index].pointer || dtypeIsFloat(b.params[index].dtype) ||
-            b.params[index].dtype == DType::Bool ||
+        if (index >= params.size() || params[index].pointer || dtypeIsFloat(params[index].dtype) ||
+            params[index].dtype == DType::Bool ||
             (index >= m.firstParam && index < m.firstParam + kBlockMaskParams))
           return what + " declares an extent by parameter " + std::to_string(e.param) +
-                 ", which is not an integer parameter of the kernel";
+                 ", which is not an integer parameter of the " + std::string(owner);
       }
   }
+  return "";
+}
+
+std::string validateBundle(const Bundle &b) {
+  if (!isIdentifier(b.kernelName))
+    return "kernel name '" + b.kernelName.substr(0, 64) + "' is not an identifier";
+  if (!isSymbol(b.entry))
+    return "entry symbol '" + b.entry.substr(0, 64) + "' is not a valid symbol";
+  if (b.params.size() > kMaxParams)
+    return "too many parameters (" + std::to_string(b.params.size()) + ")";
+  if (b.consts.size() > kMaxConsts)
+    return "too many const values (" + std::to_string(b.consts.size()) + ")";
+  std::vector<const BundleBlockMask *> maskOf;
+  if (std::string why = validateBlockMasks(b.params, b.blockMasks, "kernel", maskOf); !why.empty())
+    return why;
   std::set<std::string> names;
   for (size_t i = 0; i < b.params.size(); ++i) {
     const BundleParam &p = b.params[i];
@@ -243,14 +251,8 @@ std::string encodeBundleMetadata(const Bundle &b) {
                       (p.divisibility > 1 ? " div " + std::to_string(p.divisibility) : ""));
   // Only kernels with masks carry these, so every other bundle reads as it always did.
   // A declared extent is `=N` (a constant) or `@P` (parameter P's value).
-  for (const BundleBlockMask &m : b.blockMasks) {
-    std::string extents;
-    if (m.extents)
-      for (const BlockMaskExtent &e : *m.extents)
-        extents += e.param >= 0 ? " @" + std::to_string(e.param) : " =" + std::to_string(e.value);
-    line("block_mask", m.name + " " + std::to_string(m.blockRows) + " " + std::to_string(m.blockCols) + " " +
-                           std::to_string(m.firstParam) + extents);
-  }
+  for (const BundleBlockMask &m : b.blockMasks)
+    line("block_mask", blockMaskText(m));
   for (const ConstValue &c : b.consts) {
     std::string value;
     if (auto *i = std::get_if<int64_t>(&c.value))
@@ -335,7 +337,16 @@ bool parseParam(std::string_view rest, BundleParam &p) {
   return nextWord(rest) == "div" && parseInt(nextWord(rest), p.divisibility) && rest.empty();
 }
 
-static bool parseBlockMask(std::string_view rest, BundleBlockMask &m) {
+std::string blockMaskText(const BundleBlockMask &m) {
+  std::string extents;
+  if (m.extents)
+    for (const BlockMaskExtent &e : *m.extents)
+      extents += e.param >= 0 ? " @" + std::to_string(e.param) : " =" + std::to_string(e.value);
+  return m.name + " " + std::to_string(m.blockRows) + " " + std::to_string(m.blockCols) + " " +
+         std::to_string(m.firstParam) + extents;
+}
+
+bool parseBlockMask(std::string_view rest, BundleBlockMask &m) {
   m.name = std::string(nextWord(rest));
   if (!parseInt(nextWord(rest), m.blockRows) || !parseInt(nextWord(rest), m.blockCols) ||
       !parseInt(nextWord(rest), m.firstParam))

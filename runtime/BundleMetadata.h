@@ -28,6 +28,7 @@
 #include "runtime/Bundle.h"
 
 #include <charconv>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -55,6 +56,16 @@ std::string_view nextWord(std::string_view &rest);
 bool parseDouble(std::string_view s, double &out);
 /// "x *f32 div 16" (the text after `param `).
 bool parseParam(std::string_view rest, BundleParam &p);
+/// "m 4 8 2 @1 =64" (the text after `block_mask `): NAME BM BN FIRST and, when the
+/// mask declares its extents, each as `@P` (parameter P's value) or `=N`.
+std::string blockMaskText(const BundleBlockMask &mask);
+bool parseBlockMask(std::string_view rest, BundleBlockMask &mask);
+/// "" when every mask of `masks` covers five parameters of `params` named and typed as
+/// support/BlockMask.h says, none shared, with valid block sizes and extents; else the
+/// first problem. `maskOf` gets, per parameter, the mask covering it (or null).
+/// `owner` ("kernel", "graph") names what the parameters belong to in messages.
+std::string validateBlockMasks(const std::vector<BundleParam> &params, std::span<const BundleBlockMask> masks,
+                               std::string_view owner, std::vector<const BundleBlockMask *> &maskOf);
 
 template <typename Int> bool parseInt(std::string_view s, Int &out) {
   if (s.empty() || s.size() > 24)

@@ -4,6 +4,7 @@
 //
 //   graph chain
 //   param x *f32 div 16                 (as a kernel bundle's)
+//   block_mask m 64 64 2                (as a kernel bundle's: a mask parameter's five)
 //   value param *f32 0                  (value OP TYPE, then what the op needs)
 //   value const i32 63
 //   value add i32 3 1                   (operands: indices of earlier values)
@@ -29,6 +30,7 @@
 #include "runtime/Container.h"
 #include "runtime/DTypes.h"
 #include "support/AtomicFile.h"
+#include "support/TaskTable.h"
 
 #include <set>
 
@@ -46,6 +48,8 @@ std::string checkGraphSection(uint32_t kind, uint32_t target) {
   return "";
 }
 
+// A record holds at most every argument of a kernel (256) and each one's extent.
+constexpr int64_t kMaxRecordWords = tasks::kRecordHeaderWords + 2 * 256;
 // A graph launches a few kernels; the table's limit bounds what a damaged file can ask.
 constexpr uint32_t kMaxKernels = 255;
 constexpr size_t kMaxValues = 1u << 20;
@@ -195,13 +199,21 @@ std::string validateFootprint(const GraphBundle &g, const GraphFootprint &f) {
 std::string validateGraphBundle(const GraphBundle &g) {
   if (!isIdentifier(g.name))
     return "graph name '" + g.name + "' is not an identifier";
+  std::vector<const BundleBlockMask *> maskOf;
+  if (std::string why = validateBlockMasks(g.params, g.blockMasks, "graph", maskOf); !why.empty())
+    return why;
   std::set<std::string> names;
-  for (const BundleParam &p : g.params) {
-    if (!isIdentifier(p.name) || !names.insert(p.name).second)
+  for (size_t i = 0; i < g.params.size(); ++i) {
+    const BundleParam &p = g.params[i];
+    // A mask's parameters are named NAME.rows etc. (checked above), the others identifiers.
+    if ((!maskOf[i] && !isIdentifier(p.name)) || !names.insert(p.name).second)
       return "parameter '" + p.name + "' is not a new identifier";
     if (p.divisibility != 1)
       return "parameter '" + p.name + "' assumes a divisibility; a graph's parameters assume none";
   }
+  for (const BundleBlockMask &m : g.blockMasks)
+    if (!names.insert(m.name).second)
+      return "block mask '" + m.name + "' has the name of another parameter or block mask";
   if (g.values.size() > kMaxValues)
     return "too many values";
   for (size_t i = 0; i < g.values.size(); ++i)
@@ -230,17 +242,28 @@ std::string validateGraphBundle(const GraphBundle &g) {
     if (k.target != g.target)
       return "kernel " + k.kernelName + " is for " + std::string(targetName(k.target)) + ", the graph for " +
              std::string(targetName(g.target));
-    if (!k.blockMasks.empty())
-      return "kernel " + k.kernelName + " takes a block mask, which a graph cannot pass yet";
   }
   if (g.persistent) {
     if (std::string why = validateBundle(*g.persistent); !why.empty())
       return "the persistent kernel: " + why;
-    bool words = false;
-    for (const ConstValue &c : g.persistent->consts)
-      words |= c.name == "RECORD_WORDS" && std::holds_alternative<int64_t>(c.value);
+    std::optional<int64_t> words;
+    bool checked = false;
+    for (const ConstValue &c : g.persistent->consts) {
+      if (c.name == "RECORD_WORDS" && std::holds_alternative<int64_t>(c.value))
+        words = std::get<int64_t>(c.value);
+      checked |= c.name == "CHECKED" && std::holds_alternative<int64_t>(c.value) && std::get<int64_t>(c.value) == 1;
+    }
     if (!words || g.persistent->target != g.target)
       return "the persistent kernel does not say its record size, or is for another target";
+    // A record holds every argument of the launch it describes (and, checked, the
+    // extent of each): the table the runtime writes must fit the records the kernel reads.
+    for (const Bundle &k : g.kernels) {
+      const int64_t needed = tasks::kRecordHeaderWords + int64_t(k.params.size()) * (checked ? 2 : 1);
+      if (*words < needed || *words > kMaxRecordWords)
+        return "the persistent kernel's records of " + std::to_string(*words) + " words (" +
+               std::to_string(tasks::kRecordHeaderWords) + " of them its header) cannot hold the " +
+               std::to_string(k.params.size()) + " arguments of kernel " + k.kernelName;
+    }
   }
   if (!isPlainText(g.compilerVersion) || !isPlainText(g.sourceFile) || (!g.sourceHash.empty() && !isLowerHex(g.sourceHash)))
     return "the compiler, source or hash field is not plain text";
@@ -328,6 +351,8 @@ std::string encodeMetadata(const GraphBundle &g) {
   line("graph", g.name);
   for (const BundleParam &p : g.params)
     line("param", p.name + " " + paramTypeSpelling(p.dtype, p.pointer));
+  for (const BundleBlockMask &m : g.blockMasks)
+    line("block_mask", blockMaskText(m));
   for (const GraphValue &v : g.values) {
     std::string text = std::string(infoOf(v.op).name) + " " + paramTypeSpelling(v.dtype, v.pointer);
     if (v.op == GraphOp::Param || (v.op == GraphOp::Const && !dtypeIsFloat(v.dtype)))
@@ -459,14 +484,16 @@ bool decodeMetadata(std::string_view text, GraphBundle &g, std::string &error) {
     text.remove_prefix(nl + 1);
     const std::string key(nextWord(rest));
     bool ok = true;
-    const bool repeatable = key == "param" || key == "value" || key == "launch" || key == "edge" ||
-                            key == "footprint";
+    const bool repeatable = key == "param" || key == "block_mask" || key == "value" || key == "launch" ||
+                            key == "edge" || key == "footprint";
     if (!repeatable && !seen.insert(key).second)
       ok = false;
     else if (key == "graph")
       g.name = std::string(rest);
     else if (key == "param")
       ok = parseParam(rest, g.params.emplace_back());
+    else if (key == "block_mask")
+      ok = g.blockMasks.size() < kMaxValues && parseBlockMask(rest, g.blockMasks.emplace_back());
     else if (key == "value")
       ok = g.values.size() < kMaxValues && parseValue(rest, g.values.emplace_back());
     else if (key == "launch")

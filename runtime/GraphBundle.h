@@ -4,7 +4,7 @@
 // the Python bindings launch with one call (docs/graphs.md). It holds everything a run
 // needs where no compiler is installed:
 //
-//   * the graph's signature, as a kernel bundle's (BundleParam);
+//   * the graph's signature, as a kernel bundle's (BundleParam, BundleBlockMask);
 //   * its body as a scalar program: the values the body computes from its parameters
 //     (grids, scalar arguments, views `p + offset`), in order, and its launches, each
 //     with the kernel it runs, its grid and arguments as values of the program, and,
@@ -112,6 +112,9 @@ struct GraphFootprint {
 struct GraphBundle {
   std::string name;
   std::vector<BundleParam> params;
+  /// The block masks among `params`, each covering five of them as a kernel's do
+  /// (BundleBlockMask): kiln_graph_launch takes one mask argument for them.
+  std::vector<BundleBlockMask> blockMasks;
   std::vector<GraphValue> values;
   std::vector<GraphLaunchStep> launches;
   std::vector<GraphEdge> edges;

@@ -211,6 +211,31 @@ kiln_status graphArguments(const kiln_graph &g, const kiln_arg *args, size_t n, 
   return KILN_SUCCESS;
 }
 
+/// The call's arguments with each block mask given whole (KILN_ARG_BLOCK_MASK) replaced
+/// by its five parts, block sizes and declared extents checked.
+kiln_status expandMasks(const kiln_graph &g, const kiln_arg *args, size_t n, std::vector<kiln_arg> &out) {
+  rt::MaskResolver resolveMask = [&](const kiln_block_mask *mask, std::string &why) -> std::optional<rt::MaskRef> {
+    int64_t rows = 0, cols = 0, blockRows = 0, blockCols = 0;
+    rt::MaskRef ref;
+    if (kiln_block_mask_query(g.runtime, mask, &rows, &cols, &blockRows, &blockCols, &ref.rowStart, &ref.blocks,
+                              &ref.bitmaps) != KILN_SUCCESS) {
+      why = kiln_last_error();
+      return std::nullopt;
+    }
+    ref.rows = static_cast<int32_t>(rows);
+    ref.cols = static_cast<int32_t>(cols);
+    ref.blockRows = static_cast<int32_t>(blockRows);
+    ref.blockCols = static_cast<int32_t>(blockCols);
+    return ref;
+  };
+  if (n && !args)
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_graph_launch: null arguments");
+  if (std::optional<rt::ArgsError> error = rt::expandMaskArgs(g.bundle.name, g.bundle.params, g.bundle.blockMasks,
+                                                              std::span<const kiln_arg>(args, n), resolveMask, out))
+    return fail(error->status, error->message);
+  return KILN_SUCCESS;
+}
+
 /// What decides a call's plan and packed arguments: the mode, each argument's kind and
 /// bits, and for a buffer its handle, device address, size and view offset. A call
 /// whose key equals the last one's runs the last plan again without planning, checking
@@ -568,6 +593,24 @@ kiln_status kiln_graph_param(const kiln_graph *graph, size_t index, const char *
   return KILN_SUCCESS;
 }
 
+size_t kiln_graph_num_block_masks(const kiln_graph *graph) { return graph ? graph->bundle.blockMasks.size() : 0; }
+
+kiln_status kiln_graph_block_mask(const kiln_graph *graph, size_t index, const char **name, int64_t *block_rows,
+                                  int64_t *block_cols, size_t *first_param) {
+  if (!graph || index >= graph->bundle.blockMasks.size())
+    return fail(KILN_ERROR_INVALID_VALUE, "kiln_graph_block_mask: null graph or index out of range");
+  const rt::BundleBlockMask &m = graph->bundle.blockMasks[index];
+  if (name)
+    *name = m.name.c_str();
+  if (block_rows)
+    *block_rows = m.blockRows;
+  if (block_cols)
+    *block_cols = m.blockCols;
+  if (first_param)
+    *first_param = m.firstParam;
+  return KILN_SUCCESS;
+}
+
 int kiln_graph_has_persistent(const kiln_graph *graph) { return graph && graph->bundle.persistent ? 1 : 0; }
 
 kiln_status kiln_graph_set_workers(kiln_graph *graph, uint32_t workers) {
@@ -612,6 +655,15 @@ kiln_status kiln_graph_launch(kiln_graph *graph, const kiln_arg *args, size_t nu
                                               " on " + kiln_runtime_device_name(g.runtime) +
                                               "; KILN_GRAPH_MODE_LAUNCHES runs it launch by launch");
 
+    // A block mask stands for its five parts from here on, so that the call's key holds
+    // its arrays' buffers and a mask rebuilt in the same place is not taken for the last.
+    std::vector<kiln_arg> expanded;
+    if (!g.bundle.blockMasks.empty()) {
+      if (kiln_status s = expandMasks(g, args, num_args, expanded); s != KILN_SUCCESS)
+        return s;
+      args = expanded.data();
+      num_args = expanded.size();
+    }
     std::vector<uint64_t> key = callKey(g, args, num_args, mode);
     if (!key.empty() && key == g.lastKey && g.lastMode == mode)
       return runPlanned(g, mode);

@@ -262,6 +262,22 @@ struct KernelBlockMask {
   size_t first_param;
 };
 
+namespace detail {
+/// The block masks of a kernel or a graph, through the C API's count and query calls.
+template <typename Handle, typename Count, typename Query>
+std::vector<KernelBlockMask> blockMasks(Handle handle, Count count, Query query) {
+  std::vector<KernelBlockMask> out;
+  for (size_t i = 0; i < count(handle); ++i) {
+    const char *n = nullptr;
+    KernelBlockMask m{};
+    check(query(handle, i, &n, &m.block_rows, &m.block_cols, &m.first_param));
+    m.name = n;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+} // namespace detail
+
 /// A `const` parameter of a kernel and the value it was compiled with.
 struct KernelConst {
   std::string name;
@@ -289,15 +305,7 @@ public:
   }
   /// The block_mask parameters; params() lists each as its five runtime parameters.
   std::vector<KernelBlockMask> block_masks() const {
-    std::vector<KernelBlockMask> out;
-    for (size_t i = 0; i < kiln_kernel_num_block_masks(h_); ++i) {
-      const char *n = nullptr;
-      KernelBlockMask m{};
-      detail::check(kiln_kernel_block_mask(h_, i, &n, &m.block_rows, &m.block_cols, &m.first_param));
-      m.name = n;
-      out.push_back(std::move(m));
-    }
-    return out;
+    return detail::blockMasks(h_, kiln_kernel_num_block_masks, kiln_kernel_block_mask);
   }
   std::vector<KernelConst> consts() const {
     std::vector<KernelConst> out;
@@ -520,6 +528,10 @@ public:
       out.push_back(KernelParam{name, dtype, pointer != 0});
     }
     return out;
+  }
+  /// The block_mask parameters; params() lists each as its five runtime parameters.
+  std::vector<KernelBlockMask> block_masks() const {
+    return detail::blockMasks(h_, kiln_graph_num_block_masks, kiln_graph_block_mask);
   }
   kiln_graph *handle() const { return h_; }
 

@@ -342,6 +342,11 @@ size_t kiln_graph_num_params(const kiln_graph *graph);
 /* Parameter `index` of the graph, as kiln_kernel_param. Out pointers may be NULL. */
 kiln_status kiln_graph_param(const kiln_graph *graph, size_t index, const char **name, kiln_dtype *dtype,
                              int *is_pointer);
+/* The graph's block_mask<BM, BN> parameters, as kiln_kernel_block_mask: each is one
+ * KILN_ARG_BLOCK_MASK argument of kiln_graph_launch (or its five parts). */
+size_t kiln_graph_num_block_masks(const kiln_graph *graph);
+kiln_status kiln_graph_block_mask(const kiln_graph *graph, size_t index, const char **name, int64_t *block_rows,
+                                  int64_t *block_cols, size_t *first_param);
 /* 1 when the bundle holds a persistent kernel (NVPTX targets), else 0. */
 int kiln_graph_has_persistent(const kiln_graph *graph);
 /* The persistent mode's workers: 0 (the default) for as many programs as the device
@@ -354,7 +359,7 @@ kiln_status kiln_graph_set_wait_timeout(kiln_graph *graph, uint64_t nanoseconds)
 kiln_status kiln_graph_set_trace(kiln_graph *graph, int enabled);
 
 /* Enqueues one run of the graph with its arguments (one per parameter: buffers for
- * pointers, scalars as for kiln_launch; no block masks). Every launch's grid and
+ * pointers, scalars and block masks as for kiln_launch). Every launch's grid and
  * arguments are checked before anything is enqueued. Asynchronous like kiln_launch:
  * after kiln_runtime_synchronize, kiln_graph_check says whether a persistent run
  * finished. Repeated runs need no reset between them. */

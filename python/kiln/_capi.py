@@ -124,6 +124,8 @@ RUNTIME_SIGNATURES = {
     "kiln_graph_name": ([_P], _STR),
     "kiln_graph_num_params": ([_P], _S),
     "kiln_graph_param": ([_P, _S, ctypes.POINTER(_STR), ctypes.POINTER(_I), ctypes.POINTER(ctypes.c_int)], _I),
+    "kiln_graph_num_block_masks": ([_P], _S),
+    "kiln_graph_block_mask": ([_P, _S, ctypes.POINTER(_STR), _P64, _P64, ctypes.POINTER(_S)], _I),
     "kiln_graph_has_persistent": ([_P], ctypes.c_int),
     "kiln_graph_set_workers": ([_P, ctypes.c_uint32], _I),
     "kiln_graph_set_wait_timeout": ([_P, ctypes.c_uint64], _I),

@@ -269,6 +269,45 @@ class Buffer:
         self.free()
 
 
+def _block_masks(lib, runtime, handle, count, mask):
+    """(name, (BM, BN), index of its first parameter) of each block_mask parameter of a
+    kernel or a graph, through the C API's count and mask functions."""
+    out = []
+    for i in range(count(handle)):
+        name, bm, bn, first = ctypes.c_char_p(), ctypes.c_int64(), ctypes.c_int64(), ctypes.c_size_t()
+        runtime._check(mask(handle, i, ctypes.byref(name), ctypes.byref(bm), ctypes.byref(bn), ctypes.byref(first)))
+        out.append((name.value.decode(), (bm.value, bn.value), first.value))
+    return out
+
+
+def _pack(runtime, owner, params, block_masks, args):
+    """`args` as the C API's kiln_arg array, with the buffers made for the call (kept
+    alive by the caller) and the NumPy arrays to copy back after it. A BlockMask at a
+    mask's first parameter stands for all five of its parameters."""
+    starts = {first for _, _, first in block_masks}
+    targets, index = [], 0
+    for arg in args:
+        if index >= len(params):
+            break
+        targets.append(index)
+        index += MASK_PARAMS if isinstance(arg, BlockMask) and index in starts else 1
+    if index != len(params) or len(targets) != len(args):
+        expected = len(params) - (MASK_PARAMS - 1) * len(block_masks)
+        note = " (a block mask is one argument, or its five parts)" if block_masks else ""
+        raise Error("KILN_ERROR_ARGUMENT_MISMATCH", f"{owner} takes {expected} arguments, got {len(args)}{note}")
+    packed = (Arg * max(len(args), 1))()
+    keep, copies = [], []
+    for slot, arg, target in zip(packed, args, targets):
+        name, dtype, pointer = params[target]
+        if isinstance(arg, BlockMask):
+            # The C API checks the mask against the parameter (and refuses it for any
+            # other parameter), naming both.
+            slot.kind, slot.value.mask = ARG_BLOCK_MASK, arg._handle
+        else:
+            _arguments.fill(slot, runtime, arg, name, dtype, pointer, keep, copies)
+    return packed, keep, copies
+
+
 class BlockMask:
     """A block-sparse mask on the device, for block_mask<BM, BN> parameters: one launch
     argument in place of the mask's five. Freed with free() or when collected."""
@@ -307,12 +346,8 @@ class Kernel(Launchable):
         # (name, dtype, is_pointer)
         self.params = _params(lib, runtime, handle, lib.kiln_kernel_num_params, lib.kiln_kernel_param)
         # (name, (BM, BN), index of its first parameter): params lists each as five.
-        self.block_masks = []
-        for i in range(lib.kiln_kernel_num_block_masks(handle)):
-            name, bm, bn, first = ctypes.c_char_p(), ctypes.c_int64(), ctypes.c_int64(), ctypes.c_size_t()
-            runtime._check(lib.kiln_kernel_block_mask(handle, i, ctypes.byref(name), ctypes.byref(bm),
-                                                      ctypes.byref(bn), ctypes.byref(first)))
-            self.block_masks.append((name.value.decode(), (bm.value, bn.value), first.value))
+        self.block_masks = _block_masks(lib, runtime, handle, lib.kiln_kernel_num_block_masks,
+                                        lib.kiln_kernel_block_mask)
         self._init_launching(self.params, bool(self.block_masks), "kiln_launch", "kiln_launch_on_stream")
 
     def const(self, name):
@@ -328,30 +363,7 @@ class Kernel(Launchable):
         alone; None: torch's current stream once torch is imported, else the runtime's.
         NumPy arrays passed for pointers are copied back after the launch, which then
         waits for the device."""
-        # Which parameter each argument is for: a BlockMask at a mask's first parameter
-        # stands for all five of its parameters.
-        starts = {first for _, _, first in self.block_masks}
-        targets, index = [], 0
-        for arg in args:
-            if index >= len(self.params):
-                break
-            targets.append(index)
-            index += MASK_PARAMS if isinstance(arg, BlockMask) and index in starts else 1
-        if index != len(self.params) or len(targets) != len(args):
-            expected = len(self.params) - (MASK_PARAMS - 1) * len(self.block_masks)
-            note = " (a block mask is one argument, or its five parts)" if self.block_masks else ""
-            raise Error("KILN_ERROR_ARGUMENT_MISMATCH",
-                        f"kernel '{self.name}' takes {expected} arguments, got {len(args)}{note}")
-        packed = (Arg * max(len(args), 1))()
-        keep, copies = [], []  # buffers made for the call; NumPy arrays to copy back
-        for slot, arg, target in zip(packed, args, targets):
-            name, dtype, pointer = self.params[target]
-            if isinstance(arg, BlockMask):
-                # The C API checks the mask against the parameter (and refuses it for any
-                # other parameter), naming both.
-                slot.kind, slot.value.mask = ARG_BLOCK_MASK, arg._handle
-            else:
-                _arguments.fill(slot, self._rt, arg, name, dtype, pointer, keep, copies)
+        packed, keep, copies = _pack(self._rt, f"kernel '{self.name}'", self.params, self.block_masks, args)
         dims = tuple(grid) + (1,) * (3 - len(grid))
         raw = self._streams.current() if stream is None else _arguments.explicit_stream(stream)
         if raw is None:
@@ -384,6 +396,9 @@ class Graph:
         lib = runtime._lib
         self.name = lib.kiln_graph_name(handle).decode()
         self.params = _params(lib, runtime, handle, lib.kiln_graph_num_params, lib.kiln_graph_param)
+        # As a kernel's: a block mask is one argument, or its five parts.
+        self.block_masks = _block_masks(lib, runtime, handle, lib.kiln_graph_num_block_masks,
+                                        lib.kiln_graph_block_mask)
         self.has_persistent = bool(lib.kiln_graph_has_persistent(handle))
 
     def launch(self, *args, mode="auto", workers=0, wait_timeout_ms=None, stream=None):
@@ -395,17 +410,11 @@ class Graph:
         runtime's stream (kiln_runtime_set_stream in docs/runtime.md)."""
         if mode not in GRAPH_MODES:
             raise Error("KILN_ERROR_INVALID_VALUE", f"mode must be one of {', '.join(GRAPH_MODES)}, got {mode!r}")
-        if len(args) != len(self.params):
-            raise Error("KILN_ERROR_ARGUMENT_MISMATCH",
-                            f"graph '{self.name}' takes {len(self.params)} arguments, got {len(args)}")
+        packed, keep, copies = _pack(self._rt, f"graph '{self.name}'", self.params, self.block_masks, args)
         lib = self._rt._lib
         self._rt._check(lib.kiln_graph_set_workers(self._handle, int(workers)))
         if wait_timeout_ms is not None:
             self._rt._check(lib.kiln_graph_set_wait_timeout(self._handle, int(wait_timeout_ms * 1e6)))
-        packed = (Arg * max(len(args), 1))()
-        keep, copies = [], []
-        for slot, arg, (name, dtype, pointer) in zip(packed, args, self.params):
-            _arguments.fill(slot, self._rt, arg, name, dtype, pointer, keep, copies)
         # The graph remembers the last call's buffers (a repeated call replays it), so
         # the buffers made for this call live until the next one.
         self._kept = keep

@@ -267,9 +267,33 @@ CHECKS = textwrap.dedent(r'''
            "KILN_ERROR_COMPILE", "undefined name 'outt'", code="E0200")
     raises("two graphs and no kernel=", lambda: kiln.compile(text + text.replace("graph chain", "graph other")),
            "KILN_ERROR_INVALID_VALUE", "defines 2 graphs")
-    kgraphs = [f for _, _, files in os.walk(kiln.jit().cache_dir) for f in files if f.endswith(".kgraph")]
+    kgraphs = [os.path.join(d, f) for d, _, files in os.walk(kiln.jit().cache_dir) for f in files
+               if f.endswith(".kgraph")]
     # One entry each: from the file, from its text (named "<string>"), through an import.
-    expect("a JIT graph is kept in the disk cache", len(kgraphs) == 3)
+    chains = [f for f in kgraphs if b"graph chain\n" in open(f, "rb").read()]
+    expect("a JIT graph is kept in the disk cache", len(chains) == 3)
+    # A graph that takes a block mask: one argument, passed on to the kernel that takes it.
+    enc = kiln.compile(os.path.join(REPO, "stdlib", "encoder_layer.kiln"), kernel="encoder_layer", H=2, NP=128)
+    expect("a graph's block mask", enc.block_masks == [("mask", (64, 64), 19)])
+    sizes = {"x": 128 * 128, "w_qkv": 128 * 384, "b_qkv": 384, "key_bias": 128, "w_o": 128 * 128, "b_o": 128,
+             "g1": 128, "be1": 128, "w_1": 128 * 256, "b_1": 256, "w_2": 256 * 128, "b_2": 128, "g2": 128,
+             "be2": 128, "y": 128 * 128, "qkv": 128 * 384, "a": 128 * 128, "h": 128 * 128, "f": 128 * 256}
+    bufs = [rt.alloc(n, "f32" if name == "key_bias" else "bf16") for name, n in sizes.items()]
+    keep = np.ones((128, 128), dtype=bool)
+    keep[:64, 64:] = False
+    mask = rt.block_mask(keep, block=(64, 64))
+    enc(*bufs, mask, 128, 256, 0.125, 1e-5, mode="launches")
+    expect("a graph with a block mask runs launch by launch", enc.last_run()["launches"] == 5)
+    enc(*bufs, mask, 128, 256, 0.125, 1e-5)
+    expect("a graph with a block mask runs as one persistent kernel", enc.last_run()["mode"] == "persistent")
+    raises("a graph's mask of other block sizes", lambda: enc(*bufs, rt.block_mask(keep, block=(32, 32)), 128, 256,
+                                                                0.125, 1e-5),
+           "KILN_ERROR_INVALID_VALUE", "takes mask: block_mask<64, 64>, but the mask has 32 x 32 blocks")
+    raises("a graph's mask of other extents", lambda: enc(*bufs, rt.block_mask(keep[:64], block=(64, 64)), 128, 256,
+                                                            0.125, 1e-5),
+           "KILN_ERROR_INVALID_VALUE", "block mask 'mask' has 64 rows, but the graph declares T = 128 rows")
+    raises("a graph's mask left out", lambda: enc(*bufs, 128, 256, 0.125, 1e-5), "KILN_ERROR_ARGUMENT_MISMATCH",
+           "graph 'encoder_layer' takes 24 arguments, got 23 (a block mask is one argument, or its five parts)")
 
     raises("kiln.load: a missing file", lambda: kiln.load(os.path.join(WORK, "nothing.kbin")), "KILN_ERROR_IO",
            "nothing.kbin")

@@ -10,7 +10,11 @@
 # compared with the layer computed by NumPy in double precision from the same bf16
 # inputs, and the two scopes with each other. The kernels' own cases
 # (tests/programs/cases_encoder.py) check each against NumPy alone; this checks that
-# their layouts agree when one feeds the next.
+# their layouts agree when one feeds the next. The file's `encoder_layer` graph, run
+# with one `dslc run`, must give the fused scope's result exactly; every run keeps each
+# reduction in one program and maps attention row-wise (--reduction-split=1
+# --sparse-mapping=row), so that all sum in the same order (the kernels' cases cover
+# the other splits and mappings).
 #
 # Usage: encoder_layer_test.py --dslc build/tools/dslc
 #
@@ -63,7 +67,8 @@ class Layer:
         return kc.decode(np.load(self.path(name)), "bf16").reshape(shape)
 
     def run(self, kernel, grid, args, defines=()):
-        cmd = [self.dslc, "run", SOURCE, "--kernel", kernel, "--device", "interp", "--grid", grid]
+        cmd = [self.dslc, "run", SOURCE, "--kernel", kernel, "--device", "interp", "--grid", grid,
+               "--reduction-split=1", "--sparse-mapping=row"]
         for d in defines:
             cmd += ["-D", d]
         for a in args:
@@ -105,6 +110,25 @@ class Layer:
         self.linear("h_" + tag, "w_1", "b_1", "f_" + tag, T, F, E, act=1)
         self.project_and_normalize(fused, "f_" + tag, "w_2", "b_2", "h_" + tag, "g2", "be2", "y_" + tag, F)
         return self.load("y_" + tag, (T, E))
+
+    def forward_graph(self):
+        """The fused scope again, as the file's `encoder_layer` graph: one dslc run."""
+        for name, shape in (("qkv_g", (T, 3 * E)), ("a_g", (T, E)), ("h_g", (T, E)), ("f_g", (T, F)), ("y_g", (T, E))):
+            self.save(name, np.zeros(shape))
+        names = ["x", "w_qkv", "b_qkv", "key_bias", "w_o", "b_o", "g1", "be1", "w_1", "b_1", "w_2", "b_2", "g2", "be2"]
+        args = [n + "=" + self.path(n) for n in names]
+        args += [n + "=" + self.path(n + "_g") for n in ("y", "qkv", "a", "h", "f")]
+        args += ["mask=bigbird(%d,%d,%s)" % (T, T, ",".join(str(v) for v in MASK)), "T=%d" % T, "F=%d" % F,
+                 "scale=%r" % (D ** -0.5), "eps=%g" % EPS]
+        cmd = [self.dslc, "run", SOURCE, "--kernel", "encoder_layer", "--device", "interp", "--reduction-split=1",
+               "--sparse-mapping=row", "-D", "H=%d" % H,
+               "-D", "D=%d" % D, "-D", "NP=128"]
+        for a in args:
+            cmd += ["--arg", a]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), p.stderr))
+        return self.load("y_g", (T, E))
 
     def reference(self):
         """The layer in float64 from the same bf16 inputs, without the kernels' roundings."""
@@ -149,6 +173,13 @@ def main():
         print("fused and unfused scopes differ by at most %.4f" % both)
         if both > 0.1:
             failures.append("the two scopes differ by %.4f" % both)
+        # The graph launches the fused scope's kernels with the same consts, in the same
+        # order, on the same interpreter: its result is the same, bit for bit.
+        graph = layer.forward_graph()
+        same = np.array_equal(graph, got[True])
+        print("the encoder_layer graph %s the fused scope's launches" % ("equals" if same else "DIFFERS from"))
+        if not same:
+            failures.append("the graph differs from the fused launches by %.4g" % np.abs(graph - got[True]).max())
     for f in failures:
         print("FAIL: %s [KILN_SEED=%d]" % (f, seed))
     print("encoder layer: %s" % ("FAILED" if failures else "PASS"))

@@ -630,8 +630,6 @@ int emitAST(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags) {
   return writeOutput(OutputFile, os.str(), diags) ? driver::ExitSuccess : driver::ExitUserError;
 }
 
-/// `dslc FILE [--emit=tir|llvm|ptx|spirv|spirv-asm|bundle]`; `emit` false only checks
-/// (for --verify-diagnostics), code generation included.
 /// Builds every mask of `host` named by a predicate (`option` spells the command line's
 /// way of naming it): the passes of stdlib/block_mask_build.kiln through the pipeline for
 /// `target`, then `execute` (the interpreter or a GPU). False after diagnostics.
@@ -773,6 +771,8 @@ int emitGraph(const ir::Module &module, const ir::Kernel &graph, const EmitPlan 
   return writeOutput(OutputFile, out, diags) ? driver::ExitSuccess : driver::ExitUserError;
 }
 
+/// `dslc FILE [--emit=tir|llvm|ptx|spirv|spirv-asm|bundle]`; `emit` false only checks
+/// (for --verify-diagnostics), code generation included.
 int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingReport *timing,
             const EmitPlan &plan, bool emit = true) {
   bool ok = true;
@@ -961,10 +961,54 @@ std::optional<launch::GraphRunOptions> gpuRunOptions(DiagnosticEngine &diags) {
   return ok ? std::optional(o) : std::nullopt;
 }
 
+/// Runs the one kernel of `m`, whose pipeline has run, on the interpreter (no `gpu`) or
+/// on the GPU, whose code is for `target`. `timed` repeats and times the launch.
+bool runKernel(kiln::Runtime *gpu, codegen::Target target, ir::Module &m, launch::HostArguments &h,
+               const std::array<int64_t, 3> &g, uint64_t steps, const launch::GraphRunOptions *timed,
+               DiagnosticEngine &diags, TimingReport *timing) {
+  const ir::Kernel &k = *m.kernels.front();
+  if (!gpu) {
+    interp::RunOptions runOptions;
+    runOptions.grid = g;
+    runOptions.maxSteps = steps;
+    TimingReport::Scope timer(timing, "run: interpreter");
+    return driver::runOnInterpreter(k, h, runOptions, diags);
+  }
+  // On a GPU: code for the device's target, a bundle in memory, the runtime.
+  codegen::CodegenOptions cg = commandLineCodegenOptions();
+  cg.emitSpirvAsm = false;
+  std::optional<codegen::CodegenResult> result;
+  {
+    TimingReport::Scope timer(timing, "codegen: " + std::string(codegen::targetName(target)) +
+                                          " (lowering, LLVM optimization, " +
+                                          (codegen::isNvptxTarget(target) ? "PTX" : "SPIR-V") + ")");
+    result = codegen::generate(m, k, target, diags, cg);
+  }
+  if (!result)
+    return false;
+  std::vector<uint8_t> bytes;
+  {
+    TimingReport::Scope timer(timing, "emit: bundle");
+    std::string error;
+    bytes = rt::serializeBundle(codegen::makeBundle(m, k, target, cg, *result), error);
+    if (bytes.empty())
+      KILN_ICE("code generation made an invalid bundle: " + error);
+  }
+  launch::GpuLaunchOptions launchOptions;
+  launchOptions.grid = g;
+  launchOptions.tool = "dslc";
+  if (timed) {
+    launchOptions.repeat = timed->runs;
+    launchOptions.time = timed->time;
+    launchOptions.timeOut = timed->timeOut;
+  }
+  return launch::runBundle(*gpu, bytes, h, launchOptions, diags, timing);
+}
+
 /// `dslc run FILE --kernel GRAPH --arg ...`: the graph on a GPU (one persistent kernel,
 /// or launch by launch), or launch by launch on the interpreter.
-int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split, DiagnosticEngine &diags,
-             TimingReport *timing) {
+int runGraph(ir::Module &module, const SemaOptions &options, std::shared_ptr<SourceManager> sources,
+             RunDevice device, uint64_t steps, int64_t split, DiagnosticEngine &diags, TimingReport *timing) {
   const ir::Kernel &graph = *module.graphs.front();
   if (Grid.getNumOccurrences()) {
     diags.error(Location::commandLine(), DiagCode::BadGrid).hint("leave out --grid")
@@ -980,6 +1024,16 @@ int runGraph(ir::Module &module, RunDevice device, uint64_t steps, int64_t split
     return driver::ExitUserError;
   std::unique_ptr<kiln::Runtime> gpu;
   if (!openDevice(device, gpu, diags, timing, "graph"))
+    return driver::ExitUserError;
+
+  // Masks named by a predicate are built first, where the graph runs (the interpreter
+  // runs what sm_90 would).
+  const codegen::Target maskTarget =
+      gpu ? codegen::targetForDevice(gpu->target()).value_or(codegen::Target::SM90) : codegen::Target::SM90;
+  auto buildMask = [&](ir::Module &m, launch::HostArguments &h, const std::array<int64_t, 3> &g) {
+    return runKernel(gpu.get(), maskTarget, m, h, g, steps, nullptr, diags, timing);
+  };
+  if (!buildPredicateMasks(*host, "--arg", options, sources, maskTarget, buildMask, diags, timing))
     return driver::ExitUserError;
 
   if (!gpu && TracePath.getNumOccurrences()) {
@@ -1091,7 +1145,7 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
   if (!module)
     return driver::ExitUserError;
   if (!module->graphs.empty())
-    return runGraph(*module, device, *steps, *split, diags, timing);
+    return runGraph(*module, options, sources, device, *steps, *split, diags, timing);
   if (!grid) {
     diags.error(Location::commandLine(), DiagCode::BadGrid).hint("e.g. --grid 128 or --grid 16,16")
         << "dslc run needs --grid";
@@ -1120,47 +1174,10 @@ int run(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, TimingR
         << " code, and Kiln generates code for sm_80 and newer NVIDIA GPUs and for spirv64";
     return driver::ExitUserError;
   }
-  // Runs a kernel whose pipeline has run, on the interpreter or the GPU.
   // --repeat and --time apply to the kernel the user named, not to the mask builders.
   const launch::GraphRunOptions *timed = nullptr;
-  auto execute = [&](ir::Module &m, launch::HostArguments &h, const std::array<int64_t, 3> &g) -> bool {
-    const ir::Kernel &k = *m.kernels.front();
-    if (!gpu) {
-      interp::RunOptions runOptions;
-      runOptions.grid = g;
-      runOptions.maxSteps = *steps;
-      TimingReport::Scope timer(timing, "run: interpreter");
-      return driver::runOnInterpreter(k, h, runOptions, diags);
-    }
-    // On a GPU: code for the device's target, a bundle in memory, the runtime.
-    codegen::CodegenOptions cg = commandLineCodegenOptions();
-    cg.emitSpirvAsm = false;
-    std::optional<codegen::CodegenResult> result;
-    {
-      TimingReport::Scope timer(timing, "codegen: " + std::string(codegen::targetName(*target)) +
-                                            " (lowering, LLVM optimization, " +
-                                            (codegen::isNvptxTarget(*target) ? "PTX" : "SPIR-V") + ")");
-      result = codegen::generate(m, k, *target, diags, cg);
-    }
-    if (!result)
-      return false;
-    std::vector<uint8_t> bytes;
-    {
-      TimingReport::Scope timer(timing, "emit: bundle");
-      std::string error;
-      bytes = rt::serializeBundle(codegen::makeBundle(m, k, *target, cg, *result), error);
-      if (bytes.empty())
-        KILN_ICE("code generation made an invalid bundle: " + error);
-    }
-    launch::GpuLaunchOptions launchOptions;
-    launchOptions.grid = g;
-    launchOptions.tool = "dslc";
-    if (timed) {
-      launchOptions.repeat = timed->runs;
-      launchOptions.time = timed->time;
-      launchOptions.timeOut = timed->timeOut;
-    }
-    return launch::runBundle(*gpu, bytes, h, launchOptions, diags, timing);
+  auto execute = [&](ir::Module &m, launch::HostArguments &h, const std::array<int64_t, 3> &g) {
+    return runKernel(gpu.get(), *target, m, h, g, *steps, timed, diags, timing);
   };
 
   // Masks named by a predicate are built first, where the kernel runs.

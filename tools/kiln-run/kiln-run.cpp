@@ -315,16 +315,24 @@ void describe(const std::string &path, const rt::Bundle &b, std::ostream &os) {
   row("usage", usage);
 }
 
+/// False, with an error for each, when a mask is asked for as a predicate: a bundle holds
+/// its kernels only, and building a mask from a predicate needs the compiler.
+bool refusePredicateMasks(const launch::HostArguments &host, DiagnosticEngine &diags) {
+  for (const launch::PredicateMask &request : host.predicateMasks)
+    diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
+            .hint("dslc run compiles the predicate with the kernel; here pass the mask as a 2-D bool .npy file")
+        << "--arg " << request.mask.name << "=" << request.predicate << "(" << request.rows << "," << request.cols
+        << "): kiln-run cannot build a mask from a predicate";
+  return host.predicateMasks.empty();
+}
+
 /// `kiln-run --describe GRAPH.kgraph`.
 void describeGraph(const std::string &path, const rt::GraphBundle &g, std::ostream &os) {
   auto row = [&](const std::string &key, const std::string &value) {
     os << key << std::string(key.size() < 12 ? 12 - key.size() : 1, ' ') << escapeForTerminal(value) << "\n";
   };
-  std::string signature;
-  for (const rt::BundleParam &p : g.params)
-    signature += (signature.empty() ? "" : ", ") + p.name + ": " + rt::paramTypeSpelling(p.dtype, p.pointer);
   row("graph", g.name);
-  row("signature", g.name + "(" + signature + ")");
+  row("signature", g.name + "(" + (g.params.empty() ? "" : launch::paramList(launch::signatureOf(g))) + ")");
   size_t guarded = 0;
   for (const rt::GraphLaunchStep &l : g.launches)
     guarded += l.guard.has_value();
@@ -398,7 +406,7 @@ int runGraph(const std::string &path, const Options &o, launch::GpuKind gpu, uin
   options.tool = "kiln-run";
 
   std::optional<launch::HostArguments> host = launch::bindArguments(launch::signatureOf(*graph), o.args, diags);
-  if (!host)
+  if (!host || !refusePredicateMasks(*host, diags))
     return ExitUserError;
   // Every launch's grid is checked before a device is opened.
   std::vector<launch::PlannedLaunch> launches;
@@ -518,26 +526,8 @@ int run(int argc, char **argv, DiagnosticEngine &diags) {
     return ExitSuccess;
   }
 
-  launch::Signature signature;
-  signature.kernel = bundle->kernelName;
-  for (const rt::BundleParam &p : bundle->params)
-    signature.params.push_back(launch::ParamSpec{p.name, p.dtype, p.pointer});
-  for (const rt::ConstValue &c : bundle->consts)
-    signature.consts.push_back(c.name);
-  for (const rt::BundleBlockMask &m : bundle->blockMasks)
-    signature.masks.push_back(launch::MaskSpec{m.name, m.blockRows, m.blockCols, m.firstParam, m.extents,
-                                               launch::extentsSpelling(m.extents, signature.params)});
-  std::optional<launch::HostArguments> host = launch::bindArguments(signature, o.args, diags);
-  if (!host)
-    return ExitUserError;
-  for (const launch::PredicateMask &request : host->predicateMasks) {
-    // A bundle holds its kernel only: building a mask from a predicate needs the compiler.
-    diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
-            .hint("dslc run compiles the predicate with the kernel; here pass the mask as a 2-D bool .npy file")
-        << "--arg " << request.mask.name << "=" << request.predicate << "(" << request.rows << ","
-        << request.cols << "): kiln-run cannot build a mask from a predicate";
-  }
-  if (!host->predicateMasks.empty())
+  std::optional<launch::HostArguments> host = launch::bindArguments(launch::signatureOf(*bundle), o.args, diags);
+  if (!host || !refusePredicateMasks(*host, diags))
     return ExitUserError;
 
   launch::OpenedRuntime opened = launch::openRuntime(*gpu);

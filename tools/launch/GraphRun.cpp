@@ -115,11 +115,26 @@ TraceReport traceReport(const std::string &graph, const std::vector<PlannedLaunc
 
 } // namespace
 
-Signature signatureOf(const rt::GraphBundle &bundle) {
+static Signature signatureOf(const std::string &name, const std::vector<rt::BundleParam> &params,
+                             const std::vector<rt::BundleBlockMask> &masks) {
   Signature s;
-  s.kernel = bundle.name;
-  for (const rt::BundleParam &p : bundle.params)
+  s.kernel = name;
+  for (const rt::BundleParam &p : params)
     s.params.push_back(ParamSpec{p.name, p.dtype, p.pointer});
+  for (const rt::BundleBlockMask &m : masks)
+    s.masks.push_back(MaskSpec{m.name, m.blockRows, m.blockCols, m.firstParam, m.extents,
+                               extentsSpelling(m.extents, s.params)});
+  return s;
+}
+
+Signature signatureOf(const rt::GraphBundle &bundle) {
+  return signatureOf(bundle.name, bundle.params, bundle.blockMasks);
+}
+
+Signature signatureOf(const rt::Bundle &bundle) {
+  Signature s = signatureOf(bundle.kernelName, bundle.params, bundle.blockMasks);
+  for (const rt::ConstValue &c : bundle.consts)
+    s.consts.push_back(c.name);
   return s;
 }
 

@@ -60,8 +60,10 @@ struct GraphRunOptions {
 bool planBundleRun(const rt::GraphBundle &bundle, const HostArguments &host, DiagnosticEngine &diags,
                    std::vector<PlannedLaunch> &launches, const std::vector<Location> &launchLocations = {});
 
-/// The graph's signature as argument binding (bindArguments) takes it.
+/// A graph's or a kernel bundle's signature as argument binding (bindArguments) takes
+/// it: its parameters, block masks and (a kernel's) consts.
 Signature signatureOf(const rt::GraphBundle &bundle);
+Signature signatureOf(const rt::Bundle &bundle);
 
 /// Runs `bundle` with `host`'s buffers as `options` says, and sets HostBuffer::data and
 /// ::written for every buffer that changed. False, with diagnostics, when anything

@@ -172,6 +172,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(GraphSource{"tests/graphs/chain.kiln", "chain", {}},
                       GraphSource{"examples/graph.kiln", "residual_stack", {}},
                       GraphSource{"stdlib/decode_chain.kiln", "decode_chain", {{"LAYERS", "3"}}},
+                      GraphSource{"stdlib/encoder_layer.kiln", "encoder_layer", {{"H", "2"}, {"NP", "128"}}},
                       GraphSource{"stdlib/llama_decode.kiln", "llama_decode",
                                   {{"LAYERS", "2"}, {"HID", "128"}, {"NQ", "4"}, {"NKV", "2"}, {"D", "32"},
                                    {"FF", "256"}, {"SEGS", "4"}}}),

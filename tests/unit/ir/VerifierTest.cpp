@@ -492,6 +492,42 @@ TEST(VerifyModule, GraphLaunchesMatchTheirKernels) {
   }
 }
 
+// A kernel's block mask takes the five parameters of one mask of the graph, whose
+// block sizes are its own: the runtime checks a mask passed whole, not its parts.
+TEST(VerifyModule, GraphLaunchesPassWholeMasksOfTheirBlockSizes) {
+  const std::string kernel =
+      "kernel @k(%m_rows: i32, %m_cols: i32, %m_row_start: *i32, %m_blocks: *i32, %m_bitmaps: *u32) attributes "
+      "{block_masks = {m = [0, 4, 8]}, num_warps = 4} {\n  return\n}\n";
+  auto graph = [&](const std::string &masks, const std::string &args) {
+    return kernel + "graph @g(%a_rows: i32, %a_cols: i32, %a_row_start: *i32, %a_blocks: *i32, %a_bitmaps: *u32, " +
+           "%n: i32) attributes {block_masks = {" + masks + "}} {\n  %one = constant {value = 1} : i32\n" +
+           "  launch %one, %one, %one, " + args + " {kernel = \"k\"}\n  return\n}\n";
+  };
+  const std::string parts = "%a_rows, %a_cols, %a_row_start, %a_blocks, %a_bitmaps";
+  Parsed good = parseText(graph("a = [0, 4, 8]", parts));
+  ASSERT_TRUE(good.module) << good.first();
+  EXPECT_TRUE(verify(*good.module).empty());
+  const std::pair<std::string, std::string> cases[] = {
+      {graph("a = [0, 8, 8]", parts), "passes the graph's block mask 'a' to @k's 'm', whose block sizes differ"},
+      {graph("a = [0, 4, 8]", "%n, %a_cols, %a_row_start, %a_blocks, %a_bitmaps"),
+       "passes @k's block mask 'm' something other than a block mask of the graph"},
+  };
+  for (const auto &[text, message] : cases) {
+    Parsed p = parseText(text);
+    ASSERT_TRUE(p.module) << text << ": " << p.first();
+    auto diags = verify(*p.module);
+    ASSERT_FALSE(diags.empty()) << text;
+    EXPECT_NE(diags[0].message.find(message), std::string::npos) << diags[0].message;
+  }
+  // The graph's own masks are verified as a kernel's.
+  Parsed bad = parseText(graph("a = [1, 4, 8]", parts));
+  ASSERT_TRUE(bad.module) << bad.first();
+  auto diags = verify(*bad.module);
+  ASSERT_FALSE(diags.empty());
+  EXPECT_NE(diags[0].message.find("graph @g: block mask 'a' does not name five parameters"), std::string::npos)
+      << diags[0].message;
+}
+
 TEST(VerifyOpLocal, LaunchTakesAnI32GridAndAKernelName) {
   Parsed badGrid = parseText(graphWith("  launch %p, %one, %one, %p, %n {kernel = \"k\"}"));
   EXPECT_FALSE(badGrid.module);

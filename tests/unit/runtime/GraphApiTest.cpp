@@ -100,6 +100,31 @@ GraphBundle twoLaunches() {
   return g;
 }
 
+/// graph gm(x: *f32, out: *f32, mask: block_mask<4, 8, n, n>, n: i32) {
+///     launch row_sum[(2,)](x, out, mask);
+/// }
+GraphBundle maskLaunch() {
+  using kiln::DType;
+  GraphBundle g = twoLaunches();
+  g.name = "gm";
+  g.params = {{"x", DType::F32, true}, {"out", DType::F32, true}};
+  for (BundleParam &p : maskParams("mask"))
+    g.params.push_back(p);
+  g.params.push_back({"n", DType::I32, false});
+  g.blockMasks = {{"mask", 4, 8, 2, kiln::BlockMaskExtents{kiln::BlockMaskExtent{0, 7}, kiln::BlockMaskExtent{0, 7}}}};
+  g.values.clear();
+  for (uint32_t i = 0; i < g.params.size(); ++i)
+    g.values.push_back(value(GraphOp::Param, g.params[i].dtype, {}, i, g.params[i].pointer)); // 0..7
+  g.values.push_back(value(GraphOp::Const, DType::I32, {}, 2));                               // 8
+  g.values.push_back(value(GraphOp::Const, DType::I32, {}, 1));                               // 9
+  g.launches = {GraphLaunchStep{0, {8, 9, 9}, {0, 1, 2, 3, 4, 5, 6}, std::nullopt, "gm.kiln:2:5"}};
+  g.edges.clear();
+  g.kernels = {maskedBundle()};
+  g.kernels[0].consts.clear();
+  g.persistent->consts = {{"RECORD_WORDS", int64_t(kiln::tasks::kRecordHeaderWords + 7)}};
+  return g;
+}
+
 std::vector<uint8_t> bytesOfGraph(const GraphBundle &g) {
   std::string error;
   std::vector<uint8_t> bytes = serializeGraphBundle(g, error);
@@ -350,6 +375,49 @@ TEST_F(GraphApi, BadArgumentsAreRefusedBeforeAnythingRuns) {
   EXPECT_TRUE(contains(e.what(), "unknown mode 9")) << e.what();
 }
 
+// A graph's block mask is one argument, given to the kernel as its five parts; its block
+// sizes and its declared extents are checked before anything runs.
+TEST_F(GraphApi, ABlockMaskIsOneArgumentPassedOnAsItsParts) {
+  kiln::Runtime rt;
+  kiln::Graph g = rt.load_graph_bytes(bytesOfGraph(maskLaunch()));
+  const std::vector<kiln::KernelBlockMask> masks = g.block_masks();
+  ASSERT_EQ(masks.size(), 1u);
+  EXPECT_EQ(masks[0].name, "mask");
+  EXPECT_EQ(masks[0].block_rows, 4);
+  EXPECT_EQ(masks[0].block_cols, 8);
+  EXPECT_EQ(masks[0].first_param, 2u);
+  std::vector<uint8_t> kept(8 * 16, 1);
+  kiln::BlockMask mask = rt.block_mask_from_dense(kept, 8, 16, 4, 8);
+  auto x = rt.alloc<float>(128), out = rt.alloc<float>(8);
+  kiln::RuntimeError e = thrown([&] { g.launch(kiln::GraphMode::Launches, x, out, mask, int32_t(8)); });
+  EXPECT_EQ(e.status(), KILN_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(contains(e.what(), "graph 'gm': block mask 'mask' has 16 columns, but the graph declares n = 8 columns"))
+      << e.what();
+  std::vector<uint8_t> square(16 * 16, 1);
+  kiln::BlockMask wrongBlocks = rt.block_mask_from_dense(square, 16, 16, 8, 8);
+  e = thrown([&] { g.launch(kiln::GraphMode::Launches, x, out, wrongBlocks, int32_t(16)); });
+  EXPECT_TRUE(contains(e.what(), "graph 'gm' takes mask: block_mask<4, 8>, but the mask has 8 x 8 blocks")) << e.what();
+  e = thrown([&] { g.launch(kiln::GraphMode::Launches, x, out, int32_t(16)); });
+  EXPECT_TRUE(contains(e.what(), "graph 'gm' takes 4 arguments, got 3")) << e.what();
+  const int before = fake.launchCount();
+  kiln::BlockMask good = rt.block_mask_from_dense(square, 16, 16, 4, 8);
+  for (kiln::GraphMode mode : {kiln::GraphMode::Launches, kiln::GraphMode::Persistent}) {
+    g.launch(mode, x, out, good, int32_t(16));
+    if (mode == kiln::GraphMode::Launches) {
+      // The kernel got the mask's extents and its three arrays.
+      EXPECT_EQ(fake.param(2), 16u);
+      EXPECT_EQ(fake.param(3), 16u);
+      const kiln_buffer *arrays[3] = {};
+      ASSERT_EQ(kiln_block_mask_query(rt.handle(), good.handle(), nullptr, nullptr, nullptr, nullptr, &arrays[0],
+                                      &arrays[1], &arrays[2]),
+                KILN_SUCCESS);
+      for (unsigned i = 0; i < 3; ++i)
+        EXPECT_EQ(fake.param(4 + i), kiln_buffer_device_address(arrays[i]));
+    }
+  }
+  EXPECT_EQ(fake.launchCount() - before, 2);
+}
+
 TEST_F(GraphApi, ALoadNamesWhatIsWrong) {
   kiln::Runtime rt;
   std::vector<uint8_t> bytes = bytesOfGraph(twoLaunches());
@@ -363,6 +431,12 @@ TEST_F(GraphApi, ALoadNamesWhatIsWrong) {
   EXPECT_TRUE(contains(e.what(), "it is a kernel bundle")) << e.what();
   e = thrown([&] { rt.load_graph("/nonexistent/g.kgraph"); });
   EXPECT_EQ(e.status(), KILN_ERROR_IO);
+  // Records too small for a kernel's arguments would have the table overrun them.
+  GraphBundle small = maskLaunch();
+  small.persistent->consts = {{"RECORD_WORDS", int64_t(kiln::tasks::kRecordHeaderWords + 4)}};
+  EXPECT_EQ(validateGraphBundle(small),
+            "the persistent kernel's records of 7 words (3 of them its header) cannot hold the 7 arguments of kernel "
+            "row_sum");
   // A graph for SPIR-V has no persistent kernel; the CUDA modes other than launch by
   // launch are refused for it.
   GraphBundle g = twoLaunches();

@@ -106,19 +106,43 @@ TEST(ErrorsTest, E0108BadDefineValues) {
 }
 
 TEST(ErrorsTest, E0109Graphs) {
-  SemaOptions o;
-  o.kernel = "g";
-  // A graph's launch of a kernel that takes a block mask is not lowered yet.
-  auto c = compile("kernel k(p: *f32, m: block_mask<64, 64>) { store(p, 1.0); }\n"
-                   "graph g(p: *f32) { launch k[(1,)](p); }\n",
-                   o);
-  expectError(c, "E0109", 2, 27, "kernel 'k' takes the block mask 'm', which a graph cannot pass yet");
   auto d = compile("kernel k(p: *f32, m: block_mask<64, 64>) { store(p, 1.0); }\n");
   EXPECT_COMPILES(d);
   // Not requested: graphs are skipped silently.
   auto e =
       compile("kernel k(p: *f32) { store(p, 1.0); }\ngraph g(p: *f32) { launch k[(1,)](p); }\n");
   EXPECT_COMPILES(e);
+}
+
+TEST(ErrorsTest, E0408GraphBlockMasks) {
+  SemaOptions o;
+  o.kernel = "g";
+  const std::string kernel = "kernel k(p: *f32, m: block_mask<BM, 64>, const BM: i32 = 64) { store(p, 1.0); }\n";
+  // A graph's mask is five parameters, passed whole to the kernel's mask.
+  auto ok = compile(kernel + "graph g(p: *f32, mask: block_mask<64, 64, n, n>, n: i32) {\n"
+                             "  launch k[(mask.rows / 64,)](p, mask);\n}\n",
+                    o);
+  ASSERT_TRUE(ok.ok) << ok.diagText();
+  ASSERT_EQ(ok.module->graphs.size(), 1u);
+  const ir::Kernel &g = *ok.module->graphs.front();
+  ASSERT_EQ(g.blockMasks.size(), 1u);
+  EXPECT_EQ(g.blockMasks[0].firstParam, 1u);
+  ASSERT_TRUE(g.blockMasks[0].extents.has_value());
+  EXPECT_EQ((*g.blockMasks[0].extents)[0].param, 6); // n, after p and the mask's five
+  EXPECT_EQ(g.params().size(), 7u);
+  // Its block sizes must be the kernel's, which may name the kernel's consts.
+  auto sizes = compile(kernel + "graph g(p: *f32, mask: block_mask<64, 64>) {\n"
+                                "  launch k[(1,)](p, mask, BM = 32);\n}\n",
+                       o);
+  expectError(sizes, "E0408", 3, 21,
+              "parameter 'm' of kernel k[BM=32] takes a block_mask<32, 64>, but 'mask' is a block_mask<64, 64>");
+  // Anything else for a mask parameter, and a mask for anything else, is refused.
+  auto scalar = compile(kernel + "graph g(p: *f32, n: i32) {\n  launch k[(1,)](p, n);\n}\n", o);
+  expectError(scalar, "E0408", 3, 21, "argument 'm' of kernel k takes a block mask, got");
+  auto pointer = compile(kernel + "graph g(p: *f32, mask: block_mask<64, 64>) {\n"
+                                  "  launch k[(1,)](mask, mask);\n}\n",
+                         o);
+  expectError(pointer, "E0408", 3, 18, "the block mask 'mask' is not a value");
 }
 
 //===--------------------------------------------------------------------===//
