@@ -71,8 +71,8 @@ ChildResult runChild(const std::vector<std::string> &argv, const ChildLimits &li
     // The child: its own group (so the whole of it can be killed), its limits, its output.
     ::setpgid(0, 0);
     if (limits.memoryBytes) {
-      struct rlimit as{limits.memoryBytes, limits.memoryBytes};
-      ::setrlimit(RLIMIT_AS, &as);
+      struct rlimit bound{limits.memoryBytes, limits.memoryBytes};
+      ::setrlimit(limits.dataOnly ? RLIMIT_DATA : RLIMIT_AS, &bound);
     }
     const int null = ::open("/dev/null", O_RDONLY);
     ::dup2(null, 0);

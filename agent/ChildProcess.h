@@ -1,7 +1,7 @@
 //===- ChildProcess.h - Running a command with limits -------------*- C++ -*-===//
 //
 // The agent runs the programs a model writes (through `dslc run`) in a child process:
-// no shell, its own process group, an address-space limit and a wall-clock limit after
+// no shell, its own process group, a memory limit and a wall-clock limit after
 // which the whole group is killed. Standard output and error are kept (up to a bound),
 // so the verdict can quote them.
 //
@@ -17,6 +17,11 @@ namespace kiln::agent {
 struct ChildLimits {
   double seconds = 60;                     ///< wall clock; the group is killed after it
   uint64_t memoryBytes = uint64_t(8) << 30; ///< RLIMIT_AS of the child; 0: none
+  /// Bound the child's data (RLIMIT_DATA: its writable private memory) instead of its
+  /// address space. A GPU driver reserves address space far beyond any useful bound on
+  /// it (cuInit fails with CUDA_ERROR_OUT_OF_MEMORY under an RLIMIT_AS of 8 GiB), and
+  /// the reservation holds no data.
+  bool dataOnly = false;
 };
 
 struct ChildResult {

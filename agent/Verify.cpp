@@ -103,7 +103,9 @@ ChildResult runProgram(const VerifyOptions &o, const std::string &program, const
   if (checked)
     argv.push_back("--checked");
   argv.insert(argv.end(), args.begin(), args.end());
-  return runChild(argv, limits);
+  ChildLimits bounded = limits;
+  bounded.dataOnly = o.device != "interp"; // the driver's address-space reservation
+  return runChild(argv, bounded);
 }
 
 /// The first difference between the candidate's output and the reference's, as evidence,

@@ -16,12 +16,10 @@
 # Usage: test_agent.py --dslc build/tools/dslc [unittest options]
 #
 #===---------------------------------------------------------------------------===#
-import http.server
 import json
 import os
 import shutil
 import sys
-import threading
 import time
 
 import numpy as np
@@ -30,6 +28,8 @@ sys.dont_write_bytecode = True  # keep the source folder clean
 import clitest  # noqa: E402
 
 TASKS = os.path.join(clitest.REPO, "tests", "agent")
+sys.path.insert(0, TASKS)
+from scripted_server import ScriptedServer  # noqa: E402
 TASK = os.path.join(clitest.REPO, "agent", "tasks", "softmax_rows", "task.json")
 
 
@@ -65,6 +65,14 @@ class Agent(clitest.CliTestCase):
         r = self.verify("correct", "--cases", "large")
         self.assertEqual(r.rc, 0, r.describe())
         self.assertIn("verified: 1 large cases match the reference", r.stdout)
+        # tests/agent/serial_softmax: the same task over a reference slow on purpose, which
+        # the GPU check uses to make a program claim more than 10x (tests/gpu/agent_checks.py).
+        serial = os.path.join(TASKS, "serial_softmax", "task.json")
+        r = self.verify("correct", task=serial)
+        self.assertEqual(r.rc, 0, r.describe())
+        r = self.verify("shown_shapes_only", "--cases", "large", task=serial)
+        self.assertEqual(r.rc, 1, r.describe())
+        self.assertIn("rejected: large case 0: y differs from the reference", r.stdout)
         r = self.verify("correct", "--cases", "all")
         self.assertEqual(r.rc, 2, r.describe())
         self.assertIn("--cases takes shown", r.stderr)
@@ -258,54 +266,6 @@ class Suite(clitest.CliTestCase):
                 r = self.kiln_agent("verify", os.path.join(root, name, "task.json"),
                                     os.path.join(root, name, "reference.kiln"))
                 self.assertEqual(r.rc, 0, r.describe())
-
-
-class ScriptedServer:
-    """An OpenAI-compatible /v1/chat/completions that answers from a script: ("reply",
-    text), ("status", code) or ("hang", seconds), one entry per request; or, with
-    `answer`, whatever answer(request body) returns."""
-
-    def __init__(self, script, answer=None):
-        self.script = list(script)
-        self.answer = answer
-        self.requests = []  # (headers, body) of each request
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append((dict(self.headers), body, self.path))
-                if outer.answer:
-                    kind, value = "reply", outer.answer(body)
-                else:
-                    kind, value = outer.script.pop(0) if outer.script else ("status", 500)
-                if kind == "hang":
-                    time.sleep(value)
-                    return
-                if kind == "status":
-                    payload = json.dumps({"error": {"message": "scripted failure"}}).encode()
-                    self.send_response(value)
-                else:
-                    payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": value}}],
-                                          "usage": {"prompt_tokens": 100, "completion_tokens": 10}}).encode()
-                    self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = "http://127.0.0.1:%d/v1" % self.httpd.server_address[1]
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def reply_with(name):

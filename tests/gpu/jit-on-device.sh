@@ -2,8 +2,8 @@
 # The JIT on a GPU machine that has the driver but no LLVM and no Kiln build
 # (docs/testing.md, "JIT on the GPU"). It runs in two halves:
 #
-#   tests/gpu/jit-on-device.sh prepare [--python] [BUILD_DIR]
-#       on the build machine: builds softmax_jit, autotune_add, encoder_layer and dslc
+#   tests/gpu/jit-on-device.sh prepare [--python | --agent] [BUILD_DIR]
+#       on the build machine: builds softmax_jit, autotune_add, encoder_layer, dslc, kiln-run and kiln-agent
 #       in BUILD_DIR (default: $KILN_BUILD_DIR, else <repo>/build) and packs into
 #       build-jitgpu/ the
 #       shared libraries they load that a plain Ubuntu 24.04 may lack (found with ldd;
@@ -31,12 +31,17 @@
 #                                 launch by launch and in PyTorch, same process,
 #         llama-bench             bench/llama_bench.py: the Llama-3.2-1B-shaped decode
 #                                 step, checked against f64, then timed the same ways,
+#         agent                   (prepare --agent, which packs kiln-agent and dslc alone,
+#                                 libcurl taken from the GPU machine)
+#                                 tests/gpu/agent_checks.py: kiln-agent verify, time,
+#                                 solve and bench with --device cuda against a scripted
+#                                 endpoint (each verdict; a >10x claim verified again),
 #         python                  (prepare --python, which packs libkiln.so and dslc in
 #                                 place of the programs above) the `kiln` package:
 #                                 examples/python/*.py, the softmax example again from
 #                                 the disk cache, tests/gpu/python_checks.py --jit,
 #       and prints a PASS/FAIL/SKIP table. PARTs (softmax, autotune, dslc, checked, sparse,
-#       encoder, graphs, graph-bench, llama-bench; python) run only those steps.
+#       encoder, graphs, graph-bench, llama-bench, agent; python) run only those steps.
 #
 # Environment: KILN_JOBS (default 2) is the build's parallelism; KILN_GPU_LOG_DIR, when
 # set, keeps the logs of `run` (otherwise they are under the /tmp folder it prints);
@@ -53,7 +58,7 @@ out="$repo/build-jitgpu"
 limit_mib=56
 # Libraries every Linux system has in a compatible version (the build machine's glibc
 # and libstdc++ are older than Ubuntu 24.04's): never carried.
-core_libs='^(linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|libpthread\.so|libdl\.so|librt\.so)'
+core_libs='^(linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|libpthread\.so|libdl\.so|librt\.so|libresolv\.so)'
 libdevice=/usr/local/cuda/nvvm/libdevice/libdevice.10.bc
 
 say() { echo "jit-on-device: $*"; }
@@ -75,16 +80,26 @@ needed_libs() {
 prepare() {
   # --python: the `kiln` package's JIT instead of the C++ programs (the two do not fit
   # in one carry): libkiln.so and dslc, for the part `python`.
-  local python=0
+  # --agent: kiln-agent and dslc alone, for the part `agent`.
+  local python=0 agent=0
   if [[ "${1:-}" == "--python" ]]; then
     python=1
     shift
+  elif [[ "${1:-}" == "--agent" ]]; then
+    agent=1
+    shift
   fi
   local build="${1:-${KILN_BUILD_DIR:-$repo/build}}"
-  local -a targets bins
+  local -a targets bins carried_for=()
   if (( python )); then
     targets=(kiln_jit_shared dslc)
     bins=("$build/jit/libkiln.so" "$build/tools/dslc")
+  elif (( agent )); then
+    targets=(kiln-agent dslc)
+    bins=("$build/tools/kiln-agent" "$build/tools/dslc")
+    # libcurl and what it loads come from the GPU machine (Ubuntu has them; Debian's
+    # would not fit): `run` says so if they are missing there.
+    carried_for=("$build/tools/dslc")
   else
     targets=(softmax_jit autotune_add encoder_layer dslc kiln-run)
     bins=("$build/examples/host/softmax_jit" "$build/examples/host/autotune_add"
@@ -120,7 +135,8 @@ prepare() {
   # The libraries, in one archive. Compressing libLLVM takes minutes, so an archive of
   # the same files (by name, size and time) is kept.
   local list
-  list="$(needed_libs "${bins[@]}")"
+  (( ${#carried_for[@]} )) || carried_for=("${bins[@]}")
+  list="$(needed_libs "${carried_for[@]}")"
   local stamp
   stamp="$(while read -r soname path; do
     echo "$soname $(stat -Lc '%s %Y' "$path") $path"
@@ -153,6 +169,8 @@ prepare() {
   if (( python )); then
     echo python >"$out/mode"
     "$repo/scripts/stage-python-package.sh" "$out/python"
+  elif (( agent )); then
+    echo agent >"$out/mode"
   else
     echo programs >"$out/mode"
   fi
@@ -192,9 +210,9 @@ run() {
   local -a parts=("$@")
   local part
   for part in "${parts[@]}"; do
-    [[ " softmax autotune dslc checked sparse encoder graphs graph-bench llama-bench python " == *" $part "* ]] ||
+    [[ " softmax autotune dslc checked sparse encoder graphs graph-bench llama-bench agent python " == *" $part "* ]] ||
       die "unknown part '$part' (softmax, autotune, dslc, checked, sparse, encoder, graphs, graph-bench," \
-        "llama-bench, python)"
+        "llama-bench, agent, python)"
   done
   # A folder prepared with --python holds the package's JIT alone: its one part.
   if [[ "$(cat "$out/mode" 2>/dev/null)" == python ]]; then
@@ -202,8 +220,15 @@ run() {
       [[ "$part" == python ]] || die "build-jitgpu was prepared with --python: only the part 'python' runs"
     done
     parts=(python)
+  elif [[ "$(cat "$out/mode" 2>/dev/null)" == agent ]]; then
+    for part in "${parts[@]}"; do
+      [[ "$part" == agent ]] || die "build-jitgpu was prepared with --agent: only the part 'agent' runs"
+    done
+    parts=(agent)
   elif [[ " ${parts[*]} " == *" python "* ]]; then
     die "the part 'python' needs build-jitgpu prepared with '$0 prepare --python'"
+  elif [[ " ${parts[*]} " == *" agent "* ]]; then
+    die "the part 'agent' needs build-jitgpu prepared with '$0 prepare --agent'"
   fi
   [[ -f "$out/bin.tar.zst" && -f "$out/libs.tar.zst" ]] ||
     die "no $out/bin.tar.zst or libs.tar.zst; run '$0 prepare' on the build machine first"
@@ -481,6 +506,25 @@ EOF
       done < <(grep -E '^(PASS|FAIL) ' "$logs/graphs.log")
       if (( rc != 0 )) && ! grep -q '^FAIL ' "$logs/graphs.log"; then
         record "graphs on the GPU" FAIL "graph_checks.py exit $rc"
+      fi
+    fi
+  fi
+
+  # ---- agent: kiln-agent with --device cuda against a scripted endpoint
+  if wanted agent; then
+    if [[ -n "$missing" ]]; then
+      record "kiln-agent on the GPU" SKIP "$missing"
+    else
+      say "agent: tests/gpu/agent_checks.py"
+      step agent py "$repo/tests/gpu/agent_checks.py" --kiln-agent "$bin/kiln-agent" --dslc "$bin/dslc" \
+        --repo "$repo" --work "$tmp/agent" --dslc-library-path "$LD_LIBRARY_PATH"
+      while IFS= read -r check; do
+        verdict="${check%% *}"
+        check="${check#* }"
+        record "agent: ${check%%: *}" "$verdict" "${check#*: }"
+      done < <(grep -E '^(PASS|FAIL) ' "$logs/agent.log")
+      if (( rc != 0 )) && ! grep -q '^FAIL ' "$logs/agent.log"; then
+        record "kiln-agent on the GPU" FAIL "agent_checks.py exit $rc"
       fi
     fi
   fi
