@@ -29,7 +29,7 @@ import clitest  # noqa: E402
 
 TASKS = os.path.join(clitest.REPO, "tests", "agent")
 sys.path.insert(0, TASKS)
-from scripted_server import ScriptedServer  # noqa: E402
+from scripted_server import ScriptedServer, suite_answers  # noqa: E402
 TASK = os.path.join(clitest.REPO, "agent", "tasks", "softmax_rows", "task.json")
 
 
@@ -383,20 +383,7 @@ class Solve(clitest.CliTestCase):
         # A server that knows the answers: each task's prompt gets the task's reference,
         # except two tasks, which get a program that does not compile.
         root = os.path.join(clitest.REPO, "agent", "tasks")
-        answers = {}
-        for name in os.listdir(root):
-            with open(os.path.join(root, name, "task.json")) as f:
-                prompt = json.load(f)["prompt"]
-            with open(os.path.join(root, name, "reference.kiln")) as f:
-                program = f.read()
-            if name in ("relu", "matmul"):
-                program = "graph entry( {"
-            answers[prompt] = "```kiln\n" + program + "```\n"
-
-        def answer(body):
-            user = body["messages"][1]["content"]
-            return next(a for p, a in answers.items() if user.startswith(p))
-
+        answer = suite_answers(root)
         server = ScriptedServer([], answer)
         try:
             r = self.kiln_agent("bench", root, "--endpoint", server.url, "--model", "m", "--iterations", "1",
@@ -404,7 +391,7 @@ class Solve(clitest.CliTestCase):
         finally:
             server.close()
         self.assertEqual(r.rc, 0, r.describe())
-        n = len(answers)
+        n = answer.count
         self.assertIn("kiln-agent: bench: %d of %d tasks verified" % (n - 2, n), r.stdout)
         self.assertIn("speed is measured on a GPU only", r.stdout)
         with open(self.path("bench/bench.json")) as f:

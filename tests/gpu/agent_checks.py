@@ -49,6 +49,14 @@ def line(p, prefix="kiln-agent: "):
     return found[-1] if found else (p.stdout + p.stderr).strip()[-300:]
 
 
+def read_json(path):
+    """What a run wrote to `path`, or {} when it wrote nothing."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
 def candidate(name):
     return os.path.join(ARGS.repo, "tests", "agent", "candidates", name + ".kiln")
 
@@ -89,11 +97,7 @@ def check_reverification():
                        "--iterations", "2", "--analyst", "off", "--out", "solve")
     finally:
         server.close()
-    report = {}
-    path = os.path.join(ARGS.work, "solve", "report.json")
-    if os.path.exists(path):
-        with open(path) as f:
-            report = json.load(f)
+    report = read_json(os.path.join(ARGS.work, "solve", "report.json"))
     attempts = report.get("attempts", [])
     outcomes = [a.get("outcome") for a in attempts]
     first = attempts[0] if attempts else {}
@@ -105,34 +109,17 @@ def check_reverification():
 
 
 def check_bench():
-    from scripted_server import ScriptedServer
+    from scripted_server import ScriptedServer, suite_answers
     root = os.path.join(ARGS.repo, "agent", "tasks")
-    answers = {}
-    for name in sorted(os.listdir(root)):
-        with open(os.path.join(root, name, "task.json")) as f:
-            prompt = json.load(f)["prompt"]
-        with open(os.path.join(root, name, "reference.kiln")) as f:
-            program = f.read()
-        if name in ("relu", "matmul"):
-            program = "graph entry( {"
-        answers[prompt] = reply(program)
-
-    def answer(body):
-        user = body["messages"][1]["content"]
-        return next(a for p, a in answers.items() if user.startswith(p))
-
+    answer = suite_answers(root)
     server = ScriptedServer([], answer)
     try:
         p = kiln_agent("bench", root, "--endpoint", server.url, "--model", "scripted", "--device", "cuda",
                        "--iterations", "1", "--analyst", "off", "--out", "bench")
     finally:
         server.close()
-    summary = {}
-    path = os.path.join(ARGS.work, "bench", "bench.json")
-    if os.path.exists(path):
-        with open(path) as f:
-            summary = json.load(f)
-    n = len(answers)
+    summary = read_json(os.path.join(ARGS.work, "bench", "bench.json"))
+    n = answer.count
     unverified = {row["task"] for row in summary.get("tasks", []) if not row["verified"]}
     ok = (p.returncode == 0 and summary.get("verified") == n - 2 and unverified == {"relu", "matmul"}
           and "fast_1" in summary and summary.get("device") == "cuda")

@@ -269,6 +269,20 @@ run() {
     sed 's/^/    /' "$logs/$name.log"
   }
   local rc
+  # The "PASS name: detail" / "FAIL name: detail" lines of a check script's log as rows
+  # of the table, each name after PREFIX; a script that failed without saying what is
+  # one FAIL row, NAME. Uses $rc of the step that ran it.
+  script_rows() { # LOG PREFIX NAME SCRIPT
+    local line verdict
+    while IFS= read -r line; do
+      verdict="${line%% *}"
+      line="${line#* }"
+      record "$2${line%%: *}" "$verdict" "${line#*: }"
+    done < <(grep -E '^(PASS|FAIL) ' "$1")
+    if (( rc != 0 )) && ! grep -q '^FAIL ' "$1"; then
+      record "$3" FAIL "$4 exit $rc"
+    fi
+  }
   # Why a `dslc run --device cuda` step cannot run here, or nothing.
   dslc_cuda_missing() {
     if ! "$bin/dslc" --help 2>&1 | grep -q -- '--device cuda'; then
@@ -383,15 +397,7 @@ EOF
       say "checked: tests/gpu/checked_checks.py"
       step checked py "$repo/tests/gpu/checked_checks.py" --dslc "$bin/dslc" --repo "$repo" --work "$tmp/checked" \
         --dslc-library-path "$LD_LIBRARY_PATH"
-      local cverdict ccheck
-      while IFS= read -r ccheck; do
-        cverdict="${ccheck%% *}"
-        ccheck="${ccheck#* }"
-        record "${ccheck%%: *}" "$cverdict" "${ccheck#*: }"
-      done < <(grep -E '^(PASS|FAIL) ' "$logs/checked.log")
-      if (( rc != 0 )) && ! grep -q '^FAIL ' "$logs/checked.log"; then
-        record "checked mode on the GPU" FAIL "checked_checks.py exit $rc"
-      fi
+      script_rows "$logs/checked.log" "" "checked mode on the GPU" checked_checks.py
     fi
   fi
 
@@ -498,15 +504,7 @@ EOF
       say "graphs: tests/gpu/graph_checks.py"
       step graphs py "$repo/tests/gpu/graph_checks.py" --dslc "$bin/dslc" --kiln-run "$bin/kiln-run" --repo "$repo" \
         --work "$tmp/graphs" --dslc-library-path "$LD_LIBRARY_PATH"
-      local verdict check
-      while IFS= read -r check; do
-        verdict="${check%% *}"
-        check="${check#* }"
-        record "graph: ${check%%: *}" "$verdict" "${check#*: }"
-      done < <(grep -E '^(PASS|FAIL) ' "$logs/graphs.log")
-      if (( rc != 0 )) && ! grep -q '^FAIL ' "$logs/graphs.log"; then
-        record "graphs on the GPU" FAIL "graph_checks.py exit $rc"
-      fi
+      script_rows "$logs/graphs.log" "graph: " "graphs on the GPU" graph_checks.py
     fi
   fi
 
@@ -518,14 +516,7 @@ EOF
       say "agent: tests/gpu/agent_checks.py"
       step agent py "$repo/tests/gpu/agent_checks.py" --kiln-agent "$bin/kiln-agent" --dslc "$bin/dslc" \
         --repo "$repo" --work "$tmp/agent" --dslc-library-path "$LD_LIBRARY_PATH"
-      while IFS= read -r check; do
-        verdict="${check%% *}"
-        check="${check#* }"
-        record "agent: ${check%%: *}" "$verdict" "${check#*: }"
-      done < <(grep -E '^(PASS|FAIL) ' "$logs/agent.log")
-      if (( rc != 0 )) && ! grep -q '^FAIL ' "$logs/agent.log"; then
-        record "kiln-agent on the GPU" FAIL "agent_checks.py exit $rc"
-      fi
+      script_rows "$logs/agent.log" "agent: " "kiln-agent on the GPU" agent_checks.py
     fi
   fi
 
