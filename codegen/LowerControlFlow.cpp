@@ -106,8 +106,10 @@ void Lowering::lowerFor(const ir::Op &op) {
     return std::make_pair(b.CreateTrunc(t, ity), runs);
   };
   if (pipe.loop) {
-    // Prologue: the copies of the first stages - 1 iterations.
+    // Prologue: the operands staged once, then the copies of the first stages - 1
+    // iterations. The first product's wait and barrier make both visible.
     beginSharedUse();
+    stageResidentOperands(pipe);
     for (int64_t s = 0; s + 1 < pipe.stages; ++s) {
       auto [ivS, runs] = ahead(lb, s);
       issueMmaStage(pipe, ivS, i32(s), runs);

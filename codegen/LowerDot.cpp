@@ -208,6 +208,11 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
     for (unsigned i = 0; i < 2; ++i) {
       if (i == 0 && fragPlan.consumes(*op, 0))
         continue;
+      if (int64_t bytes = i == 0 ? residentOperandBytes(*op) : 0) {
+        p.residents.push_back({op.get(), p.residentBytes});
+        p.residentBytes += wgmmaAligned(bytes);
+        continue;
+      }
       // A load that must read memory afresh (.cv) is not streamed: cp.async has no such
       // form. Other hints are dropped by a streamed load (cp.async takes its own). In
       // checked mode each copy is tested against its buffer first (copyOperand).
@@ -228,9 +233,10 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
   // (pipelineRingBytes) as well as for the dots' own scratch; it must end before the
   // cluster exchanges' area, which other programs of the cluster write.
   capacity = std::max(capacity, exchangeBase);
-  const int64_t stages = std::min<int64_t>(kernel.numStages, capacity / p.stageBytes);
+  const int64_t stages = std::min<int64_t>(kernel.numStages, (capacity - p.residentBytes) / p.stageBytes);
   if (stages < 2)
     return {};
+  p.residentBase = stages * p.stageBytes;
   for (const auto &op : body.ops())
     if (op->kind() != OpKind::Dot && op->kind() != OpKind::Yield && !p.copies(op.get()) &&
         !pipelineCompatible(*this, *op))
@@ -268,6 +274,25 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
   p.first = dots.front();
   p.stages = stages;
   return p;
+}
+
+int64_t Lowering::residentOperandBytes(const ir::Op &dot) const {
+  // A loop-invariant A operand that the product would otherwise stage into shared
+  // memory on every iteration (where it cannot stay in registers: checked mode on
+  // sm_90a, FragmentPlan::tryAOperand) is staged once, so that the loop can still
+  // stream its other operands.
+  const ir::Block *body = dot.parentBlock();
+  const ir::Op *loop = body ? body->parentOp() : nullptr;
+  if (!loop || loop->kind() != OpKind::For || !useTensorCores(dot) || fragPlan.consumes(dot, 0))
+    return 0;
+  const ir::Value *a = dot.operand(0);
+  const ir::Block *home = a->isBlockArgument() ? a->ownerBlock() : a->definingOp()->parentBlock();
+  for (const ir::Block *b = home; b; b = b->parentOp() ? b->parentOp()->parentBlock() : nullptr)
+    if (b == body)
+      return 0; // computed in the loop
+  if (!fragPlan.formOf(a).none())
+    return 0; // held in fragment order: nothing to stage from
+  return dotScratchAreas(dot, dotPath(dot))[0];
 }
 
 /// cp.async copies of `load`'s tile into shared memory at i16 index `base`, placed as
@@ -388,6 +413,12 @@ static void stageOperand(Lowering &L, const Type &t, const Regs &r, int64_t offs
     llvm::Value *addr = L.sharedAddr(offset, place.index(L, L.i32(0), row, col), b.getInt16Ty());
     b.CreateAlignedStore(vec, addr, llvm::Align(l.vec * 2));
   }
+}
+
+void Lowering::stageResidentOperands(const MmaPipeline &p) {
+  for (const MmaPipeline::Resident &r : p.residents)
+    stageOperand(*this, r.dot->operand(0)->type, get(r.dot->operand(0)), p.residentBase + r.offset,
+                 placementOf(*this, *r.dot, 0));
 }
 
 /// ldmatrix.sync.aligned.m8n8.{x2,x4}[.trans].shared.b16 at a shared address.
@@ -585,6 +616,8 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
     llvm::Value *stageBase = b.CreateMul(p.stage, L.i32(p.stageBytes / 2));
     if (const Lowering::MmaPipeline::Stream *sa = p.find(&op, 0))
       aBase = b.CreateAdd(stageBase, L.i32(sa->offset / 2));
+    else if (const Lowering::MmaPipeline::Resident *r = p.resident(&op))
+      aBase = L.i32((p.residentBase + r->offset) / 2); // staged before the loop
     bBase = b.CreateAdd(stageBase, L.i32(p.find(&op, 1)->offset / 2));
   } else {
     L.beginSharedUse();

@@ -370,9 +370,31 @@ static DotPath dotPathQuery(const ir::Op &op, const void *ctx) {
   return static_cast<const Lowering *>(ctx)->dotPath(op);
 }
 
+static int64_t residentBytesQuery(const ir::Op &op, const void *ctx) {
+  return static_cast<const Lowering *>(ctx)->residentOperandBytes(op);
+}
+
 bool Lowering::run() {
   entryName = asTask ? "kiln_task_" + entrySymbol(kernel.name) : entrySymbol(kernel.name);
-  arenaBytes = planArena(kernel, T, hasWarpShuffle(), &dotPathQuery, this, &exchangeBase);
+  // The fragment plan first: the arena holds the operands a streaming loop stages once
+  // only where a product cannot read them from registers.
+  walk(*kernel.body, [&](ir::Op &op) {
+    for (const ir::Value *o : op.operands())
+      users[o].push_back(&op);
+  });
+  std::vector<MemAccess> accesses;
+  collectAccesses(*kernel.body, prov, accesses);
+  for (const MemAccess &a : accesses)
+    if (a.writes || a.atomic)
+      writtenBases |= a.bases;
+  fragPlan.compute(
+      *kernel.body, [this](const ir::Op &dot) { return dotFacts(dot); },
+      [this](const ir::Value *v) {
+        int budget = kRecomputeBudget;
+        return canRematerialize(v, budget, /*scalarsLowered=*/false, Recompute::ReadOnlyLoads);
+      });
+  arenaBytes =
+      planArena(kernel, T, hasWarpShuffle(), &dotPathQuery, this, &exchangeBase, &residentBytesQuery);
   pushClusterExchanges = clusterExchangesPush();
 
   // Parameters: the kernel ABI of docs/codegen.md.
@@ -438,21 +460,6 @@ bool Lowering::run() {
   }
   bindCheckParams();
 
-  walk(*kernel.body, [&](ir::Op &op) {
-    for (const ir::Value *o : op.operands())
-      users[o].push_back(&op);
-  });
-  std::vector<MemAccess> accesses;
-  collectAccesses(*kernel.body, prov, accesses);
-  for (const MemAccess &a : accesses)
-    if (a.writes || a.atomic)
-      writtenBases |= a.bases;
-  fragPlan.compute(
-      *kernel.body, [this](const ir::Op &dot) { return dotFacts(dot); },
-      [this](const ir::Value *v) {
-        int budget = kRecomputeBudget;
-        return canRematerialize(v, budget, /*scalarsLowered=*/false, Recompute::ReadOnlyLoads);
-      });
   try {
     beginClusterExchanges();
     lowerBlock(*kernel.body);

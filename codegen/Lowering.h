@@ -439,9 +439,18 @@ public:
       const ir::Op *load = nullptr;
       int64_t offset = 0;
     };
+    /// An A operand computed before the loop and not read from registers: staged once,
+    /// before the first iteration, at byte `residentBase + offset`, where every
+    /// iteration's product reads it.
+    struct Resident {
+      const ir::Op *dot = nullptr;
+      int64_t offset = 0;
+    };
     const ir::Op *loop = nullptr;  ///< null: no pipeline
     const ir::Op *first = nullptr; ///< the dot that waits for a buffer and refills one
     std::vector<Stream> streams;
+    std::vector<Resident> residents;
+    int64_t residentBase = 0, residentBytes = 0; ///< after the ring
     /// The body ops the copies' addresses depend on, in order (re-lowered per copy).
     std::vector<const ir::Op *> slice;
     int64_t stages = 0, stageBytes = 0;
@@ -455,6 +464,12 @@ public:
           return &s;
       return nullptr;
     }
+    const Resident *resident(const ir::Op *dot) const {
+      for (const Resident &r : residents)
+        if (r.dot == dot)
+          return &r;
+      return nullptr;
+    }
     bool copies(const ir::Op *load) const {
       for (const Stream &s : streams)
         if (s.load == load)
@@ -464,6 +479,11 @@ public:
   };
   /// The pipeline for `forOp`; `loop` is null when there is none.
   MmaPipeline mmaPipelineFor(const ir::Op &forOp);
+  /// The bytes `dot`'s A operand takes staged once before its loop (MmaPipeline::Resident),
+  /// or 0: it is read from registers, streamed, or computed in the loop.
+  int64_t residentOperandBytes(const ir::Op &dot) const;
+  /// Stages the pipeline's resident operands (the loop's prologue).
+  void stageResidentOperands(const MmaPipeline &p);
   /// Copies the operands of iteration `iv` into buffer `stage` when `cond` holds, as
   /// one cp.async group (committed by every thread either way).
   void issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value *stage, llvm::Value *cond);

@@ -258,19 +258,21 @@ static bool writesNothing(const ir::Block &block) {
 }
 
 int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath)(const ir::Op &, const void *),
-                          const void *ctx) {
+                          const void *ctx, int64_t (*residentBytes)(const ir::Op &, const void *)) {
   if (stages < 2 || !dotPath)
     return 0;
   const ir::Block &body = *forOp.region(0);
   if (!writesNothing(body))
     return 0;
-  int64_t stage = 0;
+  int64_t stage = 0, resident = 0;
   for (const auto &op : body.ops()) {
     if (op->kind() != OpKind::Dot)
       continue;
     const DotPath path = dotPath(*op, ctx);
     if (path == DotPath::Fma)
       return 0;
+    if (residentBytes)
+      resident += wgmmaAligned(residentBytes(*op, ctx));
     const std::vector<int64_t> areas = dotScratchAreas(*op, path);
     for (unsigned i = 0; i < 2; ++i) {
       const ir::Op *load = loadInBody(*op, i, body);
@@ -280,14 +282,15 @@ int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath
         stage += wgmmaAligned(areas[i]);
     }
   }
-  if (stage == 0)
+  if (stage == 0 || resident >= kMaxPipelineRingBytes)
     return 0;
-  stages = std::min(stages, kMaxPipelineRingBytes / stage);
-  return stages >= 2 ? stages * stage : 0;
+  stages = std::min(stages, (kMaxPipelineRingBytes - resident) / stage);
+  return stages >= 2 ? stages * stage + resident : 0;
 }
 
 int64_t planArena(const ir::Kernel &kernel, int64_t numThreads, bool warpShuffle,
-                  DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx, int64_t *exchangeBase) {
+                  DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx, int64_t *exchangeBase,
+                  int64_t (*residentBytes)(const ir::Op &, const void *)) {
   int64_t arena = 0, exchange = 0;
   const int64_t maxVec = chunkLimit(kernel);
   ir::walk(*kernel.body, [&](ir::Op &op) {
@@ -297,7 +300,7 @@ int64_t planArena(const ir::Kernel &kernel, int64_t numThreads, bool warpShuffle
     int64_t &into = op.kind() == OpKind::ClusterExchange ? exchange : arena;
     into = std::max(into, layoutAreas(areas).totalBytes);
     if (op.kind() == OpKind::For)
-      arena = std::max(arena, pipelineRingBytes(op, kernel.numStages, dotPath, ctx));
+      arena = std::max(arena, pipelineRingBytes(op, kernel.numStages, dotPath, ctx, residentBytes));
   });
   arena = alignedTo16(arena);
   if (exchangeBase)

@@ -93,8 +93,12 @@ inline constexpr int64_t kMaxPipelineRingBytes = 112 * 1024;
 /// cannot be streamed (masked, .cv) or the body writes memory. A reservation: the
 /// lowering streams only when the rest of the body allows it (mmaPipelineFor), and then
 /// uses as many stages as the arena holds.
+/// `residentBytes(dot)`, when given, is what a dot's A operand takes when the loop stages
+/// it once, before its first iteration (an operand computed outside the loop that the
+/// product does not read from registers: the queries of attention where they cannot stay
+/// in registers); those areas follow the ring, which then gets fewer stages if need be.
 int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath)(const ir::Op &, const void *),
-                          const void *ctx);
+                          const void *ctx, int64_t (*residentBytes)(const ir::Op &, const void *) = nullptr);
 
 /// The arena size of a whole kernel: the largest scratch of any op, over all regions,
 /// and the rings of loops that may stream (pipelineRingBytes).
@@ -105,6 +109,7 @@ int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath
 /// while this one goes on to ops that reuse the arena.
 int64_t planArena(const ir::Kernel &kernel, int64_t numThreads, bool warpShuffle,
                   DotPath (*dotPath)(const ir::Op &, const void *), const void *ctx,
-                  int64_t *exchangeBase = nullptr);
+                  int64_t *exchangeBase = nullptr,
+                  int64_t (*residentBytes)(const ir::Op &, const void *) = nullptr);
 
 } // namespace kiln::codegen

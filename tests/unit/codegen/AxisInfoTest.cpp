@@ -216,6 +216,12 @@ kernel @k(%a: *bf16, %b: *bf16, %n: i32) attributes {num_stages = 3, num_warps =
   EXPECT_EQ(planArena(p.kernel(), 128, true, nullptr, nullptr), 2 * 64 * 64 * 4);
   // Stages past the budget are dropped: 7 asked, 7 x 16 KiB fit 112 KiB.
   EXPECT_EQ(pipelineRingBytes(loop, 8, wgmma, nullptr), 7 * 16384);
+  // An operand staged once before the loop (8 KiB here) follows the ring, which keeps
+  // fewer stages within the budget: 6 x 16 KiB + 8 KiB.
+  auto resident = [](const ir::Op &, const void *) -> int64_t { return 8192; };
+  EXPECT_EQ(pipelineRingBytes(loop, 3, wgmma, nullptr, resident), 3 * 16384 + 8192);
+  EXPECT_EQ(pipelineRingBytes(loop, 8, wgmma, nullptr, resident), 6 * 16384 + 8192);
+  EXPECT_EQ(planArena(p.kernel(), 128, true, wgmma, nullptr, nullptr, resident), 3 * 16384 + 8192);
 }
 
 TEST(SharedMemory, ArenaIsTheLargestScratch) {
