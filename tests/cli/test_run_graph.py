@@ -324,6 +324,9 @@ class RunGraph(clitest.CliTestCase):
         self.rejected("E0600", "run", "chain.kiln", "--kernel", "chain", "--arg", "x=x.npy", message="tmp")
         self.rejected("E0601", "run", "chain.kiln", "--kernel", "chain", "--arg", "x=i.npy", "--arg", "tmp=x.npy",
                       "--arg", "out=x.npy", "--arg", "n=4", "--arg", "twice=0")
+        # Named as a graph, not as a kernel.
+        self.rejected("E0600", "run", "chain.kiln", "--kernel", "chain", "--arg", "nope=1",
+                      message="graph 'chain' has no parameter 'nope'")
 
 
 if __name__ == "__main__":

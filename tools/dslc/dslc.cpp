@@ -1018,8 +1018,9 @@ int runGraph(ir::Module &module, const SemaOptions &options, std::shared_ptr<Sou
   std::optional<launch::GraphRunOptions> gpuOptions = gpuRunOptions(diags);
   if (!gpuOptions)
     return driver::ExitUserError;
-  auto host = launch::bindArguments(driver::signatureOf(graph), std::vector<std::string>(Args.begin(), Args.end()),
-                                    diags);
+  launch::Signature signature = driver::signatureOf(graph);
+  signature.kind = "graph";
+  auto host = launch::bindArguments(signature, std::vector<std::string>(Args.begin(), Args.end()), diags);
   if (!host)
     return driver::ExitUserError;
   std::unique_ptr<kiln::Runtime> gpu;

@@ -128,7 +128,9 @@ static Signature signatureOf(const std::string &name, const std::vector<rt::Bund
 }
 
 Signature signatureOf(const rt::GraphBundle &bundle) {
-  return signatureOf(bundle.name, bundle.params, bundle.blockMasks);
+  Signature s = signatureOf(bundle.name, bundle.params, bundle.blockMasks);
+  s.kind = "graph";
+  return s;
 }
 
 Signature signatureOf(const rt::Bundle &bundle) {

@@ -435,7 +435,7 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
       diags.error(Location::commandLine(), DiagCode::RunArgument)
               .hint(name + " is part of block mask '" + mask + "'; pass the whole mask: --arg " + mask + "=" + mask +
                     ".npy")
-          << "kernel '" << signature.kernel << "' takes no argument '" << name << "'; its parameters are "
+          << signature.kind << " '" << signature.kernel << "' takes no argument '" << name << "'; its parameters are "
           << paramList(signature);
       ok = false;
       continue;
@@ -446,7 +446,7 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
               .hint(isConst ? "'" + name + "' is a const parameter, fixed when the kernel is compiled: dslc -D " + name +
                                   "=" + raw.substr(eq + 1)
                             : "")
-          << "kernel '" << signature.kernel << "' has no parameter '" << name << "'; its parameters are "
+          << signature.kind << " '" << signature.kernel << "' has no parameter '" << name << "'; its parameters are "
           << paramList(signature);
       ok = false;
       continue;
@@ -556,11 +556,11 @@ std::optional<HostArguments> bindArguments(const Signature &signature, const std
         continue;
       const char *what = i == 0 ? "rows" : "columns";
       diags.error(Location::commandLine(), DiagCode::BlockMaskArgument)
-              .hint(e.param < 0 ? "the kernel is written for that size"
-                                : "pass a mask of the size the kernel is launched for, or --arg " +
+              .hint(e.param < 0 ? "the " + signature.kind + " is written for that size"
+                                : "pass a mask of the size the " + signature.kind + " is launched for, or --arg " +
                                       signature.params[size_t(e.param)].name + "=" + std::to_string(actual))
           << "--arg " << mask.name << "=" << given[mask.name] << ": the mask has " << actual << " " << what
-          << ", but kernel '" << signature.kernel << "' declares "
+          << ", but " << signature.kind << " '" << signature.kernel << "' declares "
           << (e.param < 0 ? std::to_string(expected)
                           : signature.params[size_t(e.param)].name + " = " + std::to_string(expected))
           << " " << what << " for it (" << maskSpelling(mask) << ")";

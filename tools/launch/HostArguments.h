@@ -65,6 +65,8 @@ struct Signature {
   std::vector<std::string> consts;
   /// The block masks among `params`, each covering five of them.
   std::vector<MaskSpec> masks;
+  /// What `kernel` names, for messages: "kernel" or "graph".
+  std::string kind = "kernel";
 };
 
 /// "x: *f32", "n: i32".
