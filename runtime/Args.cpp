@@ -233,8 +233,9 @@ static std::string packOne(const BundleParam &p, const kiln_arg &a, const Buffer
 }
 
 // The prefix of a message about argument `index` (0-based), passed for `what`.
-static std::string argumentContext(const std::string &kernelName, size_t index, const std::string &what) {
-  return "kernel '" + kernelName + "', argument " + std::to_string(index + 1) + " ('" + what + "'): ";
+// `owner` is "kernel 'k'" or "graph 'g'".
+static std::string argumentContext(const std::string &owner, size_t index, const std::string &what) {
+  return owner + ", argument " + std::to_string(index + 1) + " ('" + what + "'): ";
 }
 
 // The five parts of the mask argument `a` for `mask` (KILN_ARG_BLOCK_MASK, resolved
@@ -274,7 +275,7 @@ static std::optional<ArgsError> packMask(const std::string &kernelName, const st
                                          const BundleBlockMask &mask, size_t argIndex, const kiln_arg &a,
                                          const BufferResolver &resolve, const MaskResolver &resolveMask,
                                          PackedArgs &out) {
-  const std::string context = argumentContext(kernelName, argIndex, maskSpelling(mask));
+  const std::string context = argumentContext("kernel '" + kernelName + "'", argIndex, maskSpelling(mask));
   kiln_arg parts[kBlockMaskParams];
   if (auto error = maskParts("kernel '" + kernelName + "'", context, mask, a, resolveMask, parts))
     return error;
@@ -376,7 +377,7 @@ std::optional<ArgsError> packLaunchArgs(const std::string &kernelName, const std
     const BundleParam &p = params[param];
     if (std::string why = packOne(p, args[arg], resolve, out.slots[param]); !why.empty())
       return ArgsError{KILN_ERROR_ARGUMENT_MISMATCH,
-                       argumentContext(kernelName, arg, p.name + ": " + paramTypeSpelling(p.dtype, p.pointer)) + why};
+                       argumentContext(owner, arg, p.name + ": " + paramTypeSpelling(p.dtype, p.pointer)) + why};
     out.sizes[param] = p.pointer ? 8 : dtypeSizeBytes(p.dtype);
     ++param;
   }
@@ -395,8 +396,7 @@ std::optional<ArgsError> expandMaskArgs(const std::string &graphName, const std:
   for (size_t param = 0, arg = 0; param < params.size(); ++arg) {
     if (start[param] && args[arg].kind == KILN_ARG_BLOCK_MASK) {
       kiln_arg parts[kBlockMaskParams];
-      const std::string context =
-          owner + ", argument " + std::to_string(arg + 1) + " ('" + maskSpelling(*start[param]) + "'): ";
+      const std::string context = argumentContext(owner, arg, maskSpelling(*start[param]));
       if (auto error = maskParts(owner, context, *start[param], args[arg], resolveMask, parts))
         return error;
       out.insert(out.end(), std::begin(parts), std::end(parts));

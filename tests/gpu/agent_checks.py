@@ -57,6 +57,17 @@ def read_json(path):
         return json.load(f)
 
 
+def with_endpoint(server, command, target, option, value, written):
+    """kiln-agent `command` (solve, bench) on `target` with --device cuda against `server`,
+    closed after; returns the process and the JSON file `written` it left in --out."""
+    try:
+        p = kiln_agent(command, target, "--endpoint", server.url, "--model", "scripted", "--device", "cuda",
+                       option, value, "--analyst", "off", "--out", command)
+    finally:
+        server.close()
+    return p, read_json(os.path.join(ARGS.work, command, written))
+
+
 def candidate(name):
     return os.path.join(ARGS.repo, "tests", "agent", "candidates", name + ".kiln")
 
@@ -91,13 +102,8 @@ def check_reverification():
         fitted = f.read()
     with open(candidate("correct")) as f:
         correct = f.read()
-    server = ScriptedServer([("reply", reply(fitted)), ("reply", reply(correct))])
-    try:
-        p = kiln_agent("solve", task, "--endpoint", server.url, "--model", "scripted", "--device", "cuda",
-                       "--iterations", "2", "--analyst", "off", "--out", "solve")
-    finally:
-        server.close()
-    report = read_json(os.path.join(ARGS.work, "solve", "report.json"))
+    p, report = with_endpoint(ScriptedServer([("reply", reply(fitted)), ("reply", reply(correct))]), "solve", task,
+                              "--iterations", "2", "report.json")
     attempts = report.get("attempts", [])
     outcomes = [a.get("outcome") for a in attempts]
     first = attempts[0] if attempts else {}
@@ -112,13 +118,7 @@ def check_bench():
     from scripted_server import ScriptedServer, suite_answers
     root = os.path.join(ARGS.repo, "agent", "tasks")
     answer = suite_answers(root)
-    server = ScriptedServer([], answer)
-    try:
-        p = kiln_agent("bench", root, "--endpoint", server.url, "--model", "scripted", "--device", "cuda",
-                       "--iterations", "1", "--analyst", "off", "--out", "bench")
-    finally:
-        server.close()
-    summary = read_json(os.path.join(ARGS.work, "bench", "bench.json"))
+    p, summary = with_endpoint(ScriptedServer([], answer), "bench", root, "--iterations", "1", "bench.json")
     n = answer.count
     unverified = {row["task"] for row in summary.get("tasks", []) if not row["verified"]}
     ok = (p.returncode == 0 and summary.get("verified") == n - 2 and unverified == {"relu", "matmul"}
