@@ -13,9 +13,10 @@
 // (unsigned, so an address below the base is a huge d). Through one buffer -- nearly
 // every access -- that is one compare per lane, and one per vector where the lanes are
 // contiguous and the mask is constant over each vector (checkOneBuffer), so a
-// memory-bound kernel keeps its vector loads and pays a compare and a branch per vector.
-// A lane out of bounds is masked
-// off, so no access leaves its buffer: a load gives 0 (or its `other`) there. The first
+// memory-bound kernel keeps its vectors: a load is made under its vectors' tests as
+// unchecked code makes it under its mask, a store as unchecked after one branch on
+// `clear` (codegen/LowerMemory.cpp). A lane out of bounds is masked off, so no access
+// leaves its buffer: a load gives 0 (or its `other`) there. The first
 // active lane out of bounds of the launch claims the record with a CAS and writes what
 // the access was, its source line and column, the program id and the element offset.
 // Accesses through the workspace of a split kernel are the compiler's own and are not
@@ -91,7 +92,7 @@ void Lowering::recordViolation(const ir::Op &op, check::CheckKind kind, size_t p
 static Lowering::CheckedLanes checkOneBuffer(Lowering &L, const ir::Op &op, const Regs &ptrs, const Regs *mask,
                                              const std::function<llvm::Value *(int64_t)> &validAt,
                                              unsigned bytes, check::CheckKind kind, int64_t width,
-                                             bool maskPerChunk, size_t param) {
+                                             bool maskPerChunk, bool deferRecord, size_t param) {
   auto &b = L.b;
   llvm::Type *i64t = b.getInt64Ty();
   llvm::Value *low = b.CreatePtrToInt(L.get(L.kernel.params()[param].get()).v[0], i64t);
@@ -127,7 +128,7 @@ static Lowering::CheckedLanes checkOneBuffer(Lowering &L, const ir::Op &op, cons
   };
   // A lane the mask turns off may hold a poison pointer (its index arithmetic wrapped),
   // so its test is selected, never and'ed, in: select(false, poison, x) is x.
-  auto active = [&, mask](int64_t i) {
+  auto active = [&b, mask, validAt](int64_t i) {
     llvm::Value *on = mask ? mask->v[i] : b.getTrue();
     if (llvm::Value *valid = validAt(i))
       on = b.CreateSelect(on, valid, b.getFalse());
@@ -150,8 +151,14 @@ static Lowering::CheckedLanes checkOneBuffer(Lowering &L, const ir::Op &op, cons
     }
     if (width == 1)
       out.ok.v = out.wholeChunk;
-    else
+    else {
       out.laneOk = [inside, masked](int64_t i) { return masked(i, inside(i)); };
+      out.laneOkAt = [&b, firstD, limitFor, masked, bytes](int64_t base, llvm::Value *j) {
+        llvm::Value *d0 = firstD(base);
+        llvm::Value *d = b.CreateAdd(d0, b.CreateMul(j, b.getInt64(bytes)));
+        return masked(base, b.CreateAnd(b.CreateICmpUGE(d, d0), b.CreateICmpULT(d, limitFor(0))));
+      };
+    }
   } else {
     for (int64_t i = 0; i < n; ++i) {
       llvm::Value *in = inside(i);
@@ -159,25 +166,48 @@ static Lowering::CheckedLanes checkOneBuffer(Lowering &L, const ir::Op &op, cons
       addBad(active(i), in);
     }
   }
-  L.guardedVoid(anyBad, [&] {
-    // The first bad lane's element offset: walking the lanes backwards, the last select
-    // leaves it. With a mask constant over a chunk, a chunk's lanes share its activity.
+  auto record = [&L, &op, kind, param, n, width, bytes, chunkUniform, firstD, limitFor, wholeInside, inside,
+                 active] {
+    auto &b = L.b;
+    // The first bad lane's element offset: walking the lanes (or chunks) backwards, the
+    // last select leaves it. Kept to a few values per chunk: this path sits inside kernels
+    // whose registers are full, and what it holds live counts against them all.
     llvm::Value *offset = L.i64(0);
-    for (int64_t i = n - 1; i >= 0; --i) {
-      const int64_t base = i - i % width;
-      llvm::Value *bad = b.CreateSelect(active(chunkUniform ? base : i), b.CreateNot(inside(i)), b.getFalse());
-      llvm::Value *d = b.CreateAdd(firstD(i), L.i64(static_cast<int64_t>(bytes) * (i - base)));
-      offset = b.CreateSelect(bad, b.CreateSDiv(d, L.i64(bytes)), offset);
+    if (chunkUniform) {
+      // A chunk's lanes share its activity, and its first bad lane is its first when d0
+      // is out of bounds (below the buffer it is huge), else the first j with
+      // d0 + j * bytes >= limit_0.
+      llvm::Value *bytesV = L.i64(bytes);
+      for (int64_t base = n - width; base >= 0; base -= width) {
+        llvm::Value *d0 = firstD(base);
+        llvm::Value *limit0 = limitFor(0);
+        llvm::Value *bad = b.CreateSelect(active(base), b.CreateNot(wholeInside(base)), b.getFalse());
+        llvm::Value *below = b.CreateICmpULT(d0, limit0);
+        llvm::Value *skip = b.CreateUDiv(b.CreateAdd(b.CreateSub(limit0, d0), L.i64(bytes - 1)), bytesV);
+        llvm::Value *at = b.CreateSelect(below, b.CreateAdd(b.CreateUDiv(d0, bytesV), skip), b.CreateSDiv(d0, bytesV));
+        offset = b.CreateSelect(bad, at, offset);
+      }
+    } else {
+      for (int64_t i = n - 1; i >= 0; --i) {
+        llvm::Value *bad = b.CreateSelect(active(i), b.CreateNot(inside(i)), b.getFalse());
+        llvm::Value *d = b.CreateAdd(firstD(i), L.i64(static_cast<int64_t>(bytes) * (i % width)));
+        offset = b.CreateSelect(bad, b.CreateSDiv(d, L.i64(bytes)), offset);
+      }
     }
     L.recordViolation(op, kind, param, offset);
-  });
+  };
+  out.clear = b.CreateNot(anyBad);
+  if (deferRecord)
+    out.record = record;
+  else
+    L.guardedVoid(anyBad, record);
   return out;
 }
 
 Lowering::CheckedLanes Lowering::boundsCheck(const ir::Op &op, const Regs &ptrs, const Regs *mask,
                                              const std::function<llvm::Value *(int64_t)> &validAt,
                                              unsigned bytes, check::CheckKind kind, int64_t width,
-                                             bool maskPerChunk) {
+                                             bool maskPerChunk, bool deferRecord) {
   // The parameters the access may go through, with an extent.
   const BaseSet set = prov.bases(op.operand(0));
   std::vector<size_t> bases;
@@ -189,10 +219,13 @@ Lowering::CheckedLanes Lowering::boundsCheck(const ir::Op &op, const Regs &ptrs,
   if (bases.empty()) { // the workspace alone: trusted
     for (int64_t i = 0; i < n; ++i)
       out.ok.v.push_back(mask ? mask->v[i] : b.getTrue());
+    out.clear = b.getTrue();
+    out.record = [] {};
     return out;
   }
   if (bases.size() == 1)
-    return checkOneBuffer(*this, op, ptrs, mask, validAt, bytes, kind, width, maskPerChunk, bases.front());
+    return checkOneBuffer(*this, op, ptrs, mask, validAt, bytes, kind, width, maskPerChunk, deferRecord,
+                          bases.front());
   // Several buffers (a select between parameters, or an origin not known): each lane is
   // tested against each, d < extent and d + bytes <= extent.
   llvm::Type *i64t = b.getInt64Ty();
@@ -224,7 +257,12 @@ Lowering::CheckedLanes Lowering::boundsCheck(const ir::Op &op, const Regs &ptrs,
     out.ok.v.push_back(mask ? b.CreateSelect(mask->v[i], inside, b.getFalse()) : inside);
   }
   std::reverse(out.ok.v.begin(), out.ok.v.end());
-  guardedVoid(anyBad, [&] { recordViolation(op, kind, bases.front(), badOffset); });
+  auto record = [this, &op, kind, param = bases.front(), badOffset] { recordViolation(op, kind, param, badOffset); };
+  out.clear = b.CreateNot(anyBad);
+  if (deferRecord)
+    out.record = record;
+  else
+    guardedVoid(anyBad, record);
   return out;
 }
 

@@ -239,7 +239,7 @@ void Lowering::guardedVoid(llvm::Value *cond, const std::function<void()> &body)
 }
 
 Values Lowering::loop(llvm::Value *begin, llvm::Value *end, int64_t step, const Values &init,
-                      const std::function<Values(llvm::Value *, const Values &)> &body) {
+                      const std::function<Values(llvm::Value *, const Values &)> &body, bool keepRolled) {
   llvm::BasicBlock *pre = b.GetInsertBlock();
   llvm::BasicBlock *header = llvm::BasicBlock::Create(ctx, "l.head", fn);
   llvm::BasicBlock *bodyBB = llvm::BasicBlock::Create(ctx, "l.body", fn);
@@ -263,7 +263,14 @@ Values Lowering::loop(llvm::Value *begin, llvm::Value *end, int64_t step, const 
   arenaInUse.add(inUseBefore); // the body may not run
   llvm::Value *ivNext = b.CreateAdd(iv, i32(step), "", true, true);
   llvm::BasicBlock *latch = b.GetInsertBlock();
-  b.CreateBr(header);
+  llvm::BranchInst *back = b.CreateBr(header);
+  if (keepRolled) {
+    // A loop ID (self-referencing, as LLVM requires) carrying llvm.loop.unroll.disable.
+    llvm::MDNode *disable = llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.disable"));
+    llvm::MDNode *id = llvm::MDNode::getDistinct(ctx, {nullptr, disable});
+    id->replaceOperandWith(0, id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
   iv->addIncoming(ivNext, latch);
   for (size_t i = 0; i < phis.size(); ++i)
     phis[i]->addIncoming(next.at(i), latch);

@@ -501,15 +501,28 @@ Regs Lowering::readTile(const ir::Op &op, const Regs &ptrs, const Regs *mask, co
   auto otherAt = [&](int64_t i) { return other ? other->v[i] : zero; };
   const CacheHints hints = cacheHintsOf(*this, op);
   const AccessShape s = accessShape(*this, op, 1, chunk);
-  // Checked mode: lanes out of bounds are masked off (LowerChecks.cpp); a vector whose
-  // lanes are all in bounds is loaded whole after one test.
+  // Checked mode (LowerChecks.cpp): lanes out of bounds are masked off. A vector tested
+  // whole is loaded under its test as unchecked code loads it under its mask, so a
+  // correct run keeps the unchecked kernel's shape and registers; one that reaches
+  // outside its buffer reads 0 (or `other`) in all of its lanes. (Loading the lanes
+  // inside one by one put a second path beside every vector whose values met the first
+  // at a join, and ptxas gave a layernorm half again as many registers for it.)
   CheckedLanes checked;
+  Regs vectorTests;
+  bool maskPerVector = s.maskPerVector;
   if (opts.checked) {
     checked = boundsCheck(op, ptrs, mask, [](int64_t) -> llvm::Value * { return nullptr; }, dtypeBytes(pt.dtype),
                           check::CheckKind::Load, s.width, s.maskPerVector);
-    mask = &checked.ok;
+    if (!checked.wholeChunk.empty()) {
+      for (size_t i = 0; i < ptrs.v.size(); ++i)
+        vectorTests.v.push_back(checked.wholeChunk[i / s.width]);
+      mask = &vectorTests;
+      maskPerVector = true;
+    } else {
+      mask = &checked.ok;
+      maskPerVector = false;
+    }
   }
-  const bool maskPerVector = s.maskPerVector && !opts.checked;
   const int64_t n = static_cast<int64_t>(ptrs.v.size());
   // Registers of an invalid round are loaded like the element they copy (in bounds
   // whenever the program's own accesses are), so loads need no validity guard.
@@ -533,9 +546,7 @@ Regs Lowering::readTile(const ir::Op &op, const Regs &ptrs, const Regs *mask, co
               {others[j]})[0]);
         return lanes;
       };
-      if (!checked.wholeChunk.empty() && w > 1) {
-        got = ifElse(checked.wholeChunk[base / w], whole, lanesOneByOne);
-      } else if (loadsAsWords(elem, w) && maskPerVector) {
+      if (loadsAsWords(elem, w) && maskPerVector) {
         // The words are merged with `other` before they are widened: half the values
         // cross the join, and they stay packed until used.
         Values otherWords;
@@ -565,48 +576,93 @@ void Lowering::lowerStore(const ir::Op &op) {
   const CacheHints hints = cacheHintsOf(*this, op);
   const std::optional<Layout> tile = pt.isScalar() ? std::nullopt : std::optional(layoutOf(pt));
   const AccessShape s = tile ? accessShape(*this, op, 2, tile->vec) : AccessShape{};
-  // Checked mode: lanes out of bounds are masked off (LowerChecks.cpp); a vector whose
-  // lanes are all in bounds is stored whole after one test. A vector lies in one round
-  // of its thread's registers (its width divides the layout's vec), so one validity test
-  // holds for all of its lanes.
-  CheckedLanes checked;
-  if (opts.checked) {
-    checked = boundsCheck(
-        op, ptrs, mask,
-        [&](int64_t i) { return tile ? roundValid(*tile, i / tile->vec) : isThread0(); }, dtypeBytes(pt.dtype),
-        check::CheckKind::Store, s.width, s.maskPerVector);
-    mask = &checked.ok;
-  }
-  if (pt.isScalar()) {
-    llvm::Value *cond = andMaybe(*this, isThread0(), mask ? mask->v[0] : nullptr);
-    guardedVoid(cond, [&] { vectorStore(*this, ptrs, vals, 0, 1, elem, hints); });
-    return;
-  }
-  const Layout l = *tile;
-  const bool maskPerVector = s.maskPerVector && !opts.checked;
-  const int64_t n = static_cast<int64_t>(ptrs.v.size());
-  for (int64_t base = 0; base < n; base += s.width) {
-    const int64_t w = s.width;
-    llvm::Value *valid = roundValid(l, base / l.vec);
-    auto whole = [&] { vectorStore(*this, ptrs, vals, base, w, elem, hints); };
-    if (!mask) {
-      guardedVoid(valid, whole);
-    } else if (w == 1 || maskPerVector) {
-      guardedVoid(andMaybe(*this, valid, mask->v[base]), whole);
-    } else {
-      llvm::Value *all = andMaybe(*this, valid,
-                                  checked.wholeChunk.empty() ? andAll(*this, *mask, base, w)
-                                                             : checked.wholeChunk[base / w]);
+  // The lanes stored under `m`, constant over each vector where `perVector`; `checked`:
+  // the lanes' bounds tests, a vector stored whole where its test passed.
+  auto writeLanes = [&](const Regs *m, bool perVector, const CheckedLanes *checked) {
+    if (pt.isScalar()) {
+      llvm::Value *cond = andMaybe(*this, isThread0(), m ? m->v[0] : nullptr);
+      guardedVoid(cond, [&] { vectorStore(*this, ptrs, vals, 0, 1, elem, hints); });
+      return;
+    }
+    const Layout l = *tile;
+    const int64_t n = static_cast<int64_t>(ptrs.v.size());
+    for (int64_t base = 0; base < n; base += s.width) {
+      const int64_t w = s.width;
+      llvm::Value *valid = roundValid(l, base / l.vec);
+      auto whole = [&] { vectorStore(*this, ptrs, vals, base, w, elem, hints); };
+      if (!m) {
+        guardedVoid(valid, whole);
+        continue;
+      }
+      if (w == 1 || perVector) {
+        guardedVoid(andMaybe(*this, valid, m->v[base]), whole);
+        continue;
+      }
+      const bool byChunk = checked && !checked->wholeChunk.empty();
+      llvm::Value *all =
+          andMaybe(*this, valid, byChunk ? checked->wholeChunk[base / w] : andAll(*this, *m, base, w));
+      auto oneByOne = [&] {
+        for (int64_t j = 0; j < w; ++j) {
+          llvm::Value *on = checked ? checked->laneMask(base + j, *m) : m->v[base + j];
+          guardedVoid(andMaybe(*this, valid, on), [&] { vectorStore(*this, ptrs, vals, base + j, 1, elem, hints); });
+        }
+      };
+      // A checked vector that failed its test: one lane per iteration of a loop kept
+      // rolled, its value picked by index from the vector's, so the path holds little
+      // beyond what the vector already holds.
+      auto inLoop = [&] {
+        const unsigned bytes = dtypeBytes(pt.dtype);
+        loop(
+            i32(0), i32(w), 1, {},
+            [&](llvm::Value *j, const Values &) {
+              llvm::Value *j64 = b.CreateZExt(j, b.getInt64Ty());
+              Regs lane, value;
+              lane.v = {b.CreateGEP(b.getInt8Ty(), ptrs.v[base], b.CreateMul(j64, i64(bytes)))};
+              value.v = {vals.v[base]};
+              for (int64_t k = 1; k < w; ++k)
+                value.v[0] = b.CreateSelect(b.CreateICmpEQ(j, i32(k)), vals.v[base + k], value.v[0]);
+              guardedVoid(andMaybe(*this, valid, checked->laneOkAt(base, j64)),
+                          [&] { vectorStore(*this, lane, value, 0, 1, elem, hints); });
+              return Values{};
+            },
+            /*keepRolled=*/true);
+      };
       ifElse(
           all, [&] { whole(); return Values{}; },
           [&] {
-            for (int64_t j = 0; j < w; ++j)
-              guardedVoid(andMaybe(*this, valid, checked.laneMask(base + j, *mask)),
-                          [&] { vectorStore(*this, ptrs, vals, base + j, 1, elem, hints); });
+            if (byChunk && checked->laneOkAt)
+              inLoop();
+            else
+              oneByOne();
             return Values{};
           });
     }
+  };
+  if (!opts.checked) {
+    writeLanes(mask, s.maskPerVector, nullptr);
+    return;
   }
+  // Checked mode (LowerChecks.cpp): where no active lane is out of bounds -- every
+  // correct run -- the store is made as unchecked code makes it, after one test and one
+  // branch; otherwise the first bad lane is recorded and the lanes inside are stored, a
+  // vector that passed its test whole. A vector lies in one round of its thread's
+  // registers (its width divides the layout's vec), so one validity test holds for all of
+  // its lanes. (Stores carry no values out of the branch, so the second path costs no
+  // registers at the join, as it would for a load.)
+  CheckedLanes checked = boundsCheck(
+      op, ptrs, mask, [&](int64_t i) { return tile ? roundValid(*tile, i / tile->vec) : isThread0(); },
+      dtypeBytes(pt.dtype), check::CheckKind::Store, s.width, s.maskPerVector, /*deferRecord=*/true);
+  ifElse(
+      checked.clear,
+      [&] {
+        writeLanes(mask, s.maskPerVector, nullptr);
+        return Values{};
+      },
+      [&] {
+        checked.record();
+        writeLanes(&checked.ok, false, &checked);
+        return Values{};
+      });
 }
 
 } // namespace kiln::codegen::detail

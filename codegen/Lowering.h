@@ -195,8 +195,9 @@ public:
   Values ifElse(llvm::Value *cond, const std::function<Values()> &thenFn,
                 const std::function<Values()> &elseFn);
   /// A loop `for (i = begin; i < end; i += step)` over i32, carrying `init`.
+  /// `keepRolled`: never unrolled (a cold path that must not grow the registers).
   Values loop(llvm::Value *begin, llvm::Value *end, int64_t step, const Values &init,
-              const std::function<Values(llvm::Value *, const Values &)> &body);
+              const std::function<Values(llvm::Value *, const Values &)> &body, bool keepRolled = false);
 
   //===------------------------------------------------------------------===//
   // Shared memory and barriers (LowerKernel.cpp)
@@ -535,8 +536,18 @@ public:
     /// Lane i's test, emitted where the builder stands: only the path that handles a
     /// chunk lane by lane pays for it.
     std::function<llvm::Value *(int64_t)> laneOk;
+    /// Lane `j` (i64, known at run time) of the chunk that starts at lane `base`: active
+    /// and in bounds. Set where wholeChunk is: a chunk that fails its test is then taken
+    /// lane by lane in a loop kept rolled, which holds no more registers than the chunk.
+    std::function<llvm::Value *(int64_t base, llvm::Value *j)> laneOkAt;
     /// Lane i's mask for an access: its test in checked mode, else `mask`'s lane.
     llvm::Value *laneMask(int64_t i, const Regs &mask) const { return laneOk ? laneOk(i) : mask.v[i]; }
+    /// i1: no active lane is out of bounds (every correct run): the access may then be
+    /// made exactly as unchecked code makes it, under the program's own mask.
+    llvm::Value *clear = nullptr;
+    /// With `deferRecord`: writes the first bad lane to the check record, emitted where
+    /// the builder stands, on a path taken only when `clear` is false.
+    std::function<void()> record;
   };
   /// Tests every lane of `ptrs` for an access of `bytes` inside a buffer it may point
   /// into. The first active lane (`validAt(i)`, null when always valid) out of bounds of
@@ -545,7 +556,8 @@ public:
   /// `maskPerChunk`, `mask` are constant.
   CheckedLanes boundsCheck(const ir::Op &op, const Regs &ptrs, const Regs *mask,
                            const std::function<llvm::Value *(int64_t)> &validAt, unsigned bytes,
-                           check::CheckKind kind, int64_t width = 1, bool maskPerChunk = false);
+                           check::CheckKind kind, int64_t width = 1, bool maskPerChunk = false,
+                           bool deferRecord = false);
   void recordViolation(const ir::Op &op, check::CheckKind kind, size_t param, llvm::Value *offset);
   size_t checkParamBase = 0;
   std::vector<llvm::Value *> checkExtents; ///< per kernel parameter: its extent (null: none)
