@@ -2,8 +2,9 @@
 //
 // Two paths, and two instruction sets on tensor cores (chosen in Lowering::dotPath).
 //
-// Tensor cores (NVPTX, f16 or bf16 operands, M % 16 == N % 8 == K % 16 == 0): the
-// operands go to shared memory as their 16-bit values, row-major with every row padded
+// Tensor cores (NVPTX, f16 or bf16 operands, or f8 ones widened exactly to f16 or bf16
+// as they are staged; M % 16 == N % 8 == K % 16 == 0): the operands go to shared memory
+// as 16-bit values (mmaOperandType), row-major with every row padded
 // by 16 bytes (so the eight rows an ldmatrix reads fall in distinct banks). The warps
 // form a WM x WN grid over the result (MmaTiling); each computes its block as 16x8
 // tiles with mma.sync.m16n8k16 (f32 accumulation), loading A fragments with
@@ -54,13 +55,28 @@
 
 namespace kiln::codegen::detail {
 
+/// f8 operands on tensor cores: every f8e4m3 and f8e5m2 value is exact in f16 and in
+/// bf16 (3 and 2 bits of mantissa, exponents within both ranges), so an f8 operand is
+/// staged widened to the other operand's 16-bit type, or to f16 when both are f8, and
+/// the products are those of the values as written, summed in f32.
+static bool isF8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
+
+DType Lowering::mmaOperandType(const ir::Op &dot) {
+  const DType a = dot.operand(0)->type.dtype, b = dot.operand(1)->type.dtype;
+  return a == DType::BF16 || b == DType::BF16 ? DType::BF16 : DType::F16;
+}
+
 bool Lowering::useTensorCores(const ir::Op &op) const {
   if (!nvptx || !opts.useTensorCores)
     return false;
   const Type &a = op.operand(0)->type, &b = op.operand(1)->type, &r = op.result()->type;
-  const bool half = a.dtype == DType::F16 && b.dtype == DType::F16;
-  const bool bhalf = a.dtype == DType::BF16 && b.dtype == DType::BF16;
-  if (!(half || bhalf) || !isFloat(r.dtype) || r.dtype == DType::F64)
+  // Both operands 16-bit floats of one type, or f8 beside f8 or a 16-bit float (f16
+  // beside bf16 is exact in neither).
+  auto fits = [](DType t) { return t == DType::F16 || t == DType::BF16 || isF8(t); };
+  const bool mixed16 = (a.dtype == DType::F16 && b.dtype == DType::BF16) ||
+                       (a.dtype == DType::BF16 && b.dtype == DType::F16);
+  if (a.pointer || b.pointer || !fits(a.dtype) || !fits(b.dtype) || mixed16 || !isFloat(r.dtype) ||
+      r.dtype == DType::F64)
     return false;
   if (op.numOperands() > 2 && (!isFloat(op.operand(2)->type.dtype) ||
                                op.operand(2)->type.dtype == DType::F64))
@@ -216,8 +232,11 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
       // A load that must read memory afresh (.cv) is not streamed: cp.async has no such
       // form. Other hints are dropped by a streamed load (cp.async takes its own). In
       // checked mode each copy is tested against its buffer first (copyOperand).
+      // cp.async copies bytes as they are: an f8 operand, widened as it is staged, is not
+      // streamed.
       const ir::Op *ld = stagedOperand(*this, *op, i)->definingOp();
-      if (!ld || ld->kind() != OpKind::Load || ld->parentBlock() != &body ||
+      if (!ld || ld->kind() != OpKind::Load || ld->result()->type.dtype != mmaOperandType(*op) ||
+          ld->parentBlock() != &body ||
           ld->numOperands() != 1 || usesIn(body, ld->result()) != 1 || copyWidth(*this, *ld) == 0 ||
           ir::readsAfresh(*ld))
         return p;
@@ -397,8 +416,9 @@ void Lowering::issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value 
 
 /// Writes a 16-bit operand tile to shared memory at byte `offset`, placed as `place`
 /// says, each chunk of the blocked layout as one vector store.
-static void stageOperand(Lowering &L, const Type &t, const Regs &r, int64_t offset,
+static void stageOperand(Lowering &L, const ir::Op &dot, const Type &t, const Regs &r, int64_t offset,
                          const OperandPlacement &place) {
+  const DType as = Lowering::mmaOperandType(dot);
   auto &b = L.b;
   const Layout l = L.layoutOf(t);
   const int64_t cols = t.shape[1];
@@ -409,7 +429,7 @@ static void stageOperand(Lowering &L, const Type &t, const Regs &r, int64_t offs
     llvm::Value *row = b.CreateUDiv(e, L.i32(cols)), *col = b.CreateURem(e, L.i32(cols));
     llvm::Value *vec = llvm::PoisonValue::get(vty);
     for (int64_t j = 0; j < l.vec; ++j)
-      vec = b.CreateInsertElement(vec, L.encodeNarrow(t.dtype, r.v[round * l.vec + j], false), j);
+      vec = b.CreateInsertElement(vec, L.encodeNarrow(as, r.v[round * l.vec + j], false), j);
     llvm::Value *addr = L.sharedAddr(offset, place.index(L, L.i32(0), row, col), b.getInt16Ty());
     b.CreateAlignedStore(vec, addr, llvm::Align(l.vec * 2));
   }
@@ -417,7 +437,7 @@ static void stageOperand(Lowering &L, const Type &t, const Regs &r, int64_t offs
 
 void Lowering::stageResidentOperands(const MmaPipeline &p) {
   for (const MmaPipeline::Resident &r : p.residents)
-    stageOperand(*this, r.dot->operand(0)->type, get(r.dot->operand(0)), p.residentBase + r.offset,
+    stageOperand(*this, *r.dot, r.dot->operand(0)->type, get(r.dot->operand(0)), p.residentBase + r.offset,
                  placementOf(*this, *r.dot, 0));
 }
 
@@ -498,7 +518,7 @@ static Values mmaSyncProduct(Lowering &L, const ir::Op &op, const MmaTiling &tl,
   const Type &at = op.operand(0)->type, &bt = op.operand(1)->type;
   const int64_t K = at.shape[1], N = bt.shape[1];
   const int64_t lda = K + kMmaRowPad, ldb = N + kMmaRowPad;
-  const bool bf16 = at.dtype == DType::BF16;
+  const bool bf16 = Lowering::mmaOperandType(op) == DType::BF16;
   // ldmatrix row addresses. A (x4): lanes 0-15 give rows 0-15 at k, lanes 16-31 the
   // same rows at k + 8 -> a0..a3. B (x4.trans): lanes give rows k .. k + 15 of columns
   // n (lanes 0-15) and n + 8 (lanes 16-31) -> b0, b1 of two adjacent tiles.
@@ -622,9 +642,9 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   } else {
     L.beginSharedUse();
     if (!aInRegisters)
-      stageOperand(L, at, L.get(op.operand(0)), aOff, placementOf(L, op, 0));
+      stageOperand(L, op, at, L.get(op.operand(0)), aOff, placementOf(L, op, 0));
     const ir::Value *staged = stagedOperand(L, op, 1);
-    stageOperand(L, staged->type, L.get(staged), bOff, placementOf(L, op, 1));
+    stageOperand(L, op, staged->type, L.get(staged), bOff, placementOf(L, op, 1));
     if (wgmma)
       fenceForWgmma(L);
   }

@@ -161,7 +161,7 @@ Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Va
   llvm::Value *descB = bKMajor ? descriptor(L, bAddr, 16, 8 * sb.swizzleBytes, sb.layoutType())
                                : descriptor(L, bAddr, sb.blockBytes(), 8 * sb.swizzleBytes, sb.layoutType());
   const std::string text =
-      mmaAsyncText(N, acc.size(), at.dtype == DType::BF16, aRegs != nullptr, !bKMajor);
+      mmaAsyncText(N, acc.size(), Lowering::mmaOperandType(dot) == DType::BF16, aRegs != nullptr, !bKMajor);
 
   // Orders the accumulators' last writes by ordinary instructions before the wgmmas.
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_wgmma_fence_sync_aligned,

@@ -423,6 +423,9 @@ public:
   // LowerDot.cpp
   void lowerDot(const ir::Op &op);
   bool useTensorCores(const ir::Op &op) const;
+  /// The 16-bit type a tensor-core dot's operands are staged and multiplied in: bf16
+  /// when an operand is bf16, else f16 (f8 operands are widened to it exactly).
+  static DType mmaOperandType(const ir::Op &dot);
   /// How `op` is lowered: the one place that picks wgmma, mma.sync or the FMA path.
   DotPath dotPath(const ir::Op &op) const;
   /// How the warps share `dot`'s result (tensor-core paths).
