@@ -200,7 +200,7 @@ static Lowering::CheckedLanes checkOneBuffer(Lowering &L, const ir::Op &op, cons
   if (deferRecord)
     out.record = record;
   else
-    L.guardedVoid(anyBad, record);
+    L.guardedVoid(anyBad, record, /*rarely=*/true);
   return out;
 }
 
@@ -262,7 +262,7 @@ Lowering::CheckedLanes Lowering::boundsCheck(const ir::Op &op, const Regs &ptrs,
   if (deferRecord)
     out.record = record;
   else
-    guardedVoid(anyBad, record);
+    guardedVoid(anyBad, record, /*rarely=*/true);
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/MDBuilder.h>
 
 namespace kiln::codegen::detail {
 
@@ -180,13 +181,15 @@ llvm::Value *Lowering::isThread0() { return b.CreateICmpEQ(tid, i32(0)); }
 //===--------------------------------------------------------------------===//
 
 Values Lowering::guarded(llvm::Value *cond, const std::function<Values()> &body,
-                         const Values &otherwise) {
+                         const Values &otherwise, bool rarely) {
   if (!cond)
     return body();
   llvm::BasicBlock *from = b.GetInsertBlock();
   llvm::BasicBlock *thenBB = llvm::BasicBlock::Create(ctx, "g.then", fn);
   llvm::BasicBlock *joinBB = llvm::BasicBlock::Create(ctx, "g.join", fn);
-  b.CreateCondBr(cond, thenBB, joinBB);
+  llvm::BranchInst *br = b.CreateCondBr(cond, thenBB, joinBB);
+  if (rarely) // laid out away from the path every run takes
+    br->setMetadata(llvm::LLVMContext::MD_prof, llvm::MDBuilder(ctx).createUnlikelyBranchWeights());
   b.SetInsertPoint(thenBB);
   // Past the join, the arena may be in use as on either path.
   const ArenaUse inUseBefore = arenaInUse;
@@ -234,8 +237,8 @@ Values Lowering::ifElse(llvm::Value *cond, const std::function<Values()> &thenFn
   return out;
 }
 
-void Lowering::guardedVoid(llvm::Value *cond, const std::function<void()> &body) {
-  guarded(cond, [&] { body(); return Values{}; }, {});
+void Lowering::guardedVoid(llvm::Value *cond, const std::function<void()> &body, bool rarely) {
+  guarded(cond, [&] { body(); return Values{}; }, {}, rarely);
 }
 
 Values Lowering::loop(llvm::Value *begin, llvm::Value *end, int64_t step, const Values &init,

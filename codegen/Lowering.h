@@ -189,8 +189,11 @@ public:
   // Control-flow helpers (LowerKernel.cpp)
   //===------------------------------------------------------------------===//
   /// Runs `body` where `cond` holds; its results merge with `otherwise` elsewhere.
-  Values guarded(llvm::Value *cond, const std::function<Values()> &body, const Values &otherwise);
-  void guardedVoid(llvm::Value *cond, const std::function<void()> &body);
+  /// `rarely`: `cond` holds only on a path no correct run takes (a bounds violation), so
+  /// the body is laid out away from the code around it.
+  Values guarded(llvm::Value *cond, const std::function<Values()> &body, const Values &otherwise,
+                 bool rarely = false);
+  void guardedVoid(llvm::Value *cond, const std::function<void()> &body, bool rarely = false);
   /// `cond ? thenFn() : elseFn()` with real branches (both produce the same types).
   Values ifElse(llvm::Value *cond, const std::function<Values()> &thenFn,
                 const std::function<Values()> &elseFn);
