@@ -3,7 +3,8 @@
 // Two paths, and two instruction sets on tensor cores (chosen in Lowering::dotPath).
 //
 // Tensor cores (NVPTX, f16 or bf16 operands, or f8 ones widened exactly to f16 or bf16
-// as they are staged; M % 16 == N % 8 == K % 16 == 0): the operands go to shared memory
+// as they are staged; M % 16 == N % 8 == K % 16 == 0; i8 and u8 ones too, as bytes two
+// to a 16-bit place with s32 sums: int8Dot): the operands go to shared memory
 // as 16-bit values (mmaOperandType), row-major with every row padded
 // by 16 bytes (so the eight rows an ldmatrix reads fall in distinct banks). The warps
 // form a WM x WN grid over the result (MmaTiling); each computes its block as 16x8
@@ -61,6 +62,17 @@ namespace kiln::codegen::detail {
 /// the products are those of the values as written, summed in f32.
 static bool isF8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
 
+/// i8 and u8 operands: mma.sync.m16n8k32 with s32 sums (exact, wrapping as the
+/// interpreter's i32 sums do). Their bytes take the places of 16-bit values in pairs:
+/// an [R, K] byte tile is laid out, padded and read by ldmatrix exactly as an [R, K / 2]
+/// 16-bit one, and the k32 fragments are the k16 ones of that view (A row-major, B
+/// K-major), so the mma.sync machinery below serves them with K halved.
+static bool isInt8(DType t) { return t == DType::I8 || t == DType::U8; }
+
+static bool int8Dot(const ir::Op &dot) {
+  return isInt8(dot.operand(0)->type.dtype) && isInt8(dot.operand(1)->type.dtype);
+}
+
 DType Lowering::mmaOperandType(const ir::Op &dot) {
   const DType a = dot.operand(0)->type.dtype, b = dot.operand(1)->type.dtype;
   return a == DType::BF16 || b == DType::BF16 ? DType::BF16 : DType::F16;
@@ -70,6 +82,11 @@ bool Lowering::useTensorCores(const ir::Op &op) const {
   if (!nvptx || !opts.useTensorCores)
     return false;
   const Type &a = op.operand(0)->type, &b = op.operand(1)->type, &r = op.result()->type;
+  if (int8Dot(op) && !a.pointer && !b.pointer) {
+    if (!isInteger(r.dtype) || (op.numOperands() > 2 && !isInteger(op.operand(2)->type.dtype)))
+      return false;
+    return a.shape[0] % 16 == 0 && b.shape[1] % 8 == 0 && a.shape[1] % 32 == 0;
+  }
   // Both operands 16-bit floats of one type, or f8 beside f8 or a 16-bit float (f16
   // beside bf16 is exact in neither).
   auto fits = [](DType t) { return t == DType::F16 || t == DType::BF16 || isF8(t); };
@@ -93,7 +110,8 @@ DotPath Lowering::dotPath(const ir::Op &op) const {
   // first. It needs the arch-specific sm_90a target and whole 64-row strips per
   // warpgroup (wgmmaFits); every other tensor-core dot keeps mma.sync, which sm_80 and
   // sm_90 run too.
-  return wgmmaFits(*this, op) ? DotPath::Wgmma : DotPath::MmaSync;
+  // Integer products stay on mma.sync (the 8-bit wgmma forms are not done).
+  return !int8Dot(op) && wgmmaFits(*this, op) ? DotPath::Wgmma : DotPath::MmaSync;
 }
 
 /// Counts the operands equal to `v` in `block` and its nested regions.
@@ -302,7 +320,7 @@ int64_t Lowering::residentOperandBytes(const ir::Op &dot) const {
   // stream its other operands.
   const ir::Block *body = dot.parentBlock();
   const ir::Op *loop = body ? body->parentOp() : nullptr;
-  if (!loop || loop->kind() != OpKind::For || !useTensorCores(dot) || fragPlan.consumes(dot, 0))
+  if (!loop || loop->kind() != OpKind::For || !useTensorCores(dot) || int8Dot(dot) || fragPlan.consumes(dot, 0))
     return 0;
   const ir::Value *a = dot.operand(0);
   const ir::Block *home = a->isBlockArgument() ? a->ownerBlock() : a->definingOp()->parentBlock();
@@ -435,6 +453,23 @@ static void stageOperand(Lowering &L, const ir::Op &dot, const Type &t, const Re
   }
 }
 
+/// Writes an 8-bit operand tile to shared memory at byte `offset` as rows of `ldBytes`
+/// bytes: row-major, or with `kMajor` its transpose (element (k, n) at n * ldBytes + k, B
+/// as mma.sync's col operand reads it).
+static void stageBytes(Lowering &L, const Type &t, const Regs &r, int64_t offset, int64_t ldBytes, bool kMajor) {
+  auto &b = L.b;
+  const Layout l = L.layoutOf(t);
+  const int64_t cols = t.shape[1];
+  const Type elem = Type::scalar(t.dtype);
+  for (int64_t reg = 0; reg < l.numRegs(); ++reg) {
+    llvm::Value *e = L.elementIndex(l, reg);
+    llvm::Value *row = b.CreateUDiv(e, L.i32(cols)), *col = b.CreateURem(e, L.i32(cols));
+    llvm::Value *at = kMajor ? b.CreateAdd(b.CreateMul(col, L.i32(ldBytes)), row)
+                             : b.CreateAdd(b.CreateMul(row, L.i32(ldBytes)), col);
+    L.storeShared(L.toMemory(r.v[reg], elem), offset, at);
+  }
+}
+
 void Lowering::stageResidentOperands(const MmaPipeline &p) {
   for (const MmaPipeline::Resident &r : p.residents)
     stageOperand(*this, *r.dot, r.dot->operand(0)->type, get(r.dot->operand(0)), p.residentBase + r.offset,
@@ -516,7 +551,9 @@ static Values mmaSyncProduct(Lowering &L, const ir::Op &op, const MmaTiling &tl,
                              const std::vector<Values> *aRegs) {
   auto &b = L.b;
   const Type &at = op.operand(0)->type, &bt = op.operand(1)->type;
-  const int64_t K = at.shape[1], N = bt.shape[1];
+  const bool int8 = int8Dot(op);
+  // K in 16-bit places: an 8-bit operand's bytes go two to a place (int8Dot).
+  const int64_t K = int8 ? at.shape[1] / 2 : at.shape[1], N = bt.shape[1];
   const int64_t lda = K + kMmaRowPad, ldb = N + kMmaRowPad;
   const bool bf16 = Lowering::mmaOperandType(op) == DType::BF16;
   // ldmatrix row addresses. A (x4): lanes 0-15 give rows 0-15 at k, lanes 16-31 the
@@ -532,17 +569,23 @@ static Values mmaSyncProduct(Lowering &L, const ir::Op &op, const MmaTiling &tl,
   // B staged K-major ([N, K] rows of K + pad): plain ldmatrix.x4, whose lanes give rows
   // n .. n + 7 at k (lanes 0-7) and k + 8 (8-15), then n + 8 .. n + 15 likewise ->
   // b0, b1 of two adjacent tiles; x2 (lanes 0-15) for a last odd tile.
-  const bool bKMajor = L.fragPlan.transposedB(op) != nullptr;
+  const bool bKMajor = int8 || L.fragPlan.transposedB(op) != nullptr;
   const int64_t ldbt = K + kMmaRowPad;
   llvm::Value *lane8 = b.CreateAnd(m.lane, L.i32(7));
   llvm::Value *nLane = b.CreateAdd(m.colBase, b.CreateAdd(lane8, b.CreateShl(b.CreateLShr(m.lane, L.i32(4)), L.i32(3))));
   llvm::Value *kHalf = b.CreateShl(b.CreateAnd(b.CreateLShr(m.lane, L.i32(3)), L.i32(1)), L.i32(3));
   llvm::Value *bLaneT = b.CreateAdd(bBase, b.CreateAdd(b.CreateMul(nLane, L.i32(ldbt)), kHalf));
   auto toOperand = [&](llvm::Value *v) -> llvm::Value * {
-    return bf16 ? v : b.CreateBitCast(v, llvm::FixedVectorType::get(b.getHalfTy(), 2));
+    return bf16 || int8 ? v : b.CreateBitCast(v, llvm::FixedVectorType::get(b.getHalfTy(), 2));
   };
-  const llvm::Intrinsic::ID id = bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
-                                      : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+  const bool aUnsigned = at.dtype == DType::U8, bUnsigned = bt.dtype == DType::U8;
+  const llvm::Intrinsic::ID id =
+      int8 ? (aUnsigned ? (bUnsigned ? llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_u8
+                                     : llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_u8_s8)
+                        : (bUnsigned ? llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8_u8
+                                     : llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8))
+      : bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+             : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
   // One k step; `ks` is its index when A is in registers.
   auto step = [&](llvm::Value *k0, int64_t ks, const Values &cur) {
     std::vector<Values> af, bfr;
@@ -639,6 +682,12 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
     else if (const Lowering::MmaPipeline::Resident *r = p.resident(&op))
       aBase = L.i32((p.residentBase + r->offset) / 2); // staged before the loop
     bBase = b.CreateAdd(stageBase, L.i32(p.find(&op, 1)->offset / 2));
+  } else if (int8Dot(op)) {
+    // Rows of K + 16 bytes: the padded rows of the 16-bit view (int8Dot).
+    L.beginSharedUse();
+    const int64_t ld = at.shape[1] + 2 * kMmaRowPad;
+    stageBytes(L, at, L.get(op.operand(0)), aOff, ld, false);
+    stageBytes(L, bt, L.get(op.operand(1)), bOff, ld, true);
   } else {
     L.beginSharedUse();
     if (!aInRegisters)
@@ -648,12 +697,14 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
     if (wgmma)
       fenceForWgmma(L);
   }
+  // The sums: f32, or i32 for an integer product.
+  const DType sumType = int8Dot(op) ? DType::I32 : DType::F32;
+  llvm::Type *sumTy = int8Dot(op) ? static_cast<llvm::Type *>(b.getInt32Ty()) : b.getFloatTy();
   if (hasAcc && !accIn) {
     const Regs &acc = L.get(op.operand(2));
     const Layout lc = L.layoutOf(rt);
     for (int64_t reg = 0; reg < lc.numRegs(); ++reg)
-      L.storeShared(L.convert(op.operand(2)->type.dtype, DType::F32, acc.v[reg]), cOff,
-                    L.elementIndex(lc, reg));
+      L.storeShared(L.convert(op.operand(2)->type.dtype, sumType, acc.v[reg]), cOff, L.elementIndex(lc, reg));
   }
   if (!streamed)
     L.sharedWritten();
@@ -665,9 +716,8 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   } else {
     for (int64_t reg = 0; reg < tl.regsPerThread(); ++reg) {
       auto [row, col] = fragmentCoord(L, tl, m, reg);
-      init.push_back(hasAcc ? L.loadShared(b.getFloatTy(), cOff,
-                                           b.CreateAdd(b.CreateMul(row, L.i32(N)), col))
-                            : L.f32(0.0));
+      init.push_back(hasAcc ? L.loadShared(sumTy, cOff, b.CreateAdd(b.CreateMul(row, L.i32(N)), col))
+                            : llvm::Constant::getNullValue(sumTy));
     }
   }
   std::vector<Values> aRegs;
@@ -689,8 +739,7 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   const Layout lr = L.layoutOf(rt);
   Regs out;
   for (int64_t reg = 0; reg < lr.numRegs(); ++reg)
-    out.v.push_back(L.convert(DType::F32, rt.dtype,
-                              L.loadShared(b.getFloatTy(), cOff, L.elementIndex(lr, reg))));
+    out.v.push_back(L.convert(sumType, rt.dtype, L.loadShared(sumTy, cOff, L.elementIndex(lr, reg))));
   L.sharedRead();
   L.set(op.result(), std::move(out));
 }

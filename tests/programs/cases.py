@@ -545,6 +545,12 @@ add("dot.int8", "dot_int8.kiln", "dot_i8", grid=(1,),
           Arr("c", "i32", (16, 16))],
     ref=lambda v, s: {"c": v.a.astype(np.int64) @ v.b.astype(np.int64)})
 
+add("dot.u8_i8_acc", "dot_int8.kiln", "dot_u8_i8_acc", grid=(1,),
+    args=[Arr("a", "u8", (64, 128), randint(0, 256)),
+          Arr("b", "i8", (128, 64), randint(-128, 128)),
+          Arr("c", "i32", (64, 64), randint(-100000, 100000))],
+    ref=lambda v, s: {"c": v.c.astype(np.int64) + v.a.astype(np.int64) @ v.b.astype(np.int64)})
+
 # The benchmark's bf16 attention (three loops, fused) at small sizes. Both products run on
 # the tensor cores; on sm_90a (4 warps, 64-row strips: wgmma) the scores, their row max and
 # sum, the probabilities and the output stay in the dots' fragments, and the probabilities
