@@ -70,6 +70,27 @@ NarrowFormat formatOf(DType t) {
 
 } // namespace
 
+llvm::Value *Lowering::packNarrowPair(DType t, llvm::Value *lo, llvm::Value *hi) {
+  if (nvptx && (t == DType::F16 || t == DType::BF16)) {
+    // cvt.rn.{bf16,f16}x2.f32 d, a, b puts a in the upper half: hi first.
+    const llvm::Intrinsic::ID id = t == DType::BF16 ? llvm::Intrinsic::nvvm_ff2bf16x2_rn
+                                                    : llvm::Intrinsic::nvvm_ff2f16x2_rn;
+    // A value roundToDType made is fpext(fptrunc(x)): rounding x again gives its bits.
+    auto unrounded = [](llvm::Value *v) -> llvm::Value * {
+      if (auto *ext = llvm::dyn_cast<llvm::FPExtInst>(v))
+        if (auto *trunc = llvm::dyn_cast<llvm::FPTruncInst>(ext->getOperand(0)))
+          if (trunc->getOperand(0)->getType()->isFloatTy())
+            return trunc->getOperand(0);
+      return v;
+    };
+    llvm::Value *pair = b.CreateIntrinsic(id, llvm::ArrayRef<llvm::Value *>{unrounded(hi), unrounded(lo)});
+    return b.CreateBitCast(pair, b.getInt32Ty());
+  }
+  llvm::Value *l = b.CreateZExt(encodeNarrow(t, lo, false), b.getInt32Ty());
+  llvm::Value *h = b.CreateZExt(encodeNarrow(t, hi, false), b.getInt32Ty());
+  return b.CreateOr(l, b.CreateShl(h, i32(16)));
+}
+
 llvm::Value *Lowering::encodeNarrow(DType t, llvm::Value *v, bool keepInf) {
   llvm::Type *bitsTy = dtypeBits(t) == 16 ? b.getInt16Ty() : b.getInt8Ty();
   if (nvptx && t == DType::F16)

@@ -517,7 +517,6 @@ static void storeFragments(Lowering &L, const MmaTiling &tl, const MmaLane &m, c
 /// the operand's tiles (mi, 2 ks) and (mi, 2 ks + 1), two 16-bit values a register:
 /// rows g and g + 8 of the first, then of the second.
 static std::vector<Values> aFragmentsFromRegisters(Lowering &L, const ir::Op &dot) {
-  auto &b = L.b;
   const ir::Value *a = dot.operand(0);
   const FragForm &f = L.fragPlan.formOf(a);
   const Regs &r = L.getFrag(a);
@@ -528,11 +527,7 @@ static std::vector<Values> aFragmentsFromRegisters(Lowering &L, const ir::Op &do
       out.push_back(Values(r.v.begin() + static_cast<long>(i), r.v.begin() + static_cast<long>(i + 4)));
     return out;
   }
-  auto pack = [&](int64_t reg) {
-    llvm::Value *lo = b.CreateZExt(L.encodeNarrow(t, r.v[reg], false), b.getInt32Ty());
-    llvm::Value *hi = b.CreateZExt(L.encodeNarrow(t, r.v[reg + 1], false), b.getInt32Ty());
-    return b.CreateOr(lo, b.CreateShl(hi, L.i32(16)));
-  };
+  auto pack = [&](int64_t reg) { return L.packNarrowPair(t, r.v[reg], r.v[reg + 1]); };
   const int64_t K = a->type.shape[1], nt = f.tiling.nTiles;
   std::vector<Values> out;
   for (int64_t ks = 0; ks < K / 16; ++ks)

@@ -11,12 +11,22 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
 
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
 namespace kiln::codegen::detail {
 
 /// Calls the library function for math op `kind` on f32 (or f64) arguments.
 static llvm::Value *libraryCall(Lowering &L, OpKind kind, bool isDouble, Values args) {
   llvm::Type *ty = isDouble ? L.b.getDoubleTy() : L.b.getFloatTy();
   return L.callBuiltin(L.mathName(kind, isDouble), ty, std::move(args));
+}
+
+bool Lowering::hardwareMinMax(llvm::Type *ty) const {
+  // PTX's max.f32 and min.f32 ignore a NaN operand and order -0 below +0 (both
+  // operand orders give +0 for max and -0 for min on the H200), which is exactly
+  // Kiln's maximum/minimum: one instruction, where a max combining a row would
+  // otherwise carry a compare and a select per element on its dependent chain.
+  return nvptx && ty->isFloatTy();
 }
 
 llvm::Value *Lowering::emitMinMax(DType t, bool wantMax, llvm::Value *a, llvm::Value *c) {
@@ -28,6 +38,9 @@ llvm::Value *Lowering::emitMinMax(DType t, bool wantMax, llvm::Value *a, llvm::V
       id = wantMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin;
     return b.CreateBinaryIntrinsic(id, a, c);
   }
+  if (hardwareMinMax(a->getType()))
+    return b.CreateIntrinsic(wantMax ? llvm::Intrinsic::nvvm_fmax_f : llvm::Intrinsic::nvvm_fmin_f,
+                             llvm::ArrayRef<llvm::Value *>{a, c});
   // maxNum/minNum ignore a NaN operand. For equal operands (only +0 and -0 differ)
   // the bits decide: max keeps +0 (AND of the sign bits), min keeps -0 (OR).
   llvm::Value *r = b.CreateBinaryIntrinsic(wantMax ? llvm::Intrinsic::maxnum

@@ -345,6 +345,10 @@ void Lowering::lowerReduce(const ir::Op &op) {
     // A float max/min to a scalar: the hardware's max/min (NaN ignored, one instruction)
     // gives the exact result unless that result is a zero, whose sign it may get wrong
     // (-0 < +0 here). Every thread holds the scalar, so all take the same branch.
+    // PTX's max.f32 orders zeros itself (hardwareMinMax), yet the branch stays there
+    // too: without it ptxas hoists the loads after the reduction above it, and the
+    // split softmax kernels took 8 more registers and lost a program per SM (0.81-0.92x
+    // on the H200); the path it guards runs only for a zero result.
     const bool wantMax = kind == ReduceKind::Max;
     const Values fast = inRegisters([&](const Values &a, const Values &c) {
       return Values{b.CreateBinaryIntrinsic(wantMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum,

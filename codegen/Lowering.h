@@ -265,6 +265,9 @@ public:
   llvm::Value *emitUnary(const ir::Op *op, OpKind kind, DType t, llvm::Value *a);
   llvm::Value *emitCmp(const std::string &pred, const Type &t, llvm::Value *a, llvm::Value *c);
   llvm::Value *emitMinMax(DType t, bool wantMax, llvm::Value *a, llvm::Value *c);
+  /// Whether float values of LLVM type `ty` have Kiln's maximum/minimum (NaN ignored,
+  /// -0 below +0) as one instruction of the target.
+  bool hardwareMinMax(llvm::Type *ty) const;
   /// acc (op) x for built-in combining kinds, in the arithmetic of dtype `t`.
   llvm::Value *combine(ReduceKind kind, DType t, llvm::Value *acc, llvm::Value *x,
                        const ir::Block *region);
@@ -277,6 +280,11 @@ public:
   /// f32 -> narrow-float bits, rounding to nearest even. `keepInf` keeps infinities of
   /// f8e5m2 (storing a loaded value) instead of saturating them (rounding a result).
   llvm::Value *encodeNarrow(DType t, llvm::Value *v, bool keepInf);
+  /// Two values of 16-bit float type `t` (f32 holding values already rounded to `t`,
+  /// or to be rounded to nearest even) as one i32: `lo` in bits 0..15, `hi` above.
+  /// On NVPTX one cvt.rn.{bf16,f16}x2.f32 where encodeNarrow twice and a shift-or would
+  /// take four instructions: tensor-core A fragments are built this way.
+  llvm::Value *packNarrowPair(DType t, llvm::Value *lo, llvm::Value *hi);
   /// f64 -> f32 rounded to odd (so that a second rounding to a narrow format is exact).
   llvm::Value *f64ToF32Odd(llvm::Value *d);
   /// The bits roundToDType encoded `v` from, when `v` is such a rounded value of the

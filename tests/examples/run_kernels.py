@@ -202,6 +202,9 @@ def compare(name, got, want, dtype, tol):
     diff = np.where(fin, np.abs(g - w), 0.0)
     tol_bad = fin & (diff > tol.atol + tol.rtol * np.abs(w))
     bad = nan_bad | inf_bad | tol_bad
+    if tol.atol == 0 and tol.rtol == 0:
+        # Exact means bit for bit up to the NaN payload: zeros keep their sign.
+        bad |= fin & (g == 0) & (w == 0) & (np.signbit(g) != np.signbit(w))
     err = float(diff.max()) if diff.size else 0.0
     if not bad.any():
         return None

@@ -9,6 +9,8 @@
 # the kernel computes the NumPy result with an idiom of the page.
 #
 #===---------------------------------------------------------------------------===#
+import math
+
 import numpy as np
 
 from kilncase import (EXACT, Arr, Scalar, Tol, c_div, c_rem, cdiv, f8_bits, f8_value, f32,
@@ -109,9 +111,12 @@ def _nan_order_ref(v, s):
     lo, hi = f32(v.lo), f32(v.hi)
     w = x[:, ::-1]
     ti = stable_topk_indices(x, _K, axis=1)
-    return {"up": np.sort(x, axis=1),
-            "down": -np.sort(-x, axis=1),
-            "flip": np.sort(x, axis=1)[:, ::-1],
+    # Stable sorts: -0.0 and +0.0 compare equal and keep their order (NaN goes last).
+    up = np.sort(x, axis=1, kind="stable")
+    down = np.take_along_axis(x, np.argsort(-x, axis=1, kind="stable"), axis=1)
+    return {"up": up,
+            "down": down,
+            "flip": up[:, ::-1],
             "tv": np.take_along_axis(x, ti, axis=1), "ti": ti,
             "am": np.stack([_skip_nan_arg(x, np.nanargmax), _skip_nan_arg(x, np.nanargmin)], 1),
             "red": np.stack([np.fmax.reduce(x, axis=1), np.fmin.reduce(x, axis=1)], 1),
@@ -122,6 +127,39 @@ def _nan_order_ref(v, s):
             "like_am": np.stack([np.argmax(x, axis=1), np.argmin(x, axis=1)], 1),
             "like_mm": np.concatenate([np.maximum(x, w), np.minimum(x, w),
                                        np.clip(x, lo, hi)], axis=1)}
+
+
+# ---- signed zeros in extrema ---------------------------------------------------------
+
+_ZERO_ROWS = 12
+# Mostly zeros of both signs, some NaN and negatives, in a fixed pattern (so the GPU spec
+# can spell it out): rows of -0 alone, of alternating signs both ways round, a NaN-only
+# corner; the rest drawn once from the values below.
+_ZERO_PATTERN = ([np.nan] * 4 + [-0.0] * 12 + [-0.0] * 16 + [-0.0, 0.0] * 8 + [0.0, -0.0] * 8 +
+                 list(np.random.default_rng(5).choice([0.0, -0.0, -0.0, 0.0, -1.0, np.nan, -np.inf],
+                                                      size=(_ZERO_ROWS - 4) * 16)))
+
+
+def _extremum(values, want_max):
+    """Kiln's max/min over `values`: NaN ignored (NaN only when all are), -0 below +0."""
+    vals = [float(x) for x in values if x == x]
+    if not vals:
+        return np.float32(np.nan)
+    key = lambda x: (x, math.copysign(1.0, x))
+    return np.float32(max(vals, key=key) if want_max else min(vals, key=key))
+
+
+def _signed_zeros_ref(v, s):
+    x = f32(v.x)
+    n4 = _N // 4
+    red = np.array([[_extremum(r, True), _extremum(r, False)] for r in x], np.float32)
+    rows = np.array([[_extremum(r[i * n4:(i + 1) * n4], True) for i in range(4)] +
+                     [_extremum(r[i * n4:(i + 1) * n4], False) for i in range(4)] for r in x],
+                    np.float32)
+    w = x[:, ::-1]
+    pair = np.vectorize(lambda a, b, m: _extremum([a, b], m), otypes=[np.float32])
+    return {"red": red, "rows": rows,
+            "mm": np.concatenate([pair(x, w, True), pair(x, w, False)], axis=1)}
 
 
 # ---- f8 ------------------------------------------------------------------------------
@@ -219,6 +257,11 @@ def register(add):
               Arr("like_mm", "f32", (_ROWS, 3 * _N)),
               Scalar("lo", "f32", -1.5), Scalar("hi", "f32", 2.25)],
         ref=_nan_order_ref, tol=EXACT)
+
+    add("numerics.signed_zeros", FILE, "signed_zeros", grid=(_ZERO_ROWS,),
+        args=[Arr("x", "f32", (_ZERO_ROWS, _N), with_specials(randint(-1, 1), _ZERO_PATTERN)), Arr("red", "f32", (_ZERO_ROWS, 2)),
+              Arr("rows", "f32", (_ZERO_ROWS, 8)), Arr("mm", "f32", (_ZERO_ROWS, 2 * _N))],
+        ref=_signed_zeros_ref, tol=EXACT)
 
     add("numerics.f8_saturate", FILE, "f8_convert", sizes=rand_n(100, 300), grid=blocks(64),
         args=[Arr("x", "f32", "n", with_specials(normal(300.0), _F8_SPECIALS)),
