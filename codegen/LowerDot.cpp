@@ -15,7 +15,10 @@
 // reassociation only. On sm_90a, a dot with one 64-row strip of the result per
 // warpgroup runs on wgmma instead (LowerWgmma.cpp): the operands are staged swizzled
 // rather than padded, and the tensor cores read them from shared memory directly; the
-// accumulator fragments are in the same order, so everything below is shared.
+// accumulator fragments are in the same order, so everything below is shared. i8 and
+// u8 operands take wgmma's integer forms there, staged as the bytes they are, both
+// K-major (byteOperands in Wgmma.h; not streamed by cp.async, which cannot transpose
+// B); f8 operands stay widened (Wgmma.h says why).
 //
 // The result stays in the mma fragment order when the fragment plan says so
 // (FragmentPlan.h): always for an f32 result that every warp holds a block of; it is
@@ -66,12 +69,9 @@ static bool isF8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
 /// interpreter's i32 sums do). Their bytes take the places of 16-bit values in pairs:
 /// an [R, K] byte tile is laid out, padded and read by ldmatrix exactly as an [R, K / 2]
 /// 16-bit one, and the k32 fragments are the k16 ones of that view (A row-major, B
-/// K-major), so the mma.sync machinery below serves them with K halved.
-static bool isInt8(DType t) { return t == DType::I8 || t == DType::U8; }
-
-static bool int8Dot(const ir::Op &dot) {
-  return isInt8(dot.operand(0)->type.dtype) && isInt8(dot.operand(1)->type.dtype);
-}
+/// K-major), so the mma.sync machinery below serves them with K halved (and wgmma's
+/// integer forms the same view: byteOperands).
+static bool int8Dot(const ir::Op &dot) { return byteOperands(dot); }
 
 DType Lowering::mmaOperandType(const ir::Op &dot) {
   const DType a = dot.operand(0)->type.dtype, b = dot.operand(1)->type.dtype;
@@ -110,8 +110,8 @@ DotPath Lowering::dotPath(const ir::Op &op) const {
   // first. It needs the arch-specific sm_90a target and whole 64-row strips per
   // warpgroup (wgmmaFits); every other tensor-core dot keeps mma.sync, which sm_80 and
   // sm_90 run too.
-  // Integer products stay on mma.sync (the 8-bit wgmma forms are not done).
-  return !int8Dot(op) && wgmmaFits(*this, op) ? DotPath::Wgmma : DotPath::MmaSync;
+  // i8 and u8 operands take wgmma's integer forms there (byteOperands).
+  return wgmmaFits(*this, op) ? DotPath::Wgmma : DotPath::MmaSync;
 }
 
 /// Counts the operands equal to `v` in `block` and its nested regions.
@@ -470,6 +470,28 @@ static void stageBytes(Lowering &L, const Type &t, const Regs &r, int64_t offset
   }
 }
 
+/// Writes an 8-bit operand tile to shared memory at byte `offset` for wgmma: K-major
+/// (A [M, K] as it is, B [K, N] transposed when `transpose`), its [R, K] bytes placed
+/// as the SwizzledTile of the [R, K / 2] 16-bit view, each byte beside the other byte
+/// of its place.
+static void stageBytesSwizzled(Lowering &L, const Type &t, const Regs &r, int64_t offset, bool transpose) {
+  auto &b = L.b;
+  const Layout l = L.layoutOf(t);
+  const int64_t cols = t.shape[1];
+  const int64_t rows = transpose ? t.shape[1] : t.shape[0], k = transpose ? t.shape[0] : t.shape[1];
+  const SwizzledTile tile = SwizzledTile::of(rows, k / 2);
+  const Type elem = Type::scalar(t.dtype);
+  for (int64_t reg = 0; reg < l.numRegs(); ++reg) {
+    llvm::Value *e = L.elementIndex(l, reg);
+    llvm::Value *row = b.CreateUDiv(e, L.i32(cols)), *col = b.CreateURem(e, L.i32(cols));
+    if (transpose)
+      std::swap(row, col);
+    llvm::Value *at = b.CreateAdd(tile.byteOffset(L, row, b.CreateLShr(col, L.i32(1))),
+                                  b.CreateAnd(col, L.i32(1)));
+    L.storeShared(L.toMemory(r.v[reg], elem), offset, at);
+  }
+}
+
 void Lowering::stageResidentOperands(const MmaPipeline &p) {
   for (const MmaPipeline::Resident &r : p.residents)
     stageOperand(*this, *r.dot, r.dot->operand(0)->type, get(r.dot->operand(0)), p.residentBase + r.offset,
@@ -677,6 +699,12 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
     else if (const Lowering::MmaPipeline::Resident *r = p.resident(&op))
       aBase = L.i32((p.residentBase + r->offset) / 2); // staged before the loop
     bBase = b.CreateAdd(stageBase, L.i32(p.find(&op, 1)->offset / 2));
+  } else if (wgmma && int8Dot(op)) {
+    // Both K-major, swizzled as the 16-bit view (byteOperands).
+    L.beginSharedUse();
+    stageBytesSwizzled(L, at, L.get(op.operand(0)), aOff, false);
+    stageBytesSwizzled(L, bt, L.get(op.operand(1)), bOff, true);
+    fenceForWgmma(L);
   } else if (int8Dot(op)) {
     // Rows of K + 16 bytes: the padded rows of the 16-bit view (int8Dot).
     L.beginSharedUse();

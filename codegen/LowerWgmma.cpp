@@ -18,7 +18,10 @@
 //   B = trans(x) with x [N, K] row-major (FragmentPlan::transposedB) is staged as x,
 //     "K-major" exactly like A, and read untransposed (imm-trans-b = 0).
 // A may also come from registers (wgmma's register-A form, FragmentPlan.h): four 32-bit
-// registers a k step, in mma.sync's A fragment order.
+// registers a k step, in mma.sync's A fragment order. Byte operands (i8/u8) use the
+// 8-bit integer forms (k32, s32 sums), which read A and B K-major only: both are staged
+// so, their bytes two to a 16-bit place of the K / 2 wide view, and everything above
+// applies to that view (byteOperands).
 // Each k step of the dot is one wgmma.mma_async; the steps of one dot form one commit
 // group, waited for before the dot's result is used (and so before the buffers it read
 // may be refilled).
@@ -31,11 +34,22 @@
 
 namespace kiln::codegen::detail {
 
+bool byteOperands(const ir::Op &dot) {
+  auto int8 = [](DType t) { return t == DType::I8 || t == DType::U8; };
+  return int8(dot.operand(0)->type.dtype) && int8(dot.operand(1)->type.dtype);
+}
+
 bool wgmmaFits(const Lowering &L, const ir::Op &dot) {
   if (L.target != Target::SM90a || L.T % 128 != 0)
     return false;
-  const int64_t M = dot.operand(0)->type.shape[0], N = dot.operand(1)->type.shape[1];
-  return M == 16 * (L.T / 32) && N % 16 == 0 && N <= 256;
+  const int64_t M = dot.operand(0)->type.shape[0], K = dot.operand(0)->type.shape[1],
+                N = dot.operand(1)->type.shape[1];
+  // u8 beside i8 needs PTX ISA 8.4 on wgmma; Kiln emits 8.0 for sm_90a (every CUDA 12
+  // driver loads it), so that product stays on mma.sync.
+  const DType a = dot.operand(0)->type.dtype, b = dot.operand(1)->type.dtype;
+  const bool mixedIntegers = isInteger(a) && a != b;
+  return M == 16 * (L.T / 32) && N % 16 == 0 && N <= 256 &&
+         (!byteOperands(dot) || (K % 32 == 0 && !mixedIntegers));
 }
 
 SwizzledTile SwizzledTile::of(int64_t rows, int64_t cols) {
@@ -85,9 +99,12 @@ static Values accumulatorAsm(Lowering &L, const std::string &text, const Values 
                              const Values &extra, const std::string &extraCons) {
   auto &b = L.b;
   const size_t n = acc.size();
+  // f32 sums, or s32 ones for an integer product.
+  llvm::Type *sumTy = acc[0]->getType();
+  const std::string outCons = sumTy->isFloatTy() ? "=f," : "=r,";
   std::string cons;
   for (size_t i = 0; i < n; ++i)
-    cons += "=f,";
+    cons += outCons;
   cons += extraCons;
   std::vector<llvm::Type *> argTypes;
   Values args;
@@ -97,11 +114,11 @@ static Values accumulatorAsm(Lowering &L, const std::string &text, const Values 
   }
   for (size_t i = 0; i < n; ++i) {
     cons += (cons.back() == ',' ? "" : ",") + std::to_string(i);
-    argTypes.push_back(b.getFloatTy());
+    argTypes.push_back(sumTy);
     args.push_back(acc[i]);
   }
   cons += ",~{memory}";
-  auto *sty = llvm::StructType::get(L.ctx, std::vector<llvm::Type *>(n, b.getFloatTy()));
+  auto *sty = llvm::StructType::get(L.ctx, std::vector<llvm::Type *>(n, sumTy));
   auto *fty = llvm::FunctionType::get(sty, argTypes, false);
   llvm::Value *r = b.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true),
                                 args);
@@ -111,26 +128,40 @@ static Values accumulatorAsm(Lowering &L, const std::string &text, const Values 
   return out;
 }
 
-/// wgmma.mma_async.m64nNk16 with f32 accumulators $0 .. $n-1, then A: a descriptor $n
-/// (K-major) or, with `aInRegisters`, four registers $n .. $n+3; then the descriptor of
-/// B (N-major when `transB`, else K-major) and scale-d (nonzero: add to the
-/// accumulators).
-static std::string mmaAsyncText(int64_t N, size_t n, bool bf16, bool aInRegisters, bool transB) {
-  const std::string ty = bf16 ? "bf16" : "f16";
+/// The PTX name of a wgmma operand type.
+static std::string wgmmaTypeName(DType t) {
+  switch (t) {
+  case DType::BF16: return "bf16";
+  case DType::I8: return "s8";
+  case DType::U8: return "u8";
+  default: return "f16";
+  }
+}
+
+/// wgmma.mma_async.m64nNkK with accumulators $0 .. $n-1 (f32, or s32 for integer
+/// operands), then A: a descriptor $n (K-major) or, with `aInRegisters`, four registers
+/// $n .. $n+3; then the descriptor of B (N-major when `transB`, else K-major) and
+/// scale-d (nonzero: add to the accumulators). `a` and `b` are the operand types as
+/// the tensor cores read them: 16-bit floats (k16, with scale and transpose flags) or
+/// i8/u8 (k32, s32 sums, scale-d alone).
+static std::string mmaAsyncText(int64_t N, size_t n, DType a, DType b, bool aInRegisters, bool transB) {
+  const bool integer = isInteger(a);
   auto operand = [](size_t i) { return "$" + std::to_string(i); };
   std::string regs;
   for (size_t i = 0; i < n; ++i)
     regs += (i ? ", " : "") + operand(i);
-  const std::string a = aInRegisters ? "{" + operand(n) + ", " + operand(n + 1) + ", " +
-                                           operand(n + 2) + ", " + operand(n + 3) + "}"
-                                     : operand(n);
+  const std::string aText = aInRegisters ? "{" + operand(n) + ", " + operand(n + 1) + ", " +
+                                               operand(n + 2) + ", " + operand(n + 3) + "}"
+                                         : operand(n);
   const size_t next = n + (aInRegisters ? 4 : 1);
   // Register A has no transpose flag: scale-d, scale-a, scale-b[, trans-a], trans-b.
-  const std::string flags =
-      std::string(aInRegisters ? "p, 1, 1, " : "p, 1, 1, 0, ") + (transB ? "1" : "0");
-  return "{\n.reg .pred p;\nsetp.ne.b32 p, " + operand(next + 1) +
-         ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(N) + "k16.f32." + ty + "." +
-         ty + " {" + regs + "}, " + a + ", " + operand(next) + ", " + flags + ";\n}";
+  // The integer forms take scale-d alone.
+  const std::string flags = integer ? "p" : std::string(aInRegisters ? "p, 1, 1, " : "p, 1, 1, 0, ") +
+                                                (transB ? "1" : "0");
+  const std::string shape = "m64n" + std::to_string(N) + (integer ? "k32" : "k16");
+  return "{\n.reg .pred p;\nsetp.ne.b32 p, " + operand(next + 1) + ", 0;\nwgmma.mma_async.sync.aligned." +
+         shape + (integer ? ".s32." : ".f32.") + wgmmaTypeName(a) + "." + wgmmaTypeName(b) + " {" + regs +
+         "}, " + aText + ", " + operand(next) + ", " + flags + ";\n}";
 }
 
 Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Value *bBase,
@@ -138,10 +169,12 @@ Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Va
                     const std::vector<Values> *aRegs) {
   auto &b = L.b;
   const Type &at = dot.operand(0)->type, &bt = dot.operand(1)->type;
-  const int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+  // K in 16-bit places: byte operands go two to a place (byteOperands).
+  const bool bytes = byteOperands(dot);
+  const int64_t M = at.shape[0], K = bytes ? at.shape[1] / 2 : at.shape[1], N = bt.shape[1];
   // B is staged N-major ([K, N] rows, read transposed) or, for a transpose the dot reads
-  // through (FragmentPlan::transposedB), K-major ([N, K] rows) like A.
-  const bool bKMajor = L.fragPlan.transposedB(dot) != nullptr;
+  // through (FragmentPlan::transposedB) and for bytes, K-major ([N, K] rows) like A.
+  const bool bKMajor = bytes || L.fragPlan.transposedB(dot) != nullptr;
   const SwizzledTile sa = SwizzledTile::of(M, K), sb = bKMajor ? SwizzledTile::of(N, K) : SwizzledTile::of(K, N);
   // The swizzle is computed from arena offsets, so the arena starts where the pattern
   // does.
@@ -160,8 +193,9 @@ Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Va
   // B (N-major): leading offset from one column block to the next.
   llvm::Value *descB = bKMajor ? descriptor(L, bAddr, 16, 8 * sb.swizzleBytes, sb.layoutType())
                                : descriptor(L, bAddr, sb.blockBytes(), 8 * sb.swizzleBytes, sb.layoutType());
-  const std::string text =
-      mmaAsyncText(N, acc.size(), Lowering::mmaOperandType(dot) == DType::BF16, aRegs != nullptr, !bKMajor);
+  const DType aType = bytes ? at.dtype : Lowering::mmaOperandType(dot);
+  const DType bType = bytes ? bt.dtype : aType;
+  const std::string text = mmaAsyncText(N, acc.size(), aType, bType, aRegs != nullptr, !bKMajor);
 
   // Orders the accumulators' last writes by ordinary instructions before the wgmmas.
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_wgmma_fence_sync_aligned,

@@ -545,11 +545,24 @@ add("dot.int8", "dot_int8.kiln", "dot_i8", grid=(1,),
           Arr("c", "i32", (16, 16))],
     ref=lambda v, s: {"c": v.a.astype(np.int64) @ v.b.astype(np.int64)})
 
+# One 64-row strip per warpgroup: wgmma's integer form on sm_90a (mma.sync elsewhere).
+add("dot.int8_wgmma", "dot_int8.kiln", "dot_i8", grid=(1,), defines={"M": 64, "N": 64, "K": 128},
+    args=[Arr("a", "i8", (64, 128), randint(-128, 128)),
+          Arr("b", "i8", (128, 64), randint(-128, 128)),
+          Arr("c", "i32", (64, 64))],
+    ref=lambda v, s: {"c": v.a.astype(np.int64) @ v.b.astype(np.int64)})
+
 add("dot.u8_i8_acc", "dot_int8.kiln", "dot_u8_i8_acc", grid=(1,),
     args=[Arr("a", "u8", (64, 128), randint(0, 256)),
           Arr("b", "i8", (128, 64), randint(-128, 128)),
           Arr("c", "i32", (64, 64), randint(-100000, 100000))],
     ref=lambda v, s: {"c": v.c.astype(np.int64) + v.a.astype(np.int64) @ v.b.astype(np.int64)})
+
+add("dot.f8_acc", "dot_f8.kiln", "dot_f8", grid=(1,),
+    args=[Arr("a", "f8e4m3", (64, 96), normal()),
+          Arr("b", "f8e5m2", (96, 64), normal()),
+          Arr("c", "f32", (64, 64), normal())],
+    ref=lambda v, s: {"c": f64(v.c) + f64(v.a) @ f64(v.b)}, tol=Tol(1e-5, 1e-5))
 
 # The benchmark's bf16 attention (three loops, fused) at small sizes. Both products run on
 # the tensor cores; on sm_90a (4 warps, 64-row strips: wgmma) the scores, their row max and
