@@ -49,6 +49,10 @@ struct CodegenOptions {
   bool emitSpirvAsm = true;
   /// Use tensor-core mma.sync for `dot` where the target, dtypes and shapes allow it.
   bool useTensorCores = true;
+  /// A wgmma loop that streams its operands through three buffers or more publishes
+  /// each buffer with an mbarrier rather than a barrier of every warp, so that its
+  /// warpgroups need not step together (codegen/LowerDot.cpp, MmaPipeline::published).
+  bool publishedRing = true;
   /// Integer parameters known to be divisible by a power of two: (parameter index,
   /// divisor). The caller guarantees it, typically by specializing on the launch's
   /// arguments (as Triton does for multiples of 16); it lets accesses such as

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Lowering.h"
+#include "codegen/Wgmma.h"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
@@ -106,14 +107,21 @@ void Lowering::lowerFor(const ir::Op &op) {
     return std::make_pair(b.CreateTrunc(t, ity), runs);
   };
   if (pipe.loop) {
-    // Prologue: the operands staged once, then the copies of the first stages - 1
-    // iterations. The first product's wait and barrier make both visible.
+    // Prologue: the operands staged once, then the copies of the first `distance`
+    // iterations. The first product's wait and barrier make both visible; a published
+    // ring makes the staged operands visible here and publishes the first buffer.
     beginSharedUse();
     stageResidentOperands(pipe);
-    for (int64_t s = 0; s + 1 < pipe.stages; ++s) {
+    if (pipe.published) {
+      fenceForWgmma(*this);
+      initRingBarriers(pipe);
+    }
+    for (int64_t s = 0; s < pipe.distance; ++s) {
       auto [ivS, runs] = ahead(lb, s);
       issueMmaStage(pipe, ivS, i32(s), runs);
     }
+    if (pipe.published)
+      publishBuffer(pipe, i32(0), pipe.distance - 1);
   }
 
   llvm::BasicBlock *pre = b.GetInsertBlock();
@@ -126,9 +134,12 @@ void Lowering::lowerFor(const ir::Op &op) {
   iv->addIncoming(lb, pre);
   auto phis = makePhis(*this, inits, pre);
   llvm::PHINode *stage = nullptr; // the pipeline buffer this iteration reads
+  llvm::PHINode *phase = nullptr; // the parity of its mbarrier's phase (published ring)
   if (pipe.loop) {
     stage = b.CreatePHI(b.getInt32Ty(), 2, "stage");
     stage->addIncoming(i32(0), pre);
+    phase = b.CreatePHI(b.getInt32Ty(), 2, "phase");
+    phase->addIncoming(i32(0), pre);
   }
   llvm::Value *below = sgn ? b.CreateICmpSLT(iv, ub) : b.CreateICmpULT(iv, ub);
   llvm::Value *above = sgn ? b.CreateICmpSGT(iv, ub) : b.CreateICmpUGT(iv, ub);
@@ -143,7 +154,8 @@ void Lowering::lowerFor(const ir::Op &op) {
   if (pipe.loop) {
     pipeline = pipe;
     pipeline.stage = stage;
-    std::tie(pipeline.ivAhead, pipeline.condAhead) = ahead(iv, pipe.stages - 1);
+    pipeline.phase = phase;
+    std::tie(pipeline.ivAhead, pipeline.condAhead) = ahead(iv, pipe.distance);
   }
   for (size_t j = 0; j < numCarried; ++j) {
     const ir::Value *arg = body.argument(static_cast<unsigned>(1 + j));
@@ -166,16 +178,20 @@ void Lowering::lowerFor(const ir::Op &op) {
     wrapped = b.CreateSelect(up, b.CreateICmpSLT(ivNext, iv), b.CreateICmpSGT(ivNext, iv));
   else
     wrapped = b.CreateICmpULT(ivNext, iv);
-  llvm::Value *stageNext = nullptr;
+  llvm::Value *stageNext = nullptr, *phaseNext = nullptr;
   if (stage) {
     llvm::Value *inc = b.CreateAdd(stage, i32(1));
-    stageNext = b.CreateSelect(b.CreateICmpEQ(inc, i32(pipe.stages)), i32(0), inc);
+    llvm::Value *wraps = b.CreateICmpEQ(inc, i32(pipe.stages));
+    stageNext = b.CreateSelect(wraps, i32(0), inc);
+    phaseNext = b.CreateSelect(wraps, b.CreateXor(phase, i32(1)), phase);
   }
   llvm::BasicBlock *latch = b.GetInsertBlock();
   b.CreateCondBr(wrapped, exit, header);
   iv->addIncoming(ivNext, latch);
-  if (stage)
+  if (stage) {
     stage->addIncoming(stageNext, latch);
+    phase->addIncoming(phaseNext, latch);
+  }
   for (size_t j = 0; j < phis.size(); ++j)
     for (size_t r = 0; r < phis[j].size(); ++r)
       phis[j][r]->addIncoming(next[j].v[r], latch);
@@ -198,6 +214,8 @@ void Lowering::lowerFor(const ir::Op &op) {
   if (pipe.loop) // copies for iterations that never ran were not issued; none is left
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, llvm::ArrayRef<llvm::Type *>{},
                       llvm::ArrayRef<llvm::Value *>{});
+  if (pipe.published)
+    releaseRingBarriers(pipe);
   addOutstanding(body);
   arenaInUse = ArenaUse::whole();
 }

@@ -310,6 +310,21 @@ Lowering::MmaPipeline Lowering::mmaPipelineFor(const ir::Op &forOp) {
   p.loop = &forOp;
   p.first = dots.front();
   p.stages = stages;
+  p.distance = stages - 1;
+  // A wgmma ring that publishesRing allows, in a program of two warpgroups or more,
+  // publishes each buffer by an mbarrier instead of a barrier of all warps
+  // (MmaPipeline::published), where the arena has room for them (pipelineRingBytes
+  // reserved it).
+  const int64_t barrierBase = (p.residentBase + p.residentBytes + 7) / 8 * 8;
+  const bool allWgmma = std::all_of(dots.begin(), dots.end(),
+                                    [&](const ir::Op *d) { return dotPath(*d) == DotPath::Wgmma; });
+  if (opts.publishedRing && allWgmma && T >= 256 &&
+      publishesRing(static_cast<int64_t>(dots.size()), stages, p.stageBytes) &&
+      barrierBase + ringBarrierBytes(stages) <= capacity) {
+    p.published = true;
+    p.barrierBase = barrierBase;
+    p.distance = stages - 2;
+  }
   return p;
 }
 
@@ -492,6 +507,56 @@ static void stageBytesSwizzled(Lowering &L, const Type &t, const Regs &r, int64_
   }
 }
 
+/// The shared address (i32) of buffer `slot`'s mbarrier in a published ring.
+static llvm::Value *ringBarrier(Lowering &L, const Lowering::MmaPipeline &p, llvm::Value *slot) {
+  llvm::Value *base = L.b.CreateTrunc(L.b.CreatePtrToInt(L.arena, L.b.getInt64Ty()), L.b.getInt32Ty());
+  return L.b.CreateAdd(base, L.b.CreateAdd(L.i32(p.barrierBase), L.b.CreateShl(slot, L.i32(3))));
+}
+
+/// Inline PTX with i32 inputs and no results.
+static void ptx(Lowering &L, const std::string &text, llvm::ArrayRef<llvm::Value *> args) {
+  std::string cons;
+  std::vector<llvm::Type *> types;
+  for (llvm::Value *a : args) {
+    cons += cons.empty() ? "r" : ",r";
+    types.push_back(a->getType());
+  }
+  cons += cons.empty() ? "~{memory}" : ",~{memory}";
+  auto *fty = llvm::FunctionType::get(L.b.getVoidTy(), types, false);
+  L.b.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true), args);
+}
+
+void Lowering::initRingBarriers(const MmaPipeline &p) {
+  guardedVoid(b.CreateICmpEQ(tid, i32(0)), [&] {
+    for (int64_t s = 0; s < p.stages; ++s)
+      ptx(*this, "mbarrier.init.shared::cta.b64 [$0], $1;", {ringBarrier(*this, p, i32(s)), i32(T)});
+  });
+  barrier();
+}
+
+void Lowering::releaseRingBarriers(const MmaPipeline &p) {
+  // Every thread is past its last wait; then the memory may be used for other data.
+  barrier();
+  guardedVoid(b.CreateICmpEQ(tid, i32(0)), [&] {
+    for (int64_t s = 0; s < p.stages; ++s)
+      ptx(*this, "mbarrier.inval.shared::cta.b64 [$0];", {ringBarrier(*this, p, i32(s))});
+  });
+  barrier();
+}
+
+void Lowering::publishBuffer(const MmaPipeline &p, llvm::Value *slot, int64_t newer) {
+  b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {i32(newer)});
+  fenceForWgmma(*this);
+  ptx(*this, "mbarrier.arrive.shared::cta.b64 _, [$0];", {ringBarrier(*this, p, slot)});
+}
+
+void Lowering::waitForBuffer(const MmaPipeline &p) {
+  ptx(*this,
+      "{\n.reg .pred done;\nwait${:uid}:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+      "@!done bra wait${:uid};\n}",
+      {ringBarrier(*this, p, p.stage), p.phase});
+}
+
 void Lowering::stageResidentOperands(const MmaPipeline &p) {
   for (const MmaPipeline::Resident &r : p.residents)
     stageOperand(*this, *r.dot, r.dot->operand(0)->type, get(r.dot->operand(0)), p.residentBase + r.offset,
@@ -669,7 +734,14 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
   const bool streamed = p.loop && p.find(&op, 1);
   std::function<void()> refillAhead; // the copies of iteration `i + stages - 1`
   if (streamed) {
-    if (&op == p.first) {
+    if (&op == p.first && p.published) {
+      // Every thread has published this iteration's buffer; the copies that refill the
+      // buffer of `distance` iterations ahead (the one read two iterations ago, which
+      // every warp has left since it published this one) go out before the product.
+      L.waitForBuffer(p);
+      llvm::Value *refill = b.CreateURem(b.CreateAdd(p.stage, L.i32(p.distance)), L.i32(p.stages));
+      L.issueMmaStage(p, p.ivAhead, refill, p.condAhead);
+    } else if (&op == p.first) {
       // This iteration's copies have landed once at most stages - 2 newer groups are
       // in flight; the barrier also ends every warp's reads of the buffer refilled
       // next (the previous iteration's, read by all its dots).
@@ -750,6 +822,13 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
                                      aInRegisters ? &aRegs : nullptr)
                       : mmaSyncProduct(L, op, tl, m, aBase, bBase, init,
                                        aInRegisters ? &aRegs : nullptr);
+  if (streamed && &op == p.first && p.published) {
+    // Publish the next iteration's buffer once this thread's copies into it have landed
+    // (the groups of the `distance - 1` iterations after it may still be in flight): a
+    // warp that finished this iteration first may start the next one while the others
+    // are still in this one's later products.
+    L.publishBuffer(p, b.CreateURem(b.CreateAdd(p.stage, L.i32(1)), L.i32(p.stages)), p.distance - 1);
+  }
   L.sharedRead();
   if (resultInFragments) {
     L.frags[op.result()] = Regs{std::move(sums)};

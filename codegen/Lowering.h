@@ -469,8 +469,19 @@ public:
     /// The body ops the copies' addresses depend on, in order (re-lowered per copy).
     std::vector<const ir::Op *> slice;
     int64_t stages = 0, stageBytes = 0;
+    /// How many iterations ahead the copies are issued: stages - 1, or stages - 2 for
+    /// a ring whose buffers are published by mbarriers (`published`).
+    int64_t distance = 0;
+    /// Each buffer has an mbarrier at byte `barrierBase + 8 * buffer` that completes
+    /// when every thread's copies into it have landed: a warp waits for the buffer it
+    /// reads, not for the other warps to reach the same point (so the warpgroups of a
+    /// program need not step together). The copies go one buffer less far ahead, which
+    /// frees the buffer refilled while a slower warp still reads the previous one.
+    bool published = false;
+    int64_t barrierBase = 0;
     llvm::Value *stage = nullptr;     ///< i32 buffer the current iteration reads
-    llvm::Value *ivAhead = nullptr;   ///< the iv `stages - 1` iterations ahead
+    llvm::Value *phase = nullptr;     ///< i32 parity of this iteration's use of it
+    llvm::Value *ivAhead = nullptr;   ///< the iv `distance` iterations ahead
     llvm::Value *condAhead = nullptr; ///< i1 that iteration runs
 
     const Stream *find(const ir::Op *dot, unsigned operand) const {
@@ -499,6 +510,16 @@ public:
   int64_t residentOperandBytes(const ir::Op &dot) const;
   /// Stages the pipeline's resident operands (the loop's prologue).
   void stageResidentOperands(const MmaPipeline &p);
+  /// A published ring's mbarriers (MmaPipeline::published): set up before the loop
+  /// (one arrival per thread completes a buffer), and invalidated after it so that the
+  /// arena may hold other data again.
+  void initRingBarriers(const MmaPipeline &p);
+  void releaseRingBarriers(const MmaPipeline &p);
+  /// Arrives on buffer `slot`'s mbarrier once this thread's copies into it have landed:
+  /// all but `newer` of its cp.async groups complete, then made visible to wgmma.
+  void publishBuffer(const MmaPipeline &p, llvm::Value *slot, int64_t newer);
+  /// Waits until every thread has published the buffer this iteration reads.
+  void waitForBuffer(const MmaPipeline &p);
   /// Copies the operands of iteration `iv` into buffer `stage` when `cond` holds, as
   /// one cp.async group (committed by every thread either way).
   void issueMmaStage(const MmaPipeline &p, llvm::Value *iv, llvm::Value *stage, llvm::Value *cond);

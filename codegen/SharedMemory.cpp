@@ -264,13 +264,16 @@ int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath
   const ir::Block &body = *forOp.region(0);
   if (!writesNothing(body))
     return 0;
-  int64_t stage = 0, resident = 0;
+  int64_t stage = 0, resident = 0, products = 0;
+  bool wgmma = true;
   for (const auto &op : body.ops()) {
     if (op->kind() != OpKind::Dot)
       continue;
     const DotPath path = dotPath(*op, ctx);
     if (path == DotPath::Fma)
       return 0;
+    ++products;
+    wgmma = wgmma && path == DotPath::Wgmma;
     if (residentBytes)
       resident += wgmmaAligned(residentBytes(*op, ctx));
     const std::vector<int64_t> areas = dotScratchAreas(*op, path);
@@ -285,7 +288,11 @@ int64_t pipelineRingBytes(const ir::Op &forOp, int64_t stages, DotPath (*dotPath
   if (stage == 0 || resident >= kMaxPipelineRingBytes)
     return 0;
   stages = std::min(stages, (kMaxPipelineRingBytes - resident) / stage);
-  return stages >= 2 ? stages * stage + resident : 0;
+  if (stages < 2)
+    return 0;
+  // A published ring's mbarriers follow the residents.
+  const bool published = wgmma && publishesRing(products, stages, stage);
+  return stages * stage + resident + (published ? ringBarrierBytes(stages) : 0);
 }
 
 int64_t planArena(const ir::Kernel &kernel, int64_t numThreads, bool warpShuffle,

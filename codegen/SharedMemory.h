@@ -87,6 +87,23 @@ ScratchPlan layoutAreas(const std::vector<int64_t> &sizes);
 /// can still run two programs per SM.
 inline constexpr int64_t kMaxPipelineRingBytes = 112 * 1024;
 
+/// Whether a ring of `stages` buffers of `stageBytes` each, streamed for `products`
+/// wgmma dots of a loop, may publish its buffers by mbarriers (LowerDot.cpp,
+/// MmaPipeline::published): three buffers or more of 32 KiB or more, for several
+/// products. The planner reserves the mbarriers for such a ring; the lowering publishes
+/// it only where a program has two warpgroups or more, which then need not step
+/// together. Measured on the H200 (docs/codegen.md): attention at BM 128 on two
+/// warpgroups +1% to +12% (dense and the six sparse masks); on one warpgroup 4-8% slower
+/// (the copies run one iteration less far ahead); with 16 KiB buffers up to 14% slower;
+/// a lone product (a matmul) 5-36% slower than with its copies issued inside its wgmma
+/// window.
+inline bool publishesRing(int64_t products, int64_t stages, int64_t stageBytes) {
+  return products > 1 && stages >= 3 && stageBytes >= 32 * 1024;
+}
+
+/// The bytes after the ring (and its residents) that hold a published ring's mbarriers.
+inline int64_t ringBarrierBytes(int64_t stages) { return 8 * stages; }
+
 /// Shared memory for the ring of `forOp` if its loop streams its tensor-core dots'
 /// operands: `stages` buffers (as many as fit kMaxPipelineRingBytes; 0 below two) of the
 /// operands that come straight from loads of the body; 0 when a dot reads a load that

@@ -156,15 +156,15 @@ def _attention(suffix, heads, seq, pattern, flags=(), gpu_splits=(4,), **kw):
 BENCH = "../../bench/kernels/sparse_attention_bf16.kiln"
 
 
-def _bench_attention(suffix, seq, pattern, **kw):
+def _bench_attention(suffix, seq, pattern, d=64, **kw):
     shape = ("heads", "seq", "d")
     return ("sparse.attention_bf16" + suffix, BENCH, "sparse_attention_bf16",
-            dict(sizes={"heads": 2, "seq": seq, "d": 64}, defines={"D": 64}, gpu_splits=(2,),
+            dict(sizes={"heads": 2, "seq": seq, "d": d}, defines={"D": d}, gpu_splits=(2,),
                  grid=lambda s: (s["seq"] // 128, s["heads"]),
                  args=[Arr("q", "bf16", shape, normal()), Arr("k", "bf16", shape, normal()),
                        Arr("v", "bf16", shape, normal()), Arr("o", "bf16", shape),
                        BlockMask("mask", ("seq", "seq"), 128, 64, pattern, **kw),
-                       Scalar("scale", "f32", 64 ** -0.5)],
+                       Scalar("scale", "f32", d ** -0.5)],
                  # bf16 probabilities and output: a few units of the last place of bf16.
                  ref=masked_attention_ref, tol=Tol(2e-2, 2e-2)))
 
@@ -198,6 +198,10 @@ CASES = [
     _bench_attention(".dilated", 256, dilated(128, 2)),
     _bench_attention(".longformer", 256, longformer(16, 8)),
     _bench_attention(".bigbird", 256, bigbird(24, 16, 64, 10, 0)),
+    # D 128: three buffers of 32 KiB on the kernel's two warpgroups, which sm_90a
+    # publishes by mbarriers (codegen/LowerDot.cpp, MmaPipeline::published).
+    _bench_attention(".d128.causal", 384, causal(), d=128),
+    _bench_attention(".d128.bigbird", 256, bigbird(24, 16, 64, 10, 0), d=128),
     # A mix of empty, full and partial blocks on a grid of ragged edges (37 = 9·4 + 1
     # rows, 45 = 5·8 + 5 columns).
     _row_sum(".random", grid_sizes(37, 45), random_blocks(0.3, 0.3)),

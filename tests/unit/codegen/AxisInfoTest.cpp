@@ -180,9 +180,10 @@ kernel @k(%x: *f32, %y: *f32, %n: i32) attributes {num_warps = 1} {
   EXPECT_TRUE(accessesConflict(acc[1], acc[1]));  // scalar stores: thread 0 vs all
 }
 
-TEST(SharedMemory, ArenaHoldsTheRingOfALoopThatMayStream) {
-  // The loop's dot reads both operands from loads of its body: 8 KiB each on wgmma.
-  Parsed p = parse(R"(
+/// A kernel whose loop carries a [64, 64] f32 accumulator through `body` (Tile IR lines
+/// that load through %pa and %pb and end in `yield`).
+static Parsed streamingLoop(const std::string &body) {
+  return parse(R"(
 kernel @k(%a: *bf16, %b: *bf16, %n: i32) attributes {num_stages = 3, num_warps = 4} {
   %zero = constant {value = 0.0} : tile<f32, [64, 64]>
   %c0 = constant {value = 0} : i32
@@ -190,21 +191,32 @@ kernel @k(%a: *bf16, %b: *bf16, %n: i32) attributes {num_stages = 3, num_warps =
   %acc = for %c0, %n, %c1, %zero : tile<f32, [64, 64]> {
   ^(%i: i32, %acc_1: tile<f32, [64, 64]>):
     %pa = splat %a : tile<*bf16, [64, 64]>
-    %x = load %pa : tile<bf16, [64, 64]>
     %pb = splat %b : tile<*bf16, [64, 64]>
-    %y = load %pb : tile<bf16, [64, 64]>
-    %acc_2 = dot %x, %y, %acc_1 : tile<f32, [64, 64]>
-    yield %acc_2
+)" + body + R"(
   }
   return
 }
 )");
-  auto wgmma = [](const ir::Op &, const void *) { return DotPath::Wgmma; };
-  auto fma = [](const ir::Op &, const void *) { return DotPath::Fma; };
-  const ir::Op *found = nullptr;
+}
+
+/// The kernel's top-level loop.
+static const ir::Op *loopOf(Parsed &p) {
   for (const auto &op : p.kernel().body->ops())
     if (op->kind() == ir::OpKind::For)
-      found = op.get();
+      return op.get();
+  return nullptr;
+}
+
+TEST(SharedMemory, ArenaHoldsTheRingOfALoopThatMayStream) {
+  // The loop's dot reads both operands from loads of its body: 8 KiB each on wgmma.
+  Parsed p = streamingLoop(R"(
+    %x = load %pa : tile<bf16, [64, 64]>
+    %y = load %pb : tile<bf16, [64, 64]>
+    %acc_2 = dot %x, %y, %acc_1 : tile<f32, [64, 64]>
+    yield %acc_2)");
+  auto wgmma = [](const ir::Op &, const void *) { return DotPath::Wgmma; };
+  auto fma = [](const ir::Op &, const void *) { return DotPath::Fma; };
+  const ir::Op *found = loopOf(p);
   ASSERT_NE(found, nullptr);
   const ir::Op &loop = *found;
   // Three stages of 16 KiB, more than the dot's own scratch (8 + 8 + 16 KiB).
@@ -222,6 +234,31 @@ kernel @k(%a: *bf16, %b: *bf16, %n: i32) attributes {num_stages = 3, num_warps =
   EXPECT_EQ(pipelineRingBytes(loop, 3, wgmma, nullptr, resident), 3 * 16384 + 8192);
   EXPECT_EQ(pipelineRingBytes(loop, 8, wgmma, nullptr, resident), 6 * 16384 + 8192);
   EXPECT_EQ(planArena(p.kernel(), 128, true, wgmma, nullptr, nullptr, resident), 3 * 16384 + 8192);
+}
+
+TEST(SharedMemory, APublishedRingKeepsItsMbarriersAfterTheBuffers) {
+  // Two products reading four 8 KiB operands from loads of the body: 32 KiB a buffer,
+  // so three buffers or more may be published by mbarriers (publishesRing), 8 bytes each.
+  Parsed p = streamingLoop(R"(
+    %x = load %pa : tile<bf16, [64, 64]>
+    %y = load %pb : tile<bf16, [64, 64]>
+    %acc_2 = dot %x, %y, %acc_1 : tile<f32, [64, 64]>
+    %u = load %pa : tile<bf16, [64, 64]>
+    %w = load %pb : tile<bf16, [64, 64]>
+    %acc_3 = dot %u, %w, %acc_2 : tile<f32, [64, 64]>
+    yield %acc_3)");
+  auto wgmma = [](const ir::Op &, const void *) { return DotPath::Wgmma; };
+  auto mma = [](const ir::Op &, const void *) { return DotPath::MmaSync; };
+  const ir::Op *loop = loopOf(p);
+  ASSERT_NE(loop, nullptr);
+  EXPECT_TRUE(publishesRing(2, 3, 32768));
+  EXPECT_EQ(pipelineRingBytes(*loop, 3, wgmma, nullptr), 3 * 32768 + ringBarrierBytes(3));
+  // Two buffers, mma.sync, one product or 16 KiB buffers: the barrier ring, no mbarriers.
+  EXPECT_EQ(pipelineRingBytes(*loop, 2, wgmma, nullptr), 2 * 32768);
+  // (mma.sync pads each operand's rows by 16 bytes: 4 x 64 x 72 x 2 bytes a buffer.)
+  EXPECT_EQ(pipelineRingBytes(*loop, 3, mma, nullptr), 3 * 4 * 64 * 72 * 2);
+  EXPECT_FALSE(publishesRing(1, 3, 32768));
+  EXPECT_FALSE(publishesRing(2, 3, 16384));
 }
 
 TEST(SharedMemory, ArenaIsTheLargestScratch) {
