@@ -66,14 +66,6 @@ int64_t exchangesOnAPath(const ir::Block &block) {
 
 } // namespace
 
-void Lowering::clusterAsm(const char *text, const char *constraints, llvm::ArrayRef<llvm::Value *> args) {
-  std::vector<llvm::Type *> types;
-  for (llvm::Value *a : args)
-    types.push_back(a->getType());
-  auto *fty = llvm::FunctionType::get(b.getVoidTy(), types, false);
-  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, constraints, /*hasSideEffects=*/true), args);
-}
-
 void Lowering::clusterArrive(bool relaxed) {
   b.CreateIntrinsic(relaxed ? llvm::Intrinsic::nvvm_barrier_cluster_arrive_relaxed_aligned
                             : llvm::Intrinsic::nvvm_barrier_cluster_arrive_aligned,
@@ -116,8 +108,8 @@ void Lowering::beginClusterExchanges() {
     return;
   llvm::Value *bar = sharedAddr(exchangeBase, i32(0), b.getInt64Ty());
   guardedVoid(b.CreateICmpEQ(tid, i32(0)), [&] {
-    clusterAsm("mbarrier.init.shared::cta.b64 [$0], 1;", "l", {bar});
-    clusterAsm("fence.mbarrier_init.release.cluster;", "", {});
+    voidAsm("mbarrier.init.shared::cta.b64 [$0], 1;", "l", {bar});
+    voidAsm("fence.mbarrier_init.release.cluster;", "", {});
   });
   clusterArrive(/*relaxed=*/true);
 }
@@ -197,7 +189,7 @@ void Lowering::lowerClusterExchange(const ir::Op &op) {
   llvm::Value *bar = sharedAddr(exchangeBase, i32(0), b.getInt64Ty());
   llvm::Value *first = b.CreateICmpEQ(tid, i32(0));
   guardedVoid(first, [&] {
-    clusterAsm("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "l,n",
+    voidAsm("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "l,n",
                {bar, i32(exchangeBytesPerRank(op) * ranks)});
   });
   // This thread's word j of operand i in the slot of this program's rank, whose offset
@@ -221,7 +213,7 @@ void Lowering::lowerClusterExchange(const ir::Op &op) {
       const char *constraints = wide ? "l,l,l" : "l,r,l";
       auto push = [&] {
         for (size_t j = 0; j < (t.isScalar() ? 1 : regs.v.size()); ++j)
-          clusterAsm(store, constraints, {mapa(ownSlot(i, j), i32(r)), toWord(regs.v[j], t), remoteBar});
+          voidAsm(store, constraints, {mapa(ownSlot(i, j), i32(r)), toWord(regs.v[j], t), remoteBar});
       };
       if (t.isScalar())
         guardedVoid(first, push); // every thread holds it: one sends it

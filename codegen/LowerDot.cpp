@@ -17,7 +17,7 @@
 // rather than padded, and the tensor cores read them from shared memory directly; the
 // accumulator fragments are in the same order, so everything below is shared. i8 and
 // u8 operands take wgmma's integer forms there, staged as the bytes they are, both
-// K-major (byteOperands in Wgmma.h; not streamed by cp.async, which cannot transpose
+// K-major (int8Dot, Wgmma.h; not streamed by cp.async, which cannot transpose
 // B); f8 operands stay widened (Wgmma.h says why).
 //
 // The result stays in the mma fragment order when the fragment plan says so
@@ -70,8 +70,11 @@ static bool isF8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
 /// an [R, K] byte tile is laid out, padded and read by ldmatrix exactly as an [R, K / 2]
 /// 16-bit one, and the k32 fragments are the k16 ones of that view (A row-major, B
 /// K-major), so the mma.sync machinery below serves them with K halved (and wgmma's
-/// integer forms the same view: byteOperands).
-static bool int8Dot(const ir::Op &dot) { return byteOperands(dot); }
+/// integer forms the same view).
+bool int8Dot(const ir::Op &dot) {
+  auto int8 = [](DType t) { return t == DType::I8 || t == DType::U8; };
+  return int8(dot.operand(0)->type.dtype) && int8(dot.operand(1)->type.dtype);
+}
 
 DType Lowering::mmaOperandType(const ir::Op &dot) {
   const DType a = dot.operand(0)->type.dtype, b = dot.operand(1)->type.dtype;
@@ -110,7 +113,7 @@ DotPath Lowering::dotPath(const ir::Op &op) const {
   // first. It needs the arch-specific sm_90a target and whole 64-row strips per
   // warpgroup (wgmmaFits); every other tensor-core dot keeps mma.sync, which sm_80 and
   // sm_90 run too.
-  // i8 and u8 operands take wgmma's integer forms there (byteOperands).
+  // i8 and u8 operands take wgmma's integer forms there (int8Dot, Wgmma.h).
   return wgmmaFits(*this, op) ? DotPath::Wgmma : DotPath::MmaSync;
 }
 
@@ -513,23 +516,10 @@ static llvm::Value *ringBarrier(Lowering &L, const Lowering::MmaPipeline &p, llv
   return L.b.CreateAdd(base, L.b.CreateAdd(L.i32(p.barrierBase), L.b.CreateShl(slot, L.i32(3))));
 }
 
-/// Inline PTX with i32 inputs and no results.
-static void ptx(Lowering &L, const std::string &text, llvm::ArrayRef<llvm::Value *> args) {
-  std::string cons;
-  std::vector<llvm::Type *> types;
-  for (llvm::Value *a : args) {
-    cons += cons.empty() ? "r" : ",r";
-    types.push_back(a->getType());
-  }
-  cons += cons.empty() ? "~{memory}" : ",~{memory}";
-  auto *fty = llvm::FunctionType::get(L.b.getVoidTy(), types, false);
-  L.b.CreateCall(fty, llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true), args);
-}
-
 void Lowering::initRingBarriers(const MmaPipeline &p) {
   guardedVoid(b.CreateICmpEQ(tid, i32(0)), [&] {
     for (int64_t s = 0; s < p.stages; ++s)
-      ptx(*this, "mbarrier.init.shared::cta.b64 [$0], $1;", {ringBarrier(*this, p, i32(s)), i32(T)});
+      voidAsm("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}", {ringBarrier(*this, p, i32(s)), i32(T)});
   });
   barrier();
 }
@@ -539,7 +529,7 @@ void Lowering::releaseRingBarriers(const MmaPipeline &p) {
   barrier();
   guardedVoid(b.CreateICmpEQ(tid, i32(0)), [&] {
     for (int64_t s = 0; s < p.stages; ++s)
-      ptx(*this, "mbarrier.inval.shared::cta.b64 [$0];", {ringBarrier(*this, p, i32(s))});
+      voidAsm("mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}", {ringBarrier(*this, p, i32(s))});
   });
   barrier();
 }
@@ -547,14 +537,13 @@ void Lowering::releaseRingBarriers(const MmaPipeline &p) {
 void Lowering::publishBuffer(const MmaPipeline &p, llvm::Value *slot, int64_t newer) {
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {i32(newer)});
   fenceForWgmma(*this);
-  ptx(*this, "mbarrier.arrive.shared::cta.b64 _, [$0];", {ringBarrier(*this, p, slot)});
+  voidAsm("mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}", {ringBarrier(*this, p, slot)});
 }
 
 void Lowering::waitForBuffer(const MmaPipeline &p) {
-  ptx(*this,
-      "{\n.reg .pred done;\nwait${:uid}:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
-      "@!done bra wait${:uid};\n}",
-      {ringBarrier(*this, p, p.stage), p.phase});
+  voidAsm("{\n.reg .pred done;\nwait${:uid}:\nmbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+          "@!done bra wait${:uid};\n}",
+          "r,r,~{memory}", {ringBarrier(*this, p, p.stage), p.phase});
 }
 
 void Lowering::stageResidentOperands(const MmaPipeline &p) {
@@ -772,7 +761,7 @@ static void lowerDotMma(Lowering &L, const ir::Op &op) {
       aBase = L.i32((p.residentBase + r->offset) / 2); // staged before the loop
     bBase = b.CreateAdd(stageBase, L.i32(p.find(&op, 1)->offset / 2));
   } else if (wgmma && int8Dot(op)) {
-    // Both K-major, swizzled as the 16-bit view (byteOperands).
+    // Both K-major, swizzled as the 16-bit view (Wgmma.h).
     L.beginSharedUse();
     stageBytesSwizzled(L, at, L.get(op.operand(0)), aOff, false);
     stageBytesSwizzled(L, bt, L.get(op.operand(1)), bOff, true);

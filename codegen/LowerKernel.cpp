@@ -11,6 +11,7 @@
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/MDBuilder.h>
 
 namespace kiln::codegen::detail {
@@ -289,6 +290,14 @@ void Lowering::barrier() {
   emitBarrier();
   arenaInUse = {};
   outstanding.clear();
+}
+
+void Lowering::voidAsm(const char *text, const char *constraints, llvm::ArrayRef<llvm::Value *> args) {
+  std::vector<llvm::Type *> types;
+  for (llvm::Value *a : args)
+    types.push_back(a->getType());
+  auto *fty = llvm::FunctionType::get(b.getVoidTy(), types, false);
+  b.CreateCall(fty, llvm::InlineAsm::get(fty, text, constraints, /*hasSideEffects=*/true), args);
 }
 
 void Lowering::beginSharedUse() {

@@ -21,7 +21,7 @@
 // registers a k step, in mma.sync's A fragment order. Byte operands (i8/u8) use the
 // 8-bit integer forms (k32, s32 sums), which read A and B K-major only: both are staged
 // so, their bytes two to a 16-bit place of the K / 2 wide view, and everything above
-// applies to that view (byteOperands).
+// applies to that view (int8Dot).
 // Each k step of the dot is one wgmma.mma_async; the steps of one dot form one commit
 // group, waited for before the dot's result is used (and so before the buffers it read
 // may be refilled).
@@ -34,11 +34,6 @@
 
 namespace kiln::codegen::detail {
 
-bool byteOperands(const ir::Op &dot) {
-  auto int8 = [](DType t) { return t == DType::I8 || t == DType::U8; };
-  return int8(dot.operand(0)->type.dtype) && int8(dot.operand(1)->type.dtype);
-}
-
 bool wgmmaFits(const Lowering &L, const ir::Op &dot) {
   if (L.target != Target::SM90a || L.T % 128 != 0)
     return false;
@@ -49,7 +44,7 @@ bool wgmmaFits(const Lowering &L, const ir::Op &dot) {
   const DType a = dot.operand(0)->type.dtype, b = dot.operand(1)->type.dtype;
   const bool mixedIntegers = isInteger(a) && a != b;
   return M == 16 * (L.T / 32) && N % 16 == 0 && N <= 256 &&
-         (!byteOperands(dot) || (K % 32 == 0 && !mixedIntegers));
+         (!int8Dot(dot) || (K % 32 == 0 && !mixedIntegers));
 }
 
 SwizzledTile SwizzledTile::of(int64_t rows, int64_t cols) {
@@ -169,8 +164,8 @@ Values wgmmaProduct(Lowering &L, const ir::Op &dot, llvm::Value *aBase, llvm::Va
                     const std::vector<Values> *aRegs) {
   auto &b = L.b;
   const Type &at = dot.operand(0)->type, &bt = dot.operand(1)->type;
-  // K in 16-bit places: byte operands go two to a place (byteOperands).
-  const bool bytes = byteOperands(dot);
+  // K in 16-bit places: byte operands go two to a place (int8Dot).
+  const bool bytes = int8Dot(dot);
   const int64_t M = at.shape[0], K = bytes ? at.shape[1] / 2 : at.shape[1], N = bt.shape[1];
   // B is staged N-major ([K, N] rows, read transposed) or, for a transpose the dot reads
   // through (FragmentPlan::transposedB) and for bytes, K-major ([N, K] rows) like A.

@@ -206,6 +206,9 @@ public:
   // Shared memory and barriers (LowerKernel.cpp)
   //===------------------------------------------------------------------===//
   void barrier();
+  /// Inline PTX `text` with operands `args` and no results (`constraints` names the
+  /// operands' and any clobbers, e.g. "r,~{memory}"): mbarriers and cluster barriers.
+  void voidAsm(const char *text, const char *constraints, llvm::ArrayRef<llvm::Value *> args);
   /// Starts an op's use of the arena: a barrier when earlier reads may still be running.
   void beginSharedUse();
   /// Starts a use of bytes [begin, end) only: a barrier only when earlier uses since the
@@ -326,7 +329,6 @@ public:
   void clusterArrive(bool relaxed);
   /// barrier.cluster.wait: every thread of every program of the cluster has arrived.
   void clusterWait();
-  void clusterAsm(const char *text, const char *constraints, llvm::ArrayRef<llvm::Value *> args);
   /// The word of an exchange slot for a value of `t` (SharedMemory.h), and a value as
   /// that word and back.
   llvm::Type *wordType(const Type &t);

@@ -22,15 +22,15 @@ namespace kiln::codegen::detail {
 /// operands.
 bool wgmmaFits(const Lowering &L, const ir::Op &dot);
 
-/// Whether a tensor-core dot takes wgmma's 8-bit forms (k32 a step): i8/u8 operands,
-/// with s32 sums. They are staged as bytes, both K-major (the 8-bit forms read B only
+/// Whether both operands of a dot are i8/u8 (LowerDot.cpp): on wgmma they take the
+/// 8-bit integer forms (k32 a step, s32 sums). They are staged as bytes, both K-major (the 8-bit forms read B only
 /// that way), two bytes to each 16-bit place of a SwizzledTile: an [R, K] byte tile is
 /// laid out and described exactly as an [R, K / 2] 16-bit one, so the descriptors and
 /// the k steps are the 16-bit ones with K halved. f8 operands are not: Hopper's f8
 /// forms keep fewer bits than f32 in their sums (on the H200 a 64x64x96 e4m3 x e5m2
 /// product missed f32 sums by more than 1e-5 relative), so they are widened to f16 and
 /// summed in f32 like 16-bit operands.
-bool byteOperands(const ir::Op &dot);
+bool int8Dot(const ir::Op &dot);
 
 /// A row-major [rows, cols] tile of 16-bit values as wgmma reads it from shared memory:
 /// cut into column blocks of `swizzleBytes` per row (32, 64 or 128: the widest that
