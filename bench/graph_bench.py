@@ -47,8 +47,8 @@ def main():
     np.save(path("w"), as_v2(w16).reshape(-1))
     np.save(path("g"), g.reshape(-1))
     np.save(path("y"), np.zeros(2 * n, np.float32))
-    source = os.path.join(ARGS.repo, "stdlib", "decode_chain.kiln")
-    base = ["run", source, "--kernel", "decode_chain", "--device", "cuda", "-D", "LAYERS=%d" % layers,
+    default_source = os.path.join(ARGS.repo, "stdlib", "decode_chain.kiln")
+    base = ["--kernel", "decode_chain", "--device", "cuda", "-D", "LAYERS=%d" % layers,
             "--arg", "w=" + path("w"), "--arg", "g=" + path("g"), "--arg", "h=" + path("h"),
             "--arg", "y=" + path("y"), "--arg", "n=%d" % n, "--arg", "eps=%g" % eps]
 
@@ -65,11 +65,12 @@ def main():
     ok = True
     times = {}
     for variant in ARGS.variants.split(";"):
-        defines, env = variant_arguments(variant)
+        defines, env, source = variant_arguments(variant, default_source)
+        command = ["run", os.path.join(ARGS.repo, source)] + base + defines
         label = " (%s)" % variant if variant else ""
         for mode in ("persistent", "cuda-graph", "launches"):
             np.save(path("h"), h0)
-            once = dslc(base + defines + ["--graph-mode=" + mode], env)
+            once = dslc(command + ["--graph-mode=" + mode], env)
             if once.returncode != 0:
                 print("FAIL decode chain%s, %s: %s" % (label, mode, once.stderr.strip()[-500:]))
                 ok = False
@@ -80,7 +81,7 @@ def main():
             ok &= good
             print("%s decode chain%s, %s: largest difference from f64 %.3g"
                   % ("PASS" if good else "FAIL", label, mode, err))
-            timed = dslc(base + defines + ["--graph-mode=" + mode, "--time", "--repeat", str(ARGS.repeat)], env)
+            timed = dslc(command + ["--graph-mode=" + mode, "--time", "--repeat", str(ARGS.repeat)], env)
             m = re.search(r"median ([0-9.]+) ms", timed.stderr)
             if timed.returncode != 0 or not m:
                 print("FAIL decode chain%s, %s, timed: %s" % (label, mode, timed.stderr.strip()[-500:]))
@@ -91,7 +92,7 @@ def main():
             if workers:
                 print("INFO persistent kernel%s: %s workers" % (label, workers.group(1)))
                 trace = os.path.join(ARGS.work, "trace.json")
-                traced = dslc(base + defines + ["--trace", trace], env)
+                traced = dslc(command + ["--trace", trace], env)
                 for line in traced.stderr.splitlines():
                     if "trace of graph" in line:
                         print("INFO" + label + " " + line.split(": ", 1)[1])

@@ -16,17 +16,21 @@ MODE_NAMES = {"persistent": "one persistent kernel", "cuda-graph": "its launches
               "launches": "launch by launch"}
 
 
-def variant_arguments(variant):
-    """A benchmark variant ('ROWS=8,BK=512,--num-warps=8,env:NAME=1') as dslc arguments
-    (-D for a const, an option as it is) and environment variables for the run."""
+def variant_arguments(variant, source):
+    """A benchmark variant ('ROWS=8,BK=512,--num-warps=8,env:NAME=1,source:FILE') as dslc
+    arguments (-D for a const, an option as it is), environment variables for the run, and
+    the Kiln source to compile: `source` unless the variant names another file (a path
+    relative to the repository, for a rewrite timed beside the kernel it replaces)."""
     args, env = [], {}
     for item in filter(None, variant.split(",")):
         if item.startswith("env:"):
             name, _, value = item[4:].partition("=")
             env[name] = value
+        elif item.startswith("source:"):
+            source = item[len("source:"):]
         else:
             args += [item] if item.startswith("--") else ["-D", item]
-    return args, env
+    return args, env, source
 
 
 def run_dslc(binary, library_path, args, extra_env=None):

@@ -103,8 +103,8 @@ def main():
         np.save(path("kc"), as_v2(kc).reshape(-1))
         np.save(path("vc"), as_v2(vc).reshape(-1))
 
-    source = os.path.join(ARGS.repo, "stdlib", "llama_decode.kiln")
-    base = ["run", source, "--kernel", "llama_decode", "--device", "cuda", "-D", "LAYERS=%d" % layers]
+    default_source = os.path.join(ARGS.repo, "stdlib", "llama_decode.kiln")
+    base = ["--kernel", "llama_decode", "--device", "cuda", "-D", "LAYERS=%d" % layers]
     for name in list(w) + ["kc", "vc", "cos", "sin", "x"] + list(scratch):
         base += ["--arg", "%s=%s" % (name, path(name))]
     base += ["--arg", "pos=%d" % pos, "--arg", "cap=%d" % cap, "--arg", "eps=%g" % eps]
@@ -116,10 +116,11 @@ def main():
     times = {}
     variants = [v for v in ARGS.variants.split(";")]
     for variant, mode in [(v, m) for v in variants for m in ("persistent", "cuda-graph", "launches")]:
-        defines, env = variant_arguments(variant)
+        defines, env, source = variant_arguments(variant, default_source)
+        command = ["run", os.path.join(ARGS.repo, source)] + base + defines
         label = " (%s)" % variant if variant else ""
         fresh_state()
-        once = dslc(base + defines + ["--graph-mode=" + mode], env)
+        once = dslc(command + ["--graph-mode=" + mode], env)
         if once.returncode != 0:
             print("FAIL llama step%s, %s: %s" % (label, mode, once.stderr.strip()[-600:]))
             ok = False
@@ -136,7 +137,7 @@ def main():
         print("%s llama step%s, %s: largest difference from f64 %.3g of the largest |x| (%.3g); new cache rows %s"
               % ("PASS" if good else "FAIL", label, mode, err, scale,
                  "match" if good else "k %.3g, v %.3g" % (np.abs(got_k - want_k).max(), np.abs(got_v - want_v).max())))
-        timed = dslc(base + defines + ["--graph-mode=" + mode, "--time", "--repeat", str(ARGS.repeat)], env)
+        timed = dslc(command + ["--graph-mode=" + mode, "--time", "--repeat", str(ARGS.repeat)], env)
         m = re.search(r"median ([0-9.]+) ms", timed.stderr)
         if timed.returncode != 0 or not m:
             print("FAIL llama step%s, %s, timed: %s" % (label, mode, timed.stderr.strip()[-500:]))
@@ -147,7 +148,7 @@ def main():
             workers = re.search(r"persistent kernel of (\d+) workers", timed.stderr)
             print("INFO persistent kernel%s: %s workers" % (label, workers.group(1) if workers else "?"))
             trace = os.path.join(ARGS.work, "trace%s.json" % variants.index(variant))
-            traced = dslc(base + defines + ["--trace", trace], env)
+            traced = dslc(command + ["--trace", trace], env)
             for line in traced.stderr.splitlines():
                 if "trace of graph" in line:
                     print("INFO" + label + " " + line.split(": ", 1)[1])

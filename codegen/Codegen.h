@@ -69,6 +69,11 @@ struct CodegenOptions {
   /// (nvvm.minctasm: ptxas caps the registers to fit). Two by default: register
   /// allocation over the union of every kind of task otherwise drifts high.
   int64_t workersPerSM = 2;
+  /// The programs per SM a kernel is compiled for (nvvm.minctasm, PTX .minnctapersm:
+  /// ptxas keeps its registers within what that many leave); 0 lets ptxas choose. A
+  /// graph's kernels without a tensor-core product take workersPerSM
+  /// (GraphBundleBuilder.cpp).
+  int64_t programsPerSM = 0;
 };
 
 /// paramDivisibility with the kernel's own promises (ir::Kernel::paramMultiples) added,

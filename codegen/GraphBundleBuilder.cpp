@@ -358,6 +358,23 @@ rt::GraphPoly bundlePoly(const ir::FootprintPoly &p) {
 
 } // namespace
 
+/// The programs per SM a graph's kernel is compiled for when it runs as launches (in a
+/// CUDA graph or one by one): the persistent kernel's workers per SM where the kernel
+/// has no tensor-core product, so that both forms of a memory-bound launch get the same
+/// registers. Left to itself ptxas aims such a kernel at a higher occupancy and, to
+/// reach it, sinks each load to its first use in one reused set of registers: the
+/// decode chain's matrix-vector product then issued its eight 16-byte weight loads an
+/// iteration one after another (64 registers) and took 1.6x as long on the H200 as
+/// with them in flight together (96, under .minnctapersm 2). Not for every kernel: the
+/// same bound on the standalone softmax benchmarks cost up to 1.5x, their occupancy
+/// being what hides their latency (docs/graphs.md). A `dot`'s fragments need registers
+/// beyond what two programs leave, so those kernels keep ptxas's choice.
+static int64_t launchedProgramsPerSM(const ir::Kernel &kernel, const CodegenOptions &options) {
+  bool products = false;
+  ir::walk(*kernel.body, [&](ir::Op &op) { products = products || op.kind() == OpKind::Dot; });
+  return products ? 0 : options.workersPerSM;
+}
+
 std::optional<rt::GraphBundle> buildGraphBundle(const ir::Module &module, const ir::Kernel &graph, Target target,
                                                 const CodegenOptions &options, bool persistent,
                                                 DiagnosticEngine &diags, TimingReport *timing,
@@ -448,7 +465,8 @@ std::optional<rt::GraphBundle> buildGraphBundle(const ir::Module &module, const 
                                           (kinds.size() == 1 ? "" : "s") + " for " +
                                           std::string(targetName(target)));
     for (size_t i = 0; i < kinds.size(); ++i) {
-      const CodegenOptions &cg = program.unaligned[i] ? unalignedOptions : options;
+      CodegenOptions cg = program.unaligned[i] ? unalignedOptions : options;
+      cg.programsPerSM = launchedProgramsPerSM(*kinds[i], options);
       std::optional<CodegenResult> result = generate(module, *kinds[i], target, diags, cg);
       if (!result)
         return std::nullopt;

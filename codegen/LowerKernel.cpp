@@ -451,6 +451,8 @@ bool Lowering::run() {
   } else if (nvptx) {
     fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
     fn->addFnAttr("nvvm.maxntid", std::to_string(T));
+    if (opts.programsPerSM > 0)
+      fn->addFnAttr("nvvm.minctasm", std::to_string(opts.programsPerSM));
     // The segments of a requested program run as one cluster (ir::GridSplit):
     // .reqnctapercluster, which a plain launch honours.
     if (kernel.gridSplit.cluster)

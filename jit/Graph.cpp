@@ -27,7 +27,8 @@ kiln_graph *compileGraph(JitState &jit, const Source &source, const std::string 
   // view that is not (codegen/GraphBundleBuilder.h); the runtime refuses a call that
   // breaks it.
   const codegen::CodegenOptions codegen = genericFacts().applyTo(jit.codegen);
-  // The persistent kernel's own options, which no kernel's code depends on.
+  // The persistent kernel's own options (its workers per SM also bound the registers of
+  // the graph's kernels without a dot, codegen/GraphBundleBuilder.cpp).
   const std::string key = KeyText(lowered->key)
                               .append(codegenKey(jit.target, codegen))
                               .add("workers_per_sm", codegen.workersPerSM)

@@ -47,7 +47,8 @@
 # set, keeps the logs of `run` (otherwise they are under the /tmp folder it prints);
 # KILN_GRAPH_BENCH_VARIANTS and KILN_LLAMA_BENCH_VARIANTS name variants the two
 # benchmarks also time, ';' between variants, ',' between items: a graph const
-# (ROWS=8), a dslc option (--num-warps=8) or an environment variable (env:NAME=1).
+# (ROWS=8), a dslc option (--num-warps=8), an environment variable (env:NAME=1) or
+# another source file for the graph (source:PATH, relative to the repository).
 # Exit status of `run`: 0 everything passed or was skipped, 1 something failed, 77 no
 # CUDA driver or GPU on this machine.
 set -euo pipefail

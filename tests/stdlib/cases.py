@@ -167,12 +167,15 @@ for _suffix, _sizes, _block in _ROWS:
         tol=Tol(1e-5, 1e-5)))
 
 
-# ---- decode_chain: norm_matvec, silu_rmsnorm -------------------------------------------------
+# ---- decode_chain: norm_matvec, vector_rmsnorm ------------------------------------------------
 
-def _silu_rms(x, g, eps):
+def _rms_g(x, g, eps):
     s = f64(x)
-    s = s / (1 + np.exp(-s))
     return s / np.sqrt((s * s).mean() + eps) * f64(g)
+
+
+def _silu(v):
+    return v / (1 + np.exp(-v))
 
 
 # n a multiple of 16 (the kernel promises it): several column blocks with a ragged tail,
@@ -194,24 +197,20 @@ for _suffix, _n, _defines_nm in ((".ragged", 400, {"BK": 128}),
             args=[Arr("w", "bf16", ("n", "n"), normal(0.05)), Arr("x", "f32", "n", normal(2.0)),
                   Arr("g", "f32", "n", normal(1.0, 1.0)), Arr("y", "f32", "n"),
                   Scalar("n", "i32", "n"), Scalar("eps", "f32", 1e-5)],
-            ref=(lambda v, s: {"y": f64(v.w) @ _silu_rms(v.x, v.g, float(v.eps))}) if _norm
-            else (lambda v, s: {"y": f64(v.w) @ f64(v.x)}),
+            ref=(lambda v, s: {"y": _silu(f64(v.w) @ _rms_g(v.x, v.g, float(v.eps)))}) if _norm
+            else (lambda v, s: {"y": _silu(f64(v.w) @ f64(v.x))}),
             tol=Tol(1e-4, 1e-4), flags=() if _stages == 1 else ("--num-stages=2",)))
 for _suffix, _n, _np in (("", 1000, 1024), (".exact", 256, 256)):
     CASES.append(Case(
-        name="stdlib.silu_rmsnorm" + _suffix, file="stdlib/decode_chain.kiln", kernel="silu_rmsnorm",
+        name="stdlib.vector_rmsnorm" + _suffix, file="stdlib/decode_chain.kiln", kernel="vector_rmsnorm",
         sizes={"n": _n}, defines={"NP": _np}, grid=(1,),
-        args=[Arr("y", "f32", "n", normal(3.0)), Arr("g", "f32", "n", normal(1.0, 1.0)), Arr("h", "f32", "n"),
+        args=[Arr("s", "f32", "n", normal(3.0)), Arr("g", "f32", "n", normal(1.0, 1.0)), Arr("h", "f32", "n"),
               Scalar("n", "i32", "n"), Scalar("eps", "f32", 1e-5)],
-        ref=lambda v, s: {"h": _silu_rms(v.y, v.g, float(v.eps))},
+        ref=lambda v, s: {"h": _rms_g(v.s, v.g, float(v.eps))},
         tol=Tol(1e-5, 1e-5)))
 
 
 # ---- llama_decode: decode_matvec, rope_append, attend_partial, attend_combine ------------------
-
-def _silu(v):
-    return v / (1 + np.exp(-v))
-
 
 # The projections: the norm fused in front (a ragged last program of rows), the gate and
 # up rows paired by the SiLU epilogue, a plain product of one column block; with a residual.

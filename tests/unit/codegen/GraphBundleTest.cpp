@@ -178,6 +178,36 @@ INSTANTIATE_TEST_SUITE_P(
                                    {"FF", "256"}, {"SEGS", "4"}}}),
     [](const ::testing::TestParamInfo<GraphSource> &info) { return std::string(info.param.name); });
 
+/// The PTX of a kernel bundle.
+std::string ptxOf(const rt::Bundle &k) {
+  for (const rt::CodeSection &c : k.sections)
+    if (c.kind == rt::SectionKind::PTX)
+      return std::string(c.bytes.begin(), c.bytes.end());
+  return "";
+}
+
+TEST(GraphBundle, LaunchedKernelsWithoutProductsAreCompiledForTheWorkersPerSM) {
+  // As launches (a CUDA graph, or one by one), a memory-bound kernel gets the registers
+  // of the persistent kernel's workers per SM; a kernel with a dot keeps ptxas's choice.
+  std::unique_ptr<CompiledGraph> chain = compileGraph("stdlib/decode_chain.kiln", "decode_chain", {{"LAYERS", "2"}});
+  ASSERT_TRUE(chain->module && chain->bundle) << chain->text.str();
+  ASSERT_EQ(chain->bundle->kernels.size(), 3u); // the product with and without the norm, the last norm
+  for (const rt::Bundle &k : chain->bundle->kernels)
+    EXPECT_NE(ptxOf(k).find(".minnctapersm 2"), std::string::npos) << k.kernelName;
+  std::unique_ptr<CompiledGraph> layer =
+      compileGraph("stdlib/encoder_layer.kiln", "encoder_layer", {{"H", "2"}, {"NP", "128"}});
+  ASSERT_TRUE(layer->module && layer->bundle) << layer->text.str();
+  size_t products = 0;
+  for (const rt::Bundle &k : layer->bundle->kernels) {
+    const std::string ptx = ptxOf(k);
+    if (ptx.find("mma.") != std::string::npos) {
+      ++products;
+      EXPECT_EQ(ptx.find(".minnctapersm"), std::string::npos) << k.kernelName;
+    }
+  }
+  EXPECT_GT(products, 0u);
+}
+
 TEST(GraphBundle, EveryDamagedByteIsCaught) {
   std::unique_ptr<CompiledGraph> c = compileGraph("tests/graphs/chain.kiln", "chain");
   ASSERT_TRUE(c->module && c->bundle) << c->text.str();
