@@ -231,15 +231,38 @@ std::string OpenCLDevice::deviceName() const {
 bool OpenCLDevice::run(const std::vector<uint8_t> &spirBitcode, const std::string &entry,
                        std::vector<DeviceArg> &args, std::array<int64_t, 3> grid,
                        int64_t numThreads, int64_t localBytes, std::string &error) {
-  Impl &m = *impl_;
   cl_int err = CL_SUCCESS, status = CL_SUCCESS;
   const size_t size = spirBitcode.size();
   const unsigned char *bin = spirBitcode.data();
-  cl_program program = clCreateProgramWithBinary(m.context, 1, &m.device, &size, &bin, &status, &err);
+  cl_program program = clCreateProgramWithBinary(impl_->context, 1, &impl_->device, &size, &bin, &status, &err);
   if (err != CL_SUCCESS) {
     error = "clCreateProgramWithBinary failed: " + std::to_string(err);
     return false;
   }
+  return launch(program, "-x spir -spir-std=1.2", entry, args, grid, numThreads, localBytes, error);
+}
+
+bool OpenCLDevice::runSource(const std::string &source, const std::string &entry, std::vector<DeviceArg> &args,
+                             std::array<int64_t, 3> grid, int64_t numThreads, std::string &error) {
+  cl_int err = CL_SUCCESS;
+  const char *text = source.c_str();
+  const size_t size = source.size();
+  cl_program program = clCreateProgramWithSource(impl_->context, 1, &text, &size, &err);
+  if (err != CL_SUCCESS) {
+    error = "clCreateProgramWithSource failed: " + std::to_string(err);
+    return false;
+  }
+  // Correctly rounded division and square root, as the interpreter computes them.
+  return launch(program, "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt", entry, args, grid, numThreads, 0,
+                error);
+}
+
+bool OpenCLDevice::launch(void *builtProgram, const char *buildOptions, const std::string &entry,
+                          std::vector<DeviceArg> &args, std::array<int64_t, 3> grid, int64_t numThreads,
+                          int64_t localBytes, std::string &error) {
+  Impl &m = *impl_;
+  cl_int err = CL_SUCCESS;
+  cl_program program = static_cast<cl_program>(builtProgram);
   struct Cleanup {
     std::vector<cl_mem> mems;
     cl_program program = nullptr;
@@ -254,7 +277,7 @@ bool OpenCLDevice::run(const std::vector<uint8_t> &spirBitcode, const std::strin
     }
   } cleanup;
   cleanup.program = program;
-  err = clBuildProgram(program, 1, &m.device, "-x spir -spir-std=1.2", nullptr, nullptr);
+  err = clBuildProgram(program, 1, &m.device, buildOptions, nullptr, nullptr);
   if (err != CL_SUCCESS) {
     std::string log(1 << 16, '\0');
     clGetProgramBuildInfo(program, m.device, CL_PROGRAM_BUILD_LOG, log.size() - 1, log.data(), nullptr);

@@ -1,6 +1,7 @@
 //===- OpenCLRunner.h - Running generated SPIR-V on an OpenCL CPU device -*- C++ -*-===//
 //
-// The test harness that executes the code generator's SPIR-V without a GPU. PoCL (the
+// The test harness that executes the code generator's SPIR-V (and dslc --emit=opencl's
+// OpenCL C, built from source) without a GPU. PoCL (the
 // OpenCL implementation on the test machines) does not take SPIR-V directly, so a
 // module goes through the SPIR 1.2 route:
 //   1. scalar OpConstantNull instructions (valid SPIR-V that the old translator aborts
@@ -61,8 +62,15 @@ public:
            std::vector<DeviceArg> &args, std::array<int64_t, 3> grid, int64_t numThreads,
            int64_t localBytes, std::string &error);
 
+  /// Builds OpenCL C `source` (dslc --emit=opencl) and runs kernel `entry` the same way.
+  bool runSource(const std::string &source, const std::string &entry, std::vector<DeviceArg> &args,
+                 std::array<int64_t, 3> grid, int64_t numThreads, std::string &error);
+
 private:
   OpenCLDevice() = default;
+  /// Builds `program` (a cl_program, released here) with `buildOptions` and runs it.
+  bool launch(void *program, const char *buildOptions, const std::string &entry, std::vector<DeviceArg> &args,
+              std::array<int64_t, 3> grid, int64_t numThreads, int64_t localBytes, std::string &error);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -1,6 +1,6 @@
 //===- dslc.cpp - The Kiln compiler driver --------------------------------===//
 //
-//   dslc FILE [--kernel K] [-D N=V]... [--emit=ast|tir|llvm|ptx|spirv|spirv-asm|bundle]
+//   dslc FILE [--kernel K] [-D N=V]... [--emit=ast|tir|llvm|ptx|spirv|spirv-asm|bundle|opencl]
 //        [--target=sm_80|sm_90|sm_90a|spirv64] [--assume-multiple NAME=N]... [--reduction-split=S]
 //        [-o OUT]
 //   dslc run FILE --kernel K --grid X[,Y[,Z]] [-D N=V]... [--arg NAME=VALUE]...
@@ -17,6 +17,7 @@
 #include "codegen/GraphBundleBuilder.h"
 #include "codegen/Codegen.h"
 #include "codegen/ResourceUsage.h"
+#include "codegen/SourceEmitter.h"
 #include "frontend/ASTPrinter.h"
 #include "frontend/Parser.h"
 #include "ir/Printer.h"
@@ -163,8 +164,9 @@ bool TimePasses = false;
 // checked here, so that a bad value or a bad combination is a coded diagnostic (and
 // JSON under --diagnostics=json) like every other error.
 cl::opt<std::string> EmitText("emit",
-                              cl::desc("What to produce: ast, tir (the default), llvm, ptx, spirv, spirv-asm "
-                                       "or bundle (a .kbin for the runtime; needs -o or a redirected stdout)"),
+                              cl::desc("What to produce: ast, tir (the default), llvm, ptx, spirv, spirv-asm, "
+                                       "bundle (a .kbin for the runtime; needs -o or a redirected stdout) or "
+                                       "opencl (the kernel as OpenCL C source)"),
                               cl::value_desc("kind"), cl::cat(KilnCategory));
 cl::opt<std::string> TargetText("target",
                                 cl::desc("Code-generation target: sm_80, sm_90, sm_90a (PTX) or spirv64 (SPIR-V); "
@@ -390,12 +392,12 @@ ir::PipelineOptions pipelineOptions(TimingReport *timing, DiagnosticEngine &diag
 // --emit and --target
 //===--------------------------------------------------------------------===//
 
-enum class EmitKind { AST, TIR, LLVM, PTX, SPIRV, SPIRVAsm, Bundle };
+enum class EmitKind { AST, TIR, LLVM, PTX, SPIRV, SPIRVAsm, Bundle, OpenCL };
 
 constexpr std::pair<EmitKind, const char *> kEmitNames[] = {
     {EmitKind::AST, "ast"},     {EmitKind::TIR, "tir"},         {EmitKind::LLVM, "llvm"},
     {EmitKind::PTX, "ptx"},     {EmitKind::SPIRV, "spirv"},     {EmitKind::SPIRVAsm, "spirv-asm"},
-    {EmitKind::Bundle, "bundle"},
+    {EmitKind::Bundle, "bundle"},  {EmitKind::OpenCL, "opencl"},
 };
 
 std::string emitName(EmitKind k) {
@@ -405,7 +407,8 @@ std::string emitName(EmitKind k) {
   return "?";
 }
 
-bool generatesCode(EmitKind k) { return k != EmitKind::AST && k != EmitKind::TIR; }
+/// Code generation through LLVM (--emit=opencl prints the Tile IR as source instead).
+bool generatesCode(EmitKind k) { return k != EmitKind::AST && k != EmitKind::TIR && k != EmitKind::OpenCL; }
 bool isBinary(EmitKind k) { return k == EmitKind::SPIRV || k == EmitKind::Bundle; }
 
 /// What `dslc FILE` produces, after --emit and --target are checked against each other.
@@ -444,7 +447,7 @@ std::optional<EmitPlan> planEmit(DiagnosticEngine &diags) {
         kind = k;
     if (!kind) {
       optionError(diags, "unknown --emit kind '" + EmitText + "'",
-                  "write --emit=ast, tir, llvm, ptx, spirv, spirv-asm or bundle");
+                  "write --emit=ast, tir, llvm, ptx, spirv, spirv-asm, bundle or opencl");
       ok = false;
     }
   }
@@ -461,6 +464,27 @@ std::optional<EmitPlan> planEmit(DiagnosticEngine &diags) {
     return std::nullopt;
 
   EmitPlan plan;
+  if (kind == EmitKind::OpenCL) {
+    // OpenCL C is compiled for the devices SPIR-V serves: the passes choose for spirv64.
+    plan.kind = EmitKind::OpenCL;
+    plan.target = codegen::Target::SPIRV64;
+    if (target && *target != codegen::Target::SPIRV64) {
+      optionError(diags, "--emit=opencl writes OpenCL C, compiled as for --target=spirv64, not " + TargetText,
+                  "leave --target out");
+      ok = false;
+    }
+    if (ResourceUsageOpt) {
+      optionError(diags, "--resource-usage reports on generated code, not on --emit=opencl",
+                  "use it with --emit=ptx, spirv or bundle");
+      ok = false;
+    }
+    if (Checked || !AssumeMultiple.empty()) {
+      optionError(diags, std::string(Checked ? "--checked" : "--assume-multiple") + " is not printed by --emit=opencl",
+                  "use it with --emit=ptx, spirv or bundle");
+      ok = false;
+    }
+    return ok ? std::optional<EmitPlan>(plan) : std::nullopt;
+  }
   plan.kind = kind ? *kind
               : target ? (codegen::isNvptxTarget(*target) ? EmitKind::PTX : EmitKind::SPIRV)
               : ResourceUsageOpt ? EmitKind::PTX
@@ -815,6 +839,27 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
                     diags);
   }
 
+  if (plan.kind == EmitKind::OpenCL) {
+    if (!module->graphs.empty()) {
+      diags.error(module->graphs.front()->loc, DiagCode::Unsupported)
+              .hint("--emit=opencl prints one kernel; name it with --kernel")
+          << "graph '" << module->graphs.front()->name << "' has no OpenCL C yet";
+      return driver::ExitUserError;
+    }
+    const ir::Kernel *kernel = singleKernel(*module, "--emit=opencl prints one", diags);
+    if (!kernel)
+      return driver::ExitUserError;
+    std::optional<std::string> source;
+    {
+      TimingReport::Scope timer(timing, "emit: opencl");
+      source = codegen::emitOpenCL(*kernel, diags);
+    }
+    if (!source)
+      return driver::ExitUserError;
+    if (!emit)
+      return driver::ExitSuccess;
+    return writeOutput(OutputFile, *source, diags) ? driver::ExitSuccess : driver::ExitUserError;
+  }
   if (!generatesCode(plan.kind)) {
     if (!emit)
       return driver::ExitSuccess;
@@ -1303,7 +1348,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "dslc — the Kiln tile-language compiler\n\n"
-      "  dslc FILE [--kernel K] [-D NAME=VALUE]... [--emit=ast|tir] [-o OUT]\n"
+      "  dslc FILE [--kernel K] [-D NAME=VALUE]... [--emit=ast|tir|opencl] [-o OUT]\n"
       "  dslc FILE [--kernel K] --emit=llvm|ptx|spirv|spirv-asm|bundle [--target=sm_80|sm_90|sm_90a|spirv64]\n"
       "       [--assume-multiple NAME=N]... [-o OUT]\n"
       "  dslc run FILE --kernel K --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device cuda|ze|interp]\n"

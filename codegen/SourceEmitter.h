@@ -1,0 +1,28 @@
+//===- SourceEmitter.h - A kernel as OpenCL C source ----------------*- C++ -*-===//
+//
+// `dslc --emit=opencl`: the kernel's Tile IR, after the pass pipeline, printed as one
+// OpenCL C kernel (docs/source.md). It is a printer over the form code generation
+// lowers, not a second compiler: every tile lives in each work-item's registers in the
+// layout of codegen/Layout.h (the same one the PTX and SPIR-V paths use), elementwise
+// ops work register by register, and what moves elements between work-items
+// (broadcasts, reductions) goes through local memory between barriers.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/IR.h"
+#include "support/Diagnostics.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln::codegen {
+
+/// OpenCL C (1.2 and 3.0) for `kernel`: one `__kernel` function named after it, taking
+/// its parameters in order as the SPIR-V kernel does (pointers as `__global` pointers,
+/// bf16 as its raw 16 bits), launched with work-groups of `kernel.numWarps * 32`
+/// work-items, one per program. An op it does not print yet is a located E0109 error
+/// naming the op; nothing is returned then.
+std::optional<std::string> emitOpenCL(const ir::Kernel &kernel, DiagnosticEngine &diags);
+
+} // namespace kiln::codegen
