@@ -1,8 +1,9 @@
-//===- SourceEmitter.cpp - A kernel as OpenCL C source --------------------===//
+//===- SourceEmitter.cpp - A kernel as OpenCL C or CUDA C++ source --------===//
 //
-// Prints a kernel's Tile IR as OpenCL C that a reader can follow op by op: each op
-// becomes one statement or one short loop, with its source line as a comment and the
-// Kiln names of its values.
+// Prints a kernel's Tile IR as OpenCL C or CUDA C++ that a reader can follow op by op:
+// each op becomes one statement or one short loop, with its source line as a comment
+// and the Kiln names of its values. The two languages share the text; a Dialect holds
+// what they spell differently (qualifiers, barriers, thread and program indices).
 //
 //   scalars      one `const` C variable each;
 //   tiles        a private array per value, of the registers one work-item holds in
@@ -41,39 +42,95 @@ namespace {
 
 using ir::OpKind;
 
-/// Kiln's arithmetic where OpenCL C's differs, and the bf16 conversions.
-constexpr const char *kPrelude = R"(#pragma OPENCL FP_CONTRACT OFF
+/// What OpenCL C and CUDA C++ spell differently; the rest of the printed code is the
+/// same text in both (the CUDA prelude names OpenCL's types and conversions).
+struct Dialect {
+  const char *flag;         ///< the --emit= kind
+  const char *language;
+  const char *head;         ///< before the shared prelude
+  const char *kernel;       ///< before the kernel's name
+  const char *global;       ///< qualifies a pointer to global memory
+  const char *local;        ///< declares the exchange buffer
+  const char *localPointer; ///< qualifies a pointer into it
+  const char *barrier;
+  const char *threadIndex;
+  const char *programIds[3], *programCounts[3];
+};
 
+constexpr Dialect kOpenCL = {
+    "opencl", "OpenCL C",
+    "// Launch with work-groups of KILN_T work-items, one per program; build with\n"
+    "// -cl-fp32-correctly-rounded-divide-sqrt (Kiln divides correctly rounded).\n"
+    "#pragma OPENCL FP_CONTRACT OFF\n"
+    "#define KILN_FN static inline\n",
+    "__kernel void ", "__global ", "__local ", "__local ", "barrier(CLK_LOCAL_MEM_FENCE)", "get_local_id(0)",
+    {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)"},
+    {"get_num_groups(0)", "get_num_groups(1)", "get_num_groups(2)"}};
+
+constexpr Dialect kCuda = {
+    "cuda", "CUDA C++",
+    "// Launch with blocks of KILN_T threads, one per program; compile with -fmad=false\n"
+    "// (Kiln does not fuse a * b + c into one rounding).\n"
+    "// OpenCL's unsigned type names, which the code below uses (glibc's differ in width).\n"
+    "typedef unsigned char kiln_uchar;\n"
+    "typedef unsigned short kiln_ushort;\n"
+    "typedef unsigned int kiln_uint;\n"
+    "typedef unsigned long long kiln_ulong;\n"
+    "#define uchar kiln_uchar\n"
+    "#define ushort kiln_ushort\n"
+    "#define uint kiln_uint\n"
+    "#define ulong kiln_ulong\n"
+    "#define KILN_FN __device__ __forceinline__\n"
+    "// A value whose every use is recomputed where it is needed stays declared, unread.\n"
+    "#pragma nv_diag_suppress set_but_not_used\n"
+    "KILN_FN float as_float(uint u) { return __uint_as_float(u); }\n"
+    "KILN_FN uint as_uint(float f) { return __float_as_uint(f); }\n"
+    "// Float to integer: truncated, saturated, NaN to 0 (OpenCL's _sat_rtz conversions).\n"
+    "KILN_FN int convert_int_sat_rtz(double x) { return __double2int_rz(x); }\n"
+    "KILN_FN uint convert_uint_sat_rtz(double x) { return __double2uint_rz(x); }\n"
+    "KILN_FN long convert_long_sat_rtz(double x) { return __double2ll_rz(x); }\n"
+    "KILN_FN ulong convert_ulong_sat_rtz(double x) { return __double2ull_rz(x); }\n"
+    "KILN_FN char convert_char_sat_rtz(double x) { return (char)max(-128, min(127, __double2int_rz(x))); }\n"
+    "KILN_FN uchar convert_uchar_sat_rtz(double x) { return (uchar)min(255u, __double2uint_rz(x)); }\n"
+    "KILN_FN short convert_short_sat_rtz(double x) { return (short)max(-32768, min(32767, __double2int_rz(x))); }\n"
+    "KILN_FN ushort convert_ushort_sat_rtz(double x) { return (ushort)min(65535u, __double2uint_rz(x)); }\n",
+    "extern \"C\" __global__ void __launch_bounds__(KILN_T) ", "", "__shared__ ", "", "__syncthreads()",
+    "(int)threadIdx.x",
+    {"blockIdx.x", "blockIdx.y", "blockIdx.z"},
+    {"gridDim.x", "gridDim.y", "gridDim.z"}};
+
+/// Kiln's arithmetic where C's differs, and the bf16 conversions.
+constexpr const char *kPrelude = R"(
 // Element of the row-major order that register r of this work-item holds in a layout
 // of VEC-element chunks dealt round-robin to the KILN_T work-items (codegen/Layout.h).
 #define KILN_ELEM(r, VEC) ((((r) / (VEC)) * KILN_T + kiln_tid) * (VEC) + (r) % (VEC))
 
-static inline float kiln_bf16_to_f32(ushort h) { return as_float((uint)h << 16); }
-static inline ushort kiln_f32_to_bf16(float f) { // round to nearest even; NaN stays NaN
+KILN_FN float kiln_bf16_to_f32(ushort h) { return as_float((uint)h << 16); }
+KILN_FN ushort kiln_f32_to_bf16(float f) { // round to nearest even; NaN stays NaN
   uint u = as_uint(f);
   if ((u & 0x7fffffffu) > 0x7f800000u)
     return (ushort)((u >> 16) | 0x40u);
   return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
-static inline float kiln_round_bf16(float f) { return kiln_bf16_to_f32(kiln_f32_to_bf16(f)); }
+KILN_FN float kiln_round_bf16(float f) { return kiln_bf16_to_f32(kiln_f32_to_bf16(f)); }
 // IEEE maxNum / minNum with -0 below +0.
-static inline float kiln_maxf(float a, float b) { return a == b ? (signbit(a) ? b : a) : fmax(a, b); }
-static inline float kiln_minf(float a, float b) { return a == b ? (signbit(a) ? a : b) : fmin(a, b); }
+KILN_FN float kiln_maxf(float a, float b) { return a == b ? (signbit(a) ? b : a) : fmax(a, b); }
+KILN_FN float kiln_minf(float a, float b) { return a == b ? (signbit(a) ? a : b) : fmin(a, b); }
 // Truncating division and C remainder with x / 0 = 0, x % 0 = 0 and no trap on MIN / -1.
-static inline int kiln_div_i32(int a, int b) { return b == 0 ? 0 : b == -1 ? (int)(0u - (uint)a) : a / b; }
-static inline int kiln_rem_i32(int a, int b) { return b == 0 || b == -1 ? 0 : a % b; }
-static inline long kiln_div_i64(long a, long b) { return b == 0 ? 0 : b == -1 ? (long)(0ul - (ulong)a) : a / b; }
-static inline long kiln_rem_i64(long a, long b) { return b == 0 || b == -1 ? 0 : a % b; }
+KILN_FN int kiln_div_i32(int a, int b) { return b == 0 ? 0 : b == -1 ? (int)(0u - (uint)a) : a / b; }
+KILN_FN int kiln_rem_i32(int a, int b) { return b == 0 || b == -1 ? 0 : a % b; }
+KILN_FN long kiln_div_i64(long a, long b) { return b == 0 ? 0 : b == -1 ? (long)(0ul - (ulong)a) : a / b; }
+KILN_FN long kiln_rem_i64(long a, long b) { return b == 0 || b == -1 ? 0 : a % b; }
 // Shifts by an amount outside [0, bits) shift everything out (arithmetic right shifts
 // fill with the sign).
-static inline int kiln_shl_i32(int a, int b) { return (uint)b < 32 ? (int)((uint)a << b) : 0; }
-static inline int kiln_shr_i32(int a, int b) { return (uint)b < 32 ? a >> b : (a < 0 ? -1 : 0); }
-static inline uint kiln_shl_u32(uint a, uint b) { return b < 32 ? a << b : 0; }
-static inline uint kiln_shr_u32(uint a, uint b) { return b < 32 ? a >> b : 0; }
-static inline long kiln_shl_i64(long a, long b) { return (ulong)b < 64 ? (long)((ulong)a << b) : 0; }
-static inline long kiln_shr_i64(long a, long b) { return (ulong)b < 64 ? a >> b : (a < 0 ? -1 : 0); }
-static inline ulong kiln_shl_u64(ulong a, ulong b) { return b < 64 ? a << b : 0; }
-static inline ulong kiln_shr_u64(ulong a, ulong b) { return b < 64 ? a >> b : 0; }
+KILN_FN int kiln_shl_i32(int a, int b) { return (uint)b < 32 ? (int)((uint)a << b) : 0; }
+KILN_FN int kiln_shr_i32(int a, int b) { return (uint)b < 32 ? a >> b : (a < 0 ? -1 : 0); }
+KILN_FN uint kiln_shl_u32(uint a, uint b) { return b < 32 ? a << b : 0; }
+KILN_FN uint kiln_shr_u32(uint a, uint b) { return b < 32 ? a >> b : 0; }
+KILN_FN long kiln_shl_i64(long a, long b) { return (ulong)b < 64 ? (long)((ulong)a << b) : 0; }
+KILN_FN long kiln_shr_i64(long a, long b) { return (ulong)b < 64 ? a >> b : (a < 0 ? -1 : 0); }
+KILN_FN ulong kiln_shl_u64(ulong a, ulong b) { return b < 64 ? a << b : 0; }
+KILN_FN ulong kiln_shr_u64(ulong a, ulong b) { return b < 64 ? a >> b : 0; }
 )";
 
 /// What a value is in the emitted C.
@@ -84,13 +141,14 @@ struct Printed {
 
 class SourceEmitter {
 public:
-  SourceEmitter(const ir::Kernel &kernel, DiagnosticEngine &diags)
-      : kernel(kernel), diags(diags), T(kernel.numWarps * 32), maxVec(chunkLimit(kernel)) {}
+  SourceEmitter(const ir::Kernel &kernel, const Dialect &dialect, DiagnosticEngine &diags)
+      : kernel(kernel), d(dialect), diags(diags), T(kernel.numWarps * 32), maxVec(chunkLimit(kernel)) {}
 
   std::optional<std::string> run();
 
 private:
   const ir::Kernel &kernel;
+  const Dialect &d;
   DiagnosticEngine &diags;
   const int64_t T;
   const int64_t maxVec;
@@ -103,7 +161,7 @@ private:
 
   struct Unsupported {};
   [[noreturn]] void unsupported(Location loc, const std::string &what) {
-    diags.error(loc, DiagCode::Unsupported) << "--emit=opencl does not print " << what << " yet";
+    diags.error(loc, DiagCode::Unsupported) << "--emit=" << d.flag << " does not print " << what << " yet";
     throw Unsupported{};
   }
   [[noreturn]] void unsupported(const ir::Op &op, const std::string &what) { unsupported(op.loc(), what); }
@@ -165,7 +223,12 @@ static bool reserved(const std::string &name) {
       "else", "enum", "extern", "float", "for", "global", "goto", "half", "if", "inline", "int", "kernel",
       "local", "long", "private", "register", "restrict", "return", "short", "signed", "sizeof", "static",
       "struct", "switch", "typedef", "uchar", "uint", "ulong", "union", "unsigned", "ushort", "void",
-      "volatile", "while", "read_only", "write_only", "abs", "ceil", "cos", "erf", "exp", "exp2", "fabs",
+      "volatile", "while", "read_only", "write_only", "and", "or", "not", "xor", "bitand", "bitor", "compl",
+      "and_eq", "or_eq", "xor_eq", "not_eq", "new", "delete", "class", "this", "template", "typename",
+      "namespace", "operator", "public", "protected", "try", "catch", "throw", "virtual", "friend", "using",
+      "explicit", "mutable", "true", "false", "nullptr", "decltype", "noexcept", "asm", "export", "concept",
+      "requires", "alignas", "alignof", "char16_t", "char32_t", "wchar_t", "dim3", "blockIdx", "threadIdx",
+      "gridDim", "blockDim", "warpSize", "abs", "ceil", "cos", "erf", "exp", "exp2", "fabs",
       "floor", "fma", "fmax", "fmin", "fmod", "log", "log2", "max", "min", "pow", "rsqrt", "select", "sin",
       "sqrt", "tanh", "barrier", "signbit", "as_float", "as_uint", "r"};
   return words.count(name) != 0 || name.rfind("kiln_", 0) == 0 || name.rfind("convert_", 0) == 0 ||
@@ -186,7 +249,7 @@ std::string SourceEmitter::fresh(const std::string &hint) {
 
 std::string SourceEmitter::cType(const Type &t, const ir::Op *where) const {
   if (t.pointer)
-    return "__global " + memoryType(t.dtype, where) + " *";
+    return d.global + memoryType(t.dtype, where) + " *";
   switch (t.dtype) {
   case DType::Bool: return "bool";
   case DType::I8: return "char";
@@ -295,14 +358,13 @@ void SourceEmitter::emitBlock(const ir::Block &block) {
 
 std::optional<std::string> SourceEmitter::run() {
   std::ostringstream head;
-  head << "// " << kernel.name << ": OpenCL C from Kiln (dslc --emit=opencl). Launch with work-groups of "
-       << T << " work-items, one per program.\n";
-  head << kPrelude << "\n#define KILN_T " << T << "\n\n";
+  head << "// " << kernel.name << ": " << d.language << " from Kiln (dslc --emit=" << d.flag << ").\n"
+     << d.head << "#define KILN_T " << T << "\n" << kPrelude << "\n";
   std::string entry;
   for (char c : kernel.name)
     entry += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   std::ostringstream signature;
-  signature << "__kernel void " << entry << "(";
+  signature << d.kernel << entry << "(";
   try {
     const auto &params = kernel.params();
     for (size_t i = 0; i < params.size(); ++i) {
@@ -328,9 +390,9 @@ std::optional<std::string> SourceEmitter::run() {
   }
   signature << ") {\n";
   std::ostringstream out;
-  out << head.str() << signature.str() << "  const int kiln_tid = get_local_id(0);\n";
+  out << head.str() << signature.str() << "  const int kiln_tid = " << d.threadIndex << ";\n";
   if (scratchWords > 0)
-    out << "  // Where broadcasts and reductions exchange elements.\n  __local ulong kiln_scratch["
+    out << "  // Where broadcasts and reductions exchange elements.\n  " << d.local << "ulong kiln_scratch["
         << scratchWords << "];\n";
   out << body.str() << "}\n";
   return out.str();
@@ -347,9 +409,9 @@ void SourceEmitter::emitOp(const ir::Op &op) {
   case OpKind::Constant:
     return defineUniform(op, literal(op));
   case OpKind::ProgramId:
-    return define(op, "(int)get_group_id(" + std::to_string(op.intAttr("axis")) + ")");
+    return define(op, std::string("(int)") + d.programIds[op.intAttr("axis")]);
   case OpKind::NumPrograms:
-    return define(op, "(int)get_num_groups(" + std::to_string(op.intAttr("axis")) + ")");
+    return define(op, std::string("(int)") + d.programCounts[op.intAttr("axis")]);
   case OpKind::Arange:
     if (rt.dtype != DType::I32)
       unsupported(op, "an arange of " + std::string(dtypeName(rt.dtype)));
@@ -504,7 +566,8 @@ void SourceEmitter::emitLoad(const ir::Op &op) {
   cType(op.result()->type, &op); // refuses what it cannot hold
   if (op.result()->type.isScalar()) {
     if (op.numOperands() > 1)
-      return define(op, at(op.operand(1)) + " ? " + read(at(ptr)) + " : " + at(op.operand(2)));
+      return define(op, at(op.operand(1)) + " ? " + read(at(ptr)) + " : " +
+                            (op.numOperands() > 2 ? at(op.operand(2)) : std::string("0")));
     return define(op, read(at(ptr)));
   }
   const ir::Value *v = op.result();
@@ -574,7 +637,7 @@ void SourceEmitter::writeScratch(const ir::Value *v, const std::string &scratch)
   line() << "for (int r = 0; r < " << l.numRegs() << "; ++r)\n";
   line() << "  " << (cond.empty() ? "" : "if (" + cond + ") ") << scratch << "[KILN_ELEM(r, " << l.vec
          << ")] = " << (v->type.pointer ? "(ulong)" : "") << at(v) << ";\n";
-  line() << "barrier(CLK_LOCAL_MEM_FENCE);\n";
+  line() << d.barrier << ";\n";
 }
 
 /// C for the flat index into `src` (row-major) of flat element `e` of `dst`, where
@@ -611,7 +674,7 @@ void SourceEmitter::emitBroadcast(const ir::Op &op) {
     return define(op, *recomputed); // cheap enough to compute where it is needed: no exchange
   const std::string ty = scratchType(st, op);
   const std::string scratch = fresh("bcast");
-  line() << "__local " << ty << " *" << scratch << " = (__local " << ty << " *)kiln_scratch;\n";
+  line() << d.localPointer << ty << " *" << scratch << " = (" << d.localPointer << ty << " *)kiln_scratch;\n";
   writeScratch(src, scratch);
   const Layout l = layoutOf(rt);
   const std::string e = "KILN_ELEM(r, " + std::to_string(l.vec) + ")";
@@ -619,7 +682,7 @@ void SourceEmitter::emitBroadcast(const ir::Op &op) {
   if (st.pointer)
     read = "(" + cType(rt.withShape({}), &op) + ")" + read;
   define(op, inside(l).empty() || st.pointer ? read : "(" + inside(l) + ") ? " + read + " : 0");
-  line() << "barrier(CLK_LOCAL_MEM_FENCE);\n";
+  line() << d.barrier << ";\n";
 }
 
 std::optional<std::string> SourceEmitter::recompute(const ir::Value *v, const std::string &index, int &budget) {
@@ -681,7 +744,7 @@ void SourceEmitter::emitReduce(const ir::Op &op) {
     unsupported(op, "a reduction of pointers");
   const std::string ty = scratchType(st, op);
   const std::string scratch = fresh("red");
-  line() << "__local " << ty << " *" << scratch << " = (__local " << ty << " *)kiln_scratch;\n";
+  line() << d.localPointer << ty << " *" << scratch << " = (" << d.localPointer << ty << " *)kiln_scratch;\n";
   writeScratch(src, scratch);
   // Result element o reads its line: coordinates before the axis (outer), along it, after
   // it (inner), in the order the interpreter sums them.
@@ -734,7 +797,7 @@ void SourceEmitter::emitReduce(const ir::Op &op) {
     --depth;
     line() << "}\n";
   }
-  line() << "barrier(CLK_LOCAL_MEM_FENCE);\n";
+  line() << d.barrier << ";\n";
 }
 
 void SourceEmitter::copyYields(const ir::Op &yield, const std::vector<Printed> &targets) {
@@ -878,7 +941,11 @@ void SourceEmitter::emitIf(const ir::Op &op) {
 } // namespace
 
 std::optional<std::string> emitOpenCL(const ir::Kernel &kernel, DiagnosticEngine &diags) {
-  return SourceEmitter(kernel, diags).run();
+  return SourceEmitter(kernel, kOpenCL, diags).run();
+}
+
+std::optional<std::string> emitCuda(const ir::Kernel &kernel, DiagnosticEngine &diags) {
+  return SourceEmitter(kernel, kCuda, diags).run();
 }
 
 } // namespace kiln::codegen

@@ -1,7 +1,7 @@
-//===- SourceEmitter.h - A kernel as OpenCL C source ----------------*- C++ -*-===//
+//===- SourceEmitter.h - A kernel as OpenCL C or CUDA C++ source ----*- C++ -*-===//
 //
-// `dslc --emit=opencl`: the kernel's Tile IR, after the pass pipeline, printed as one
-// OpenCL C kernel (docs/source.md). It is a printer over the form code generation
+// `dslc --emit=opencl|cuda`: the kernel's Tile IR, after the pass pipeline, printed as
+// one OpenCL C or CUDA C++ kernel (docs/source.md). It is a printer over the form code generation
 // lowers, not a second compiler: every tile lives in each work-item's registers in the
 // layout of codegen/Layout.h (the same one the PTX and SPIR-V paths use), elementwise
 // ops work register by register, and what moves elements between work-items
@@ -24,5 +24,10 @@ namespace kiln::codegen {
 /// work-items, one per program. An op it does not print yet is a located E0109 error
 /// naming the op; nothing is returned then.
 std::optional<std::string> emitOpenCL(const ir::Kernel &kernel, DiagnosticEngine &diags);
+
+/// The same kernel as CUDA C++: one `extern "C" __global__` function, launched with
+/// blocks of `kernel.numWarps * 32` threads, one per program; compiled with
+/// `nvcc -fmad=false` it computes what the OpenCL C does.
+std::optional<std::string> emitCuda(const ir::Kernel &kernel, DiagnosticEngine &diags);
 
 } // namespace kiln::codegen

@@ -1,6 +1,6 @@
 //===- dslc.cpp - The Kiln compiler driver --------------------------------===//
 //
-//   dslc FILE [--kernel K] [-D N=V]... [--emit=ast|tir|llvm|ptx|spirv|spirv-asm|bundle|opencl]
+//   dslc FILE [--kernel K] [-D N=V]... [--emit=ast|tir|llvm|ptx|spirv|spirv-asm|bundle|opencl|cuda]
 //        [--target=sm_80|sm_90|sm_90a|spirv64] [--assume-multiple NAME=N]... [--reduction-split=S]
 //        [-o OUT]
 //   dslc run FILE --kernel K --grid X[,Y[,Z]] [-D N=V]... [--arg NAME=VALUE]...
@@ -166,7 +166,7 @@ bool TimePasses = false;
 cl::opt<std::string> EmitText("emit",
                               cl::desc("What to produce: ast, tir (the default), llvm, ptx, spirv, spirv-asm, "
                                        "bundle (a .kbin for the runtime; needs -o or a redirected stdout) or "
-                                       "opencl (the kernel as OpenCL C source)"),
+                                       "opencl or cuda (the kernel as OpenCL C or CUDA C++ source)"),
                               cl::value_desc("kind"), cl::cat(KilnCategory));
 cl::opt<std::string> TargetText("target",
                                 cl::desc("Code-generation target: sm_80, sm_90, sm_90a (PTX) or spirv64 (SPIR-V); "
@@ -392,12 +392,12 @@ ir::PipelineOptions pipelineOptions(TimingReport *timing, DiagnosticEngine &diag
 // --emit and --target
 //===--------------------------------------------------------------------===//
 
-enum class EmitKind { AST, TIR, LLVM, PTX, SPIRV, SPIRVAsm, Bundle, OpenCL };
+enum class EmitKind { AST, TIR, LLVM, PTX, SPIRV, SPIRVAsm, Bundle, OpenCL, Cuda };
 
 constexpr std::pair<EmitKind, const char *> kEmitNames[] = {
     {EmitKind::AST, "ast"},     {EmitKind::TIR, "tir"},         {EmitKind::LLVM, "llvm"},
     {EmitKind::PTX, "ptx"},     {EmitKind::SPIRV, "spirv"},     {EmitKind::SPIRVAsm, "spirv-asm"},
-    {EmitKind::Bundle, "bundle"},  {EmitKind::OpenCL, "opencl"},
+    {EmitKind::Bundle, "bundle"},  {EmitKind::OpenCL, "opencl"},   {EmitKind::Cuda, "cuda"},
 };
 
 std::string emitName(EmitKind k) {
@@ -407,8 +407,10 @@ std::string emitName(EmitKind k) {
   return "?";
 }
 
-/// Code generation through LLVM (--emit=opencl prints the Tile IR as source instead).
-bool generatesCode(EmitKind k) { return k != EmitKind::AST && k != EmitKind::TIR && k != EmitKind::OpenCL; }
+/// --emit=opencl|cuda: the Tile IR printed as source (codegen/SourceEmitter.h).
+bool printsSource(EmitKind k) { return k == EmitKind::OpenCL || k == EmitKind::Cuda; }
+/// Code generation through LLVM.
+bool generatesCode(EmitKind k) { return k != EmitKind::AST && k != EmitKind::TIR && !printsSource(k); }
 bool isBinary(EmitKind k) { return k == EmitKind::SPIRV || k == EmitKind::Bundle; }
 
 /// What `dslc FILE` produces, after --emit and --target are checked against each other.
@@ -447,7 +449,7 @@ std::optional<EmitPlan> planEmit(DiagnosticEngine &diags) {
         kind = k;
     if (!kind) {
       optionError(diags, "unknown --emit kind '" + EmitText + "'",
-                  "write --emit=ast, tir, llvm, ptx, spirv, spirv-asm, bundle or opencl");
+                  "write --emit=ast, tir, llvm, ptx, spirv, spirv-asm, bundle, opencl or cuda");
       ok = false;
     }
   }
@@ -464,22 +466,27 @@ std::optional<EmitPlan> planEmit(DiagnosticEngine &diags) {
     return std::nullopt;
 
   EmitPlan plan;
-  if (kind == EmitKind::OpenCL) {
-    // OpenCL C is compiled for the devices SPIR-V serves: the passes choose for spirv64.
-    plan.kind = EmitKind::OpenCL;
-    plan.target = codegen::Target::SPIRV64;
-    if (target && *target != codegen::Target::SPIRV64) {
-      optionError(diags, "--emit=opencl writes OpenCL C, compiled as for --target=spirv64, not " + TargetText,
+  if (kind && printsSource(*kind)) {
+    // The passes choose as for the devices that take the source: SPIR-V's for OpenCL C,
+    // sm_80's for CUDA C++ (which must also build for sm_80).
+    plan.kind = *kind;
+    const codegen::Target natural = *kind == EmitKind::OpenCL ? codegen::Target::SPIRV64 : codegen::Target::SM80;
+    plan.target = natural;
+    const std::string flag = "--emit=" + emitName(plan.kind);
+    if (target && *target != natural) {
+      optionError(diags,
+                  flag + " writes " + (*kind == EmitKind::OpenCL ? "OpenCL C" : "CUDA C++") +
+                      ", compiled as for --target=" + std::string(codegen::targetName(natural)) + ", not " + TargetText,
                   "leave --target out");
       ok = false;
     }
     if (ResourceUsageOpt) {
-      optionError(diags, "--resource-usage reports on generated code, not on --emit=opencl",
+      optionError(diags, "--resource-usage reports on generated code, not on " + flag,
                   "use it with --emit=ptx, spirv or bundle");
       ok = false;
     }
     if (Checked || !AssumeMultiple.empty()) {
-      optionError(diags, std::string(Checked ? "--checked" : "--assume-multiple") + " is not printed by --emit=opencl",
+      optionError(diags, std::string(Checked ? "--checked" : "--assume-multiple") + " is not printed by " + flag,
                   "use it with --emit=ptx, spirv or bundle");
       ok = false;
     }
@@ -839,20 +846,21 @@ int compile(std::shared_ptr<SourceManager> sources, DiagnosticEngine &diags, Tim
                     diags);
   }
 
-  if (plan.kind == EmitKind::OpenCL) {
+  if (printsSource(plan.kind)) {
+    const std::string flag = "--emit=" + emitName(plan.kind);
     if (!module->graphs.empty()) {
       diags.error(module->graphs.front()->loc, DiagCode::Unsupported)
-              .hint("--emit=opencl prints one kernel; name it with --kernel")
-          << "graph '" << module->graphs.front()->name << "' has no OpenCL C yet";
+              .hint(flag + " prints one kernel; name it with --kernel")
+          << "graph '" << module->graphs.front()->name << "' has no " << emitName(plan.kind) << " source yet";
       return driver::ExitUserError;
     }
-    const ir::Kernel *kernel = singleKernel(*module, "--emit=opencl prints one", diags);
+    const ir::Kernel *kernel = singleKernel(*module, flag + " prints one", diags);
     if (!kernel)
       return driver::ExitUserError;
     std::optional<std::string> source;
     {
-      TimingReport::Scope timer(timing, "emit: opencl");
-      source = codegen::emitOpenCL(*kernel, diags);
+      TimingReport::Scope timer(timing, "emit: " + emitName(plan.kind));
+      source = plan.kind == EmitKind::OpenCL ? codegen::emitOpenCL(*kernel, diags) : codegen::emitCuda(*kernel, diags);
     }
     if (!source)
       return driver::ExitUserError;
@@ -1348,7 +1356,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "dslc — the Kiln tile-language compiler\n\n"
-      "  dslc FILE [--kernel K] [-D NAME=VALUE]... [--emit=ast|tir|opencl] [-o OUT]\n"
+      "  dslc FILE [--kernel K] [-D NAME=VALUE]... [--emit=ast|tir|opencl|cuda] [-o OUT]\n"
       "  dslc FILE [--kernel K] --emit=llvm|ptx|spirv|spirv-asm|bundle [--target=sm_80|sm_90|sm_90a|spirv64]\n"
       "       [--assume-multiple NAME=N]... [-o OUT]\n"
       "  dslc run FILE --kernel K --grid X[,Y[,Z]] [--arg NAME=VALUE]... [--device cuda|ze|interp]\n"
