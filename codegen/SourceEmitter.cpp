@@ -53,6 +53,7 @@ struct Dialect {
   const char *local;        ///< declares the exchange buffer
   const char *localPointer; ///< qualifies a pointer into it
   const char *barrier;
+  const char *storeBarrier; ///< orders a program's global stores before its later loads
   const char *threadIndex;
   const char *programIds[3], *programCounts[3];
 };
@@ -63,7 +64,8 @@ constexpr Dialect kOpenCL = {
     "// -cl-fp32-correctly-rounded-divide-sqrt (Kiln divides correctly rounded).\n"
     "#pragma OPENCL FP_CONTRACT OFF\n"
     "#define KILN_FN static inline\n",
-    "__kernel void ", "__global ", "__local ", "__local ", "barrier(CLK_LOCAL_MEM_FENCE)", "get_local_id(0)",
+    "__kernel void ", "__global ", "__local ", "__local ", "barrier(CLK_LOCAL_MEM_FENCE)",
+    "barrier(CLK_GLOBAL_MEM_FENCE)", "get_local_id(0)",
     {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)"},
     {"get_num_groups(0)", "get_num_groups(1)", "get_num_groups(2)"}};
 
@@ -95,7 +97,7 @@ constexpr Dialect kCuda = {
     "KILN_FN short convert_short_sat_rtz(double x) { return (short)max(-32768, min(32767, __double2int_rz(x))); }\n"
     "KILN_FN ushort convert_ushort_sat_rtz(double x) { return (ushort)min(65535u, __double2uint_rz(x)); }\n",
     "extern \"C\" __global__ void __launch_bounds__(KILN_T) ", "", "__shared__ ", "", "__syncthreads()",
-    "(int)threadIdx.x",
+    "__syncthreads()", "(int)threadIdx.x",
     {"blockIdx.x", "blockIdx.y", "blockIdx.z"},
     {"gridDim.x", "gridDim.y", "gridDim.z"}};
 
@@ -194,8 +196,11 @@ private:
   void declareTile(const ir::Value *v, const std::string &hint);
   std::string elementwise(const ir::Op &op);
   std::string castExpr(const ir::Op &op, const std::string &x);
+  /// Kiln's maximum (or minimum) of `a` and `b` of dtype `t`.
+  static std::string extremum(bool max, DType t, const std::string &a, const std::string &b);
   void emitLoad(const ir::Op &op);
   void emitStore(const ir::Op &op);
+  void storeBarrier();
   void emitBroadcast(const ir::Op &op);
   /// C for element `index` (a flat index) of `v` computed from scratch, when `v` is a
   /// tree of at most `budget` cheap ops over aranges and values every register shares.
@@ -360,9 +365,7 @@ std::optional<std::string> SourceEmitter::run() {
   std::ostringstream head;
   head << "// " << kernel.name << ": " << d.language << " from Kiln (dslc --emit=" << d.flag << ").\n"
      << d.head << "#define KILN_T " << T << "\n" << kPrelude << "\n";
-  std::string entry;
-  for (char c : kernel.name)
-    entry += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  const std::string entry = sourceEntryName(kernel.name);
   std::ostringstream signature;
   signature << d.kernel << entry << "(";
   try {
@@ -508,14 +511,9 @@ std::string SourceEmitter::elementwise(const ir::Op &op) {
     break;
   }
   case OpKind::Minimum:
-  case OpKind::Maximum: {
-    const bool mx = op.kind() == OpKind::Maximum;
-    if (t == DType::F64)
-      unsupported(op, "f64 minimum and maximum");
-    e = flt ? std::string(mx ? "kiln_maxf(" : "kiln_minf(") + x(0) + ", " + x(1) + ")"
-            : std::string(mx ? "max(" : "min(") + x(0) + ", " + x(1) + ")";
+  case OpKind::Maximum:
+    e = extremum(op.kind() == OpKind::Maximum, t, x(0), x(1));
     break;
-  }
   case OpKind::Pow: e = "pow(" + x(0) + ", " + x(1) + ")"; break;
   case OpKind::Fma: e = "fma(" + x(0) + ", " + x(1) + ", " + x(2) + ")"; break;
   case OpKind::Neg: e = flt ? "-" + x(0) : "(" + resultC + ")(0 - (" + unsignedT + ")" + x(0) + ")"; break;
@@ -526,7 +524,9 @@ std::string SourceEmitter::elementwise(const ir::Op &op) {
   case OpKind::Log: e = "log(" + x(0) + ")"; break;
   case OpKind::Log2: e = "log2(" + x(0) + ")"; break;
   case OpKind::Sqrt: e = "sqrt(" + x(0) + ")"; break;
-  case OpKind::Rsqrt: e = "rsqrt(" + x(0) + ")"; break;
+  case OpKind::Rsqrt: // 1 / sqrt(x), both correctly rounded, as Kiln defines it
+    e = std::string(t == DType::F64 ? "1.0" : "1.0f") + " / sqrt(" + x(0) + ")";
+    break;
   case OpKind::Sin: e = "sin(" + x(0) + ")"; break;
   case OpKind::Cos: e = "cos(" + x(0) + ")"; break;
   case OpKind::Tanh: e = "tanh(" + x(0) + ")"; break;
@@ -541,6 +541,15 @@ std::string SourceEmitter::elementwise(const ir::Op &op) {
   return op.result()->type.dtype == DType::BF16 && flt ? "kiln_round_bf16(" + e + ")" : e;
 }
 
+std::string SourceEmitter::extremum(bool max, DType t, const std::string &a, const std::string &b) {
+  if (t == DType::F64) // the prelude's helpers are for f32 (a device may lack f64)
+    return "(" + a + " == " + b + " ? (signbit(" + a + ") ? " + (max ? b : a) + " : " + (max ? a : b) + ") : " +
+           (max ? "fmax(" : "fmin(") + a + ", " + b + "))";
+  if (isFloat(t))
+    return std::string(max ? "kiln_maxf(" : "kiln_minf(") + a + ", " + b + ")";
+  return std::string(max ? "max(" : "min(") + a + ", " + b + ")";
+}
+
 std::string SourceEmitter::castExpr(const ir::Op &op, const std::string &x) {
   const DType from = op.operand(0)->type.dtype, to = op.result()->type.dtype;
   const std::string toC = cType(op.result()->type.withShape({}), &op);
@@ -550,8 +559,12 @@ std::string SourceEmitter::castExpr(const ir::Op &op, const std::string &x) {
     return x + " != 0";
   if (from == DType::Bool)
     return x + " ? (" + toC + ")1 : (" + toC + ")0";
-  if (to == DType::BF16)
+  if (to == DType::BF16) {
+    // Through f32 only where that is exact: a second rounding could differ from Kiln's one.
+    if (from != DType::F32 && from != DType::I8 && from != DType::U8 && from != DType::I16 && from != DType::U16)
+      unsupported(op, "a conversion to bf16 from " + std::string(dtypeName(from)));
     return "kiln_round_bf16((float)" + x + ")";
+  }
   if (isFloat(from) && !isFloat(to)) // truncated, saturated, NaN to 0
     return "convert_" + toC + "_sat_rtz(" + x + ")";
   return "(" + toC + ")" + x; // widening floats, bf16 to f32, integers (wrapping)
@@ -585,6 +598,13 @@ void SourceEmitter::emitLoad(const ir::Op &op) {
   line() << "}\n";
 }
 
+void SourceEmitter::storeBarrier() {
+  // A program's ops take effect in order whichever of its threads makes them (Kiln's
+  // memory order within a program): a store waits for every earlier load, and later
+  // loads wait for the store.
+  line() << d.storeBarrier << ";\n";
+}
+
 void SourceEmitter::emitStore(const ir::Op &op) {
   const ir::Value *ptr = op.operand(0), *val = op.operand(1);
   const DType t = val->type.dtype;
@@ -594,9 +614,11 @@ void SourceEmitter::emitStore(const ir::Op &op) {
   };
   cType(val->type, &op);
   const std::string mask = op.numOperands() > 2 ? at(op.operand(2)) : "";
+  storeBarrier(); // every thread's earlier loads are done before any thread overwrites
   if (ptr->type.isScalar()) {
     // Every work-item holds the value; one stores it.
     line() << "if (kiln_tid == 0" << (mask.empty() ? "" : " && " + mask) << ") " << write(at(ptr), at(val)) << "\n";
+    storeBarrier();
     return;
   }
   const Layout l = layoutOf(ptr->type);
@@ -605,6 +627,7 @@ void SourceEmitter::emitStore(const ir::Op &op) {
     cond += (cond.empty() ? "" : " && ") + mask;
   line() << "for (int r = 0; r < " << l.numRegs() << "; ++r)\n";
   line() << "  " << (cond.empty() ? "" : "if (" + cond + ") ") << write(at(ptr), at(val)) << "\n";
+  storeBarrier();
 }
 
 std::string SourceEmitter::scratchType(const Type &type, const ir::Op &where) const {
@@ -758,10 +781,8 @@ void SourceEmitter::emitReduce(const ir::Op &op) {
     combine = "kiln_acc + kiln_x";
   else if (kind == "prod")
     combine = "kiln_acc * kiln_x";
-  else if (kind == "max")
-    combine = flt ? "kiln_maxf(kiln_acc, kiln_x)" : "max(kiln_acc, kiln_x)";
   else
-    combine = flt ? "kiln_minf(kiln_acc, kiln_x)" : "min(kiln_acc, kiln_x)";
+    combine = extremum(kind == "max", st.dtype, "kiln_acc", "kiln_x");
   if (!flt && (kind == "sum" || kind == "prod")) { // wrapping, as Kiln's integers do
     if (st.dtype != DType::I32 && st.dtype != DType::I64 && st.dtype != DType::U32 && st.dtype != DType::U64)
       unsupported(op, "sums and products of " + std::string(dtypeName(st.dtype)));
@@ -939,6 +960,17 @@ void SourceEmitter::emitIf(const ir::Op &op) {
 }
 
 } // namespace
+
+std::string sourceEntryName(const std::string &kernelName) {
+  std::string entry;
+  for (char c : kernelName)
+    entry += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  // A C library function of the same name would clash with an extern "C" kernel.
+  static const std::unordered_set<std::string> libc = {"select", "exit",  "abort", "printf", "malloc", "free",
+                                                       "time",   "rand",  "signal", "kill",  "main",   "read",
+                                                       "write",  "open",  "close",  "sleep", "wait",   "index"};
+  return reserved(entry) || libc.count(entry) ? entry + "_kernel" : entry;
+}
 
 std::optional<std::string> emitOpenCL(const ir::Kernel &kernel, DiagnosticEngine &diags) {
   return SourceEmitter(kernel, kOpenCL, diags).run();

@@ -30,4 +30,9 @@ std::optional<std::string> emitOpenCL(const ir::Kernel &kernel, DiagnosticEngine
 /// `nvcc -fmad=false` it computes what the OpenCL C does.
 std::optional<std::string> emitCuda(const ir::Kernel &kernel, DiagnosticEngine &diags);
 
+/// The name of the printed kernel function of Kiln kernel `kernelName`: the name with
+/// `_` for what C does not allow in a name, and `_kernel` after a C keyword or a C
+/// library function's name (an `extern "C"` kernel would clash with it).
+std::string sourceEntryName(const std::string &kernelName);
+
 } // namespace kiln::codegen

@@ -18,6 +18,8 @@
 #
 # Environment: KILN_BUILD_DIR (default <repo>/build) is the CMake build to use for
 # `prepare`; KILN_JOBS (default 2) its parallelism; KILN_SEED fixes the inputs;
+# KILN_GPU_CUDA_SOURCE=1 adds to each case the kernel as dslc --emit=cuda prints it,
+# built by nvcc (part "differential (cuda-sm_90a)", docs/source.md);
 # KILN_GPU_LOG_DIR, when set, receives the logs of `run`.
 # Exit status of `run`: 0 everything passed, 1 something failed, 77 no CUDA driver/GPU.
 set -euo pipefail
@@ -111,7 +113,7 @@ run() {
     target="${line%%:*}"
     read -r p f s <<<"$(echo "${line#*:}" | tr -dc '0-9 ' | xargs)"
     printf '  %-30s %8s %8s %8s\n' "differential ($target)" "$p" "$f" "$s"
-  done < <(sed -n '/^summary/,$p' "$logs/gpu-run.log" | grep -E '^  (sm_|\(unreadable)' || true)
+  done < <(sed -n '/^summary/,$p' "$logs/gpu-run.log" | grep -E '^  (sm_|cuda-|\(unreadable)' || true)
   local smoke_result="passed"
   (( smoke_status == 0 )) || smoke_result="FAILED (exit $smoke_status)"
   printf '  %-30s %s\n' "runtime smoke test" "$smoke_result"

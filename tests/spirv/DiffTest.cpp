@@ -114,7 +114,7 @@ void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Ker
     std::vector<std::vector<std::byte>> data;
     std::vector<DeviceArg> dargs = deviceArgs(kernel, spec, args, buffers, data);
     std::string error;
-    ASSERT_TRUE(device.runSource(*text, kernel.name, dargs, spec.grid, kernel.numWarps * 32, error))
+    ASSERT_TRUE(device.runSource(*text, codegen::sourceEntryName(kernel.name), dargs, spec.grid, kernel.numWarps * 32, error))
         << error << "\n" << *text;
     std::string mismatch;
     for (size_t i = 0; i < buffers.size(); ++i) {
@@ -192,11 +192,12 @@ void runAndCompare(OpenCLDevice &device, const ir::Module &module, const ir::Ker
 
 class SpirvExecution : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(SpirvExecution, MatchesInterpreter) {
+/// Runs the hand-written Tile IR kernels of `path`, through SPIR-V or, with `source`
+/// set, as OpenCL C (runAndCompare).
+void runKernelFile(const std::string &path, bool *source = nullptr) {
   std::string error;
   OpenCLDevice *device = sharedDevice(error);
   ASSERT_NE(device, nullptr) << "no OpenCL device: " << error;
-  const std::string path = GetParam();
   const std::string text = readTextFile(path);
   auto sources = std::make_shared<SourceManager>();
   uint32_t file = sources->addBuffer(path, text);
@@ -207,7 +208,17 @@ TEST_P(SpirvExecution, MatchesInterpreter) {
   std::optional<CaseSpec> spec = parseCaseSpec(text, error);
   ASSERT_TRUE(spec) << error;
   for (const auto &kernel : module->kernels)
-    runAndCompare(*device, *module, *kernel, *spec, diags, diagText);
+    runAndCompare(*device, *module, *kernel, *spec, diags, diagText, nullptr, false, source);
+}
+
+TEST_P(SpirvExecution, MatchesInterpreter) { runKernelFile(GetParam()); }
+
+// The same kernels as OpenCL C (dslc --emit=opencl), or a clean E0109.
+class OpenCLSourceKernels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OpenCLSourceKernels, MatchesInterpreterOrIsRefusedAtAnOp) {
+  bool printed = true;
+  runKernelFile(GetParam(), &printed);
 }
 
 #ifdef KILN_HAVE_SEMA
@@ -288,25 +299,34 @@ std::string testName(const ::testing::TestParamInfo<std::string> &info) {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, SpirvExecution,
                          ::testing::ValuesIn(filesIn("tests/spirv/kernels", ".tir")), testName);
+INSTANTIATE_TEST_SUITE_P(Kernels, OpenCLSourceKernels,
+                         ::testing::ValuesIn(filesIn("tests/spirv/kernels", ".tir")), testName);
 #ifdef KILN_HAVE_SEMA
 INSTANTIATE_TEST_SUITE_P(Programs, SpirvProgramExecution,
                          ::testing::ValuesIn(filesIn("tests/spirv/programs", ".spec")), testName);
 INSTANTIATE_TEST_SUITE_P(Programs, SpirvCheckedExecution,
                          ::testing::ValuesIn(filesIn("tests/spirv/programs", ".spec")), testName);
-/// The specs for the OpenCL C test, less those whose kernels PoCL 3.1 runs wrongly from
-/// OpenCL C: a store inside a loop after a work-group reduction inside a uniform `if`
-/// writes past its buffer under both of its work-group methods (the kernel's code
-/// masks it; tests/spirv/programs/for_return.spec describes the same fault for SPIR-V).
+/// The specs for the OpenCL C test (this folder's and the GPU check's), less those whose
+/// kernels PoCL 3.1 runs wrongly from OpenCL C: a store inside a loop after a
+/// work-group reduction inside a uniform `if` writes past its buffer under both of its
+/// work-group methods (the kernel's code masks it, and their CUDA C++ passes on the
+/// H200; tests/spirv/programs/for_return.spec describes the same fault for SPIR-V).
 std::vector<std::string> openclSourceSpecs() {
   std::vector<std::string> specs = filesIn("tests/spirv/programs", ".spec");
+  for (const std::string &gpu : filesIn("tests/gpu/programs", ".spec")) // the GPU check's corpus too
+    specs.push_back(gpu);
   std::erase_if(specs, [](const std::string &path) {
     const std::string stem = std::filesystem::path(path).stem().string();
-    return stem == "for_return";
+    return stem == "for_return" || stem == "control.for_return" || stem == "control.early_return";
   });
   return specs;
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, OpenCLSourceExecution, ::testing::ValuesIn(openclSourceSpecs()), testName);
+INSTANTIATE_TEST_SUITE_P(Programs, OpenCLSourceExecution, ::testing::ValuesIn(openclSourceSpecs()),
+                         [](const ::testing::TestParamInfo<std::string> &info) {
+                           const bool gpu = info.param.find("/tests/gpu/") != std::string::npos;
+                           return (gpu ? "gpu_" : "") + testName(info);
+                         });
 #endif
 
 } // namespace
