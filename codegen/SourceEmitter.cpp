@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/SourceEmitter.h"
 
+#include "codegen/Codegen.h"
 #include "codegen/Layout.h"
 
 #include <algorithm>
@@ -210,6 +211,9 @@ private:
   void emitFor(const ir::Op &op);
   void emitIf(const ir::Op &op);
   void emitWhile(const ir::Op &op);
+  /// The rest of a loop opened at `depth`: `body`, its yield copied into `carried`, the
+  /// closing brace; `loop`'s results then name the carried values.
+  void closeLoop(const ir::Op &loop, const ir::Block &body, const std::vector<Printed> &carried);
   /// Declares the arrays (or scalars) that carry `carried`'s values, set from `inits`.
   std::vector<Printed> declareCarried(const ir::Op &op, const std::vector<const ir::Value *> &carried,
                                       const std::vector<const ir::Value *> &inits);
@@ -873,6 +877,16 @@ std::vector<Printed> SourceEmitter::declareCarried(const ir::Op &op, const std::
   return carried;
 }
 
+void SourceEmitter::closeLoop(const ir::Op &loop, const ir::Block &body, const std::vector<Printed> &carried) {
+  emitBlock(body);
+  if (const ir::Op *yield = body.terminator(); yield && yield->kind() == OpKind::Yield)
+    copyYields(*yield, carried);
+  --depth;
+  line() << "}\n";
+  for (unsigned i = 0; i < loop.numResults(); ++i) // after the loop, its results are what it carried
+    values[loop.result(i)] = carried[i];
+}
+
 void SourceEmitter::emitWhile(const ir::Op &op) {
   const ir::Block &before = *op.region(0), &after = *op.region(1);
   std::vector<const ir::Value *> args, inits;
@@ -891,13 +905,7 @@ void SourceEmitter::emitWhile(const ir::Op &op) {
   line() << "  break;\n";
   for (unsigned i = 0; i < op.numResults(); ++i) // the body starts from the same values
     values[after.argument(i)] = carried[i];
-  emitBlock(after);
-  if (const ir::Op *yield = after.terminator(); yield && yield->kind() == OpKind::Yield)
-    copyYields(*yield, carried);
-  --depth;
-  line() << "}\n";
-  for (unsigned i = 0; i < op.numResults(); ++i)
-    values[op.result(i)] = carried[i];
+  closeLoop(op, after, carried);
 }
 
 void SourceEmitter::emitFor(const ir::Op &op) {
@@ -914,21 +922,13 @@ void SourceEmitter::emitFor(const ir::Op &op) {
   const std::string ty = cType(iv->type, &op);
   const std::string lb = at(op.operand(0)), ub = at(op.operand(1)), step = at(op.operand(2));
   // A constant step (the usual case) gives the plain comparison.
-  const ir::Op *stepDef = op.operand(2)->definingOp();
-  const std::optional<int64_t> constantStep =
-      stepDef && stepDef->kind() == OpKind::Constant ? std::optional<int64_t>(stepDef->intAttr("value")) : std::nullopt;
+  const std::optional<int64_t> constantStep = ir::integerConstant(op.operand(2));
   const std::string up = ivName.name + " < " + ub, down = ivName.name + " > " + ub;
   const std::string cond = !constantStep ? step + " > 0 ? " + up + " : " + down : *constantStep > 0 ? up : down;
   line() << "for (" << ty << " " << ivName.name << " = " << lb << "; " << cond << "; " << ivName.name << " += " << step
          << ") {\n";
   ++depth;
-  emitBlock(loopBody);
-  if (const ir::Op *yield = loopBody.terminator(); yield && yield->kind() == OpKind::Yield)
-    copyYields(*yield, carried);
-  --depth;
-  line() << "}\n";
-  for (unsigned i = 0; i < op.numResults(); ++i)
-    values[op.result(i)] = carried[i];
+  closeLoop(op, loopBody, carried);
 }
 
 void SourceEmitter::emitIf(const ir::Op &op) {
@@ -962,9 +962,7 @@ void SourceEmitter::emitIf(const ir::Op &op) {
 } // namespace
 
 std::string sourceEntryName(const std::string &kernelName) {
-  std::string entry;
-  for (char c : kernelName)
-    entry += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  const std::string entry = entrySymbol(kernelName); // the name the PTX and SPIR-V kernels take
   // A C library function of the same name would clash with an extern "C" kernel.
   static const std::unordered_set<std::string> libc = {"select", "exit",  "abort", "printf", "malloc", "free",
                                                        "time",   "rand",  "signal", "kill",  "main",   "read",
